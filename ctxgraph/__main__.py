@@ -1,0 +1,3 @@
+from ctxgraph.cli import main
+
+main()

@@ -1,0 +1,410 @@
+"""The ``ctxgraph`` command line. Parsing and printing only; the work is in
+:class:`ctxgraph.service.ContextService`."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from ctxgraph.errors import CtxgraphError, InvalidDocumentError, UnknownTaskError
+from ctxgraph.graph.documents import expand_paths, load_context_map, load_tasks
+from ctxgraph.graph.models import Complexity, Task, TaskDoc, TaskStatus
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+COMPLEXITIES = [c.value for c in Complexity]
+STATUSES = [s.value for s in TaskStatus]
+
+
+class CliError(click.ClickException):
+    """One line on stderr, a specific exit code."""
+
+    def __init__(self, message: str, exit_code: int = 1) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"ctxgraph: error: {self.format_message()}", err=True)
+
+
+class _Group(click.Group):
+    """Maps ctxgraph's errors to one-line messages (tracebacks with --verbose)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.ClickException, click.exceptions.Exit, click.Abort, KeyboardInterrupt):
+            raise
+        except CtxgraphError as exc:
+            if _verbose(ctx):
+                raise
+            raise CliError(str(exc), exc.exit_code) from None
+        except Exception as exc:
+            if _verbose(ctx):
+                raise
+            raise CliError(f"unexpected {type(exc).__name__}: {exc} (rerun with --verbose for details)") from None
+
+
+def _verbose(ctx: click.Context) -> bool:
+    root = ctx.find_root()
+    return bool(root.params.get("verbose"))
+
+
+def store_options(fn: F) -> F:
+    """--store / --neo4j and friends, on every command that opens a store."""
+    options = [
+        click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path),
+                     envvar="CTXGRAPH_STORE", show_envvar=True,
+                     help="Embedded store file [default: .ctxgraph/graph.db]."),
+        click.option("--neo4j", "neo4j_uri", metavar="URI", envvar="NEO4J_URI", show_envvar=True,
+                     help="Use a Neo4j server (neo4j://, bolt://, +s/+ssc variants) instead of "
+                          "the embedded store. Password from NEO4J_PASSWORD or NEO4J_PASSWORD_FILE."),
+        click.option("--neo4j-user", metavar="NAME", envvar="NEO4J_USER", show_envvar=True,
+                     help="Neo4j user [default: neo4j]."),
+        click.option("--neo4j-database", metavar="NAME", envvar="NEO4J_DATABASE", show_envvar=True,
+                     help="Neo4j database [default: the server's default]."),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def format_option(fn: F) -> F:
+    return click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+                        show_default=True, help="Output format; json is for programs.")(fn)
+
+
+@contextmanager
+def open_service(params: dict[str, Any]) -> Iterator[Any]:
+    from ctxgraph.service import ContextService
+
+    svc = ContextService.open(
+        params.get("store_path"),
+        neo4j_uri=params.get("neo4j_uri"),
+        neo4j_user=params.get("neo4j_user"),
+        neo4j_database=params.get("neo4j_database"),
+    )
+    try:
+        yield svc
+    finally:
+        svc.close()
+
+
+def _store_params(kwargs: dict[str, Any]) -> dict[str, Any]:
+    keys = ("store_path", "neo4j_uri", "neo4j_user", "neo4j_database")
+    return {k: kwargs.pop(k) for k in keys}
+
+
+def _echo_json(value: Any) -> None:
+    click.echo(json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False))
+
+
+def _read_input(path: str) -> tuple[str, bytes]:
+    if path == "-":
+        return "<stdin>", sys.stdin.buffer.read()
+    p = Path(path)
+    try:
+        return str(p), p.read_bytes()
+    except IsADirectoryError:
+        raise CliError(f"{p}: is a folder; expected a file", 2) from None
+    except OSError as exc:
+        raise CliError(f"{p}: cannot read: {exc.strerror}", 2) from None
+
+
+# ------------------------------------------------------------------------ root
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("-v", "--verbose", is_flag=True, help="Log progress and show tracebacks on errors.")
+@click.version_option(package_name="ctxgraph")
+def main(verbose: bool) -> None:
+    """Computed context for AI-agent tasks, from a knowledge graph.
+
+    Before an agent starts a task, `ctxgraph context TASK` prints the patterns,
+    gotchas, decisions, dependency handoffs and code references that matter
+    for it. After the agent finishes, `ctxgraph ingest handoff FILE` adds what
+    it learned. The graph lives in an embedded store (.ctxgraph/graph.db) or on
+    a Neo4j server (--neo4j URI).
+    """
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+
+
+@main.command()
+@store_options
+@click.option("--reset", is_flag=True, help="Delete everything in the store first.")
+def init(reset: bool, **kwargs: Any) -> None:
+    """Create the store (or check the server) and apply the schema."""
+    with open_service(_store_params(kwargs)) as svc:
+        if reset:
+            svc.store.clear()
+        svc.store.init_schema()
+        click.echo(f"ready: {svc.store.location}")
+
+
+# ------------------------------------------------------------------------ tasks
+
+
+@main.group(cls=_Group)
+def task() -> None:
+    """Add, show, list and block tasks."""
+
+
+@task.command("add")
+@click.argument("task_id")
+@click.option("--name", default="", help="Short title.")
+@click.option("--objective", default="", help="What the task must achieve.")
+@click.option("--criterion", "criteria", multiple=True, help="An acceptance criterion (repeatable).")
+@click.option("--type", "task_type", default="feature", show_default=True, help="Task type.")
+@click.option("--complexity", type=click.Choice(COMPLEXITIES), default="normal", show_default=True)
+@click.option("--depends-on", multiple=True, metavar="TASK_ID", help="A dependency (repeatable).")
+@click.option("--no-context", is_flag=True, help="Set requires_context off (no working memory).")
+@store_options
+@format_option
+def task_add(task_id: str, name: str, objective: str, criteria: tuple[str, ...], task_type: str,
+             complexity: str, depends_on: tuple[str, ...], no_context: bool, fmt: str,
+             **kwargs: Any) -> None:
+    """Add a task (or update its text); its signals are computed and stored."""
+    doc = {"id": task_id, "name": name, "objective": objective, "acceptance_criteria": list(criteria),
+           "type": task_type, "complexity": complexity, "depends_on": list(depends_on),
+           "requires_context": not no_context}
+    with open_service(_store_params(kwargs)) as svc:
+        saved = svc.add_task(doc)
+    if fmt == "json":
+        _echo_json(saved.model_dump(mode="json"))
+    else:
+        click.echo(f"added {saved.id}")
+
+
+def _task_lines(t: Task) -> list[str]:
+    lines = [f"{t.id}  [{t.status.value}]  {t.intent}"]
+    if t.objective and t.objective.strip() != t.intent:
+        lines.append(f"  objective: {' '.join(t.objective.split())}")
+    for c in t.acceptance_criteria:
+        lines.append(f"  - {c}")
+    lines.append(f"  type: {t.type}   complexity: {t.complexity.value}   "
+                 f"requires_context: {'yes' if t.requires_context else 'no'}")
+    if t.depends_on:
+        lines.append(f"  depends on: {', '.join(t.depends_on)}")
+    if t.status is TaskStatus.BLOCKED:
+        lines.append(f"  blocked since {t.blocked_at}: {t.blocked_reason}")
+    if t.outcome_summary:
+        lines.append(f"  outcome ({'success' if t.success else 'failed'}, {t.completed_at}): "
+                     f"{t.outcome_summary}")
+    if t.signals:
+        lines.append(f"  keywords: {', '.join(t.signals.keywords)}")
+        lines.append(f"  domains: {', '.join(t.signals.domains) or '-'}")
+    return lines
+
+
+@task.command("show")
+@click.argument("task_id")
+@store_options
+@format_option
+def task_show(task_id: str, fmt: str, **kwargs: Any) -> None:
+    """Show one task with its signals and outcome."""
+    with open_service(_store_params(kwargs)) as svc:
+        t = svc.get_task(task_id)
+    if fmt == "json":
+        _echo_json(t.model_dump(mode="json"))
+    else:
+        click.echo("\n".join(_task_lines(t)))
+
+
+@task.command("list")
+@click.option("--status", type=click.Choice(STATUSES), help="Only tasks with this status.")
+@store_options
+@format_option
+def task_list(status: str | None, fmt: str, **kwargs: Any) -> None:
+    """List tasks, in id order."""
+    with open_service(_store_params(kwargs)) as svc:
+        tasks = svc.list_tasks(TaskStatus(status) if status else None)
+    if fmt == "json":
+        _echo_json([t.model_dump(mode="json") for t in tasks])
+        return
+    for t in tasks:
+        click.echo(f"{t.id}\t{t.status.value}\t{t.intent}")
+
+
+@task.command("block")
+@click.argument("task_id")
+@click.option("--reason", required=True, help="Why the task cannot go on.")
+@store_options
+def task_block(task_id: str, reason: str, **kwargs: Any) -> None:
+    """Mark a task blocked (it shows under Active Blockers)."""
+    with open_service(_store_params(kwargs)) as svc:
+        svc.block(task_id, reason)
+    click.echo(f"blocked {task_id}")
+
+
+@task.command("unblock")
+@click.argument("task_id")
+@store_options
+def task_unblock(task_id: str, **kwargs: Any) -> None:
+    """Set a blocked task back to pending."""
+    with open_service(_store_params(kwargs)) as svc:
+        svc.unblock(task_id)
+    click.echo(f"unblocked {task_id}")
+
+
+@main.command()
+@click.argument("task_id")
+@click.argument("dependency_id")
+@store_options
+def depend(task_id: str, dependency_id: str, **kwargs: Any) -> None:
+    """Make TASK_ID depend on DEPENDENCY_ID (cycles are refused)."""
+    with open_service(_store_params(kwargs)) as svc:
+        svc.add_dependency(task_id, dependency_id)
+    click.echo(f"{task_id} depends on {dependency_id}")
+
+
+# ------------------------------------------------------------------------ ingest
+
+
+@main.group(cls=_Group)
+def ingest() -> None:
+    """Load handoffs, tasks and context maps."""
+
+
+@ingest.command("handoff")
+@click.argument("paths", nargs=-1, required=True)
+@store_options
+@format_option
+def ingest_handoff(paths: tuple[str, ...], fmt: str, **kwargs: Any) -> None:
+    """Ingest structured handoffs (YAML or JSON): files, folders, or - for stdin.
+
+    Every document is validated before anything is written: one bad document
+    refuses the whole run. Ingesting the same handoff again changes nothing.
+    """
+    inputs: list[tuple[str, bytes]] = []
+    for raw in paths:
+        if raw == "-":
+            inputs.append(_read_input("-"))
+            continue
+        p = Path(raw)
+        if not p.exists():
+            raise CliError(f"{p}: no such file or folder", 2)
+        files = expand_paths([p])
+        if p.is_dir() and not files:
+            raise CliError(f"{p}: no .yaml, .yml or .json files in this folder", 2)
+        inputs.extend(_read_input(str(f)) for f in files)
+    bar = click.progressbar(length=len(inputs), label="Ingesting handoffs", file=sys.stderr,
+                            hidden=len(inputs) < 10)
+    with open_service(_store_params(kwargs)) as svc, bar:
+        results = svc.ingest_handoffs(inputs, progress=bar.update)
+    if fmt == "json":
+        _echo_json([r.model_dump(mode="json") for r in results])
+        return
+    written = sum(r.written for r in results)
+    for r in results:
+        state = "ingested" if r.written else "unchanged"
+        click.echo(f"{state}: {r.source} ({r.task_id}, {r.knowledge} knowledge items, {r.files} files)")
+    click.echo(f"{written} written, {len(results) - written} unchanged")
+
+
+@ingest.command("tasks")
+@click.argument("path")
+@store_options
+def ingest_tasks(path: str, **kwargs: Any) -> None:
+    """Add the tasks of a file (YAML `tasks:` list, or JSON lines), all or none."""
+    source, data = _read_input(path)
+    doc = load_tasks(data, source)
+    with open_service(_store_params(kwargs)) as svc:
+        svc.add_tasks(doc.tasks)
+    click.echo(f"{len(doc.tasks)} tasks added or updated")
+
+
+@ingest.command("context-map")
+@click.argument("path")
+@store_options
+def ingest_context_map(path: str, **kwargs: Any) -> None:
+    """Load context-map entries (YAML `files:` list, or JSON lines with
+    path or location, component, notes)."""
+    source, data = _read_input(path)
+    entries = load_context_map(data, source)
+    with open_service(_store_params(kwargs)) as svc:
+        svc.add_files(entries)
+    click.echo(f"{len(entries)} context-map entries loaded")
+
+
+# ------------------------------------------------------------------------ context
+
+
+@main.command()
+@click.argument("task_id")
+@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown",
+              show_default=True, help="markdown for agents, json for orchestrators.")
+@click.option("--complexity", type=click.Choice(COMPLEXITIES),
+              help="Override the task's complexity tier (item caps per section).")
+@click.option("--debug", is_flag=True, envvar="CTXGRAPH_DEBUG_CONTEXT", show_envvar=True,
+              help="Append the Context Debug section.")
+@click.option("--template", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="A Jinja2 template to render with instead of the built-in one.")
+@store_options
+def context(task_id: str, fmt: str, complexity: str | None, debug: bool, template: Path | None,
+            **kwargs: Any) -> None:
+    """Compute the context of TASK_ID."""
+    template_text = None
+    if template is not None:
+        try:
+            template_text = template.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CliError(f"{template}: cannot read template: {exc}", 2) from None
+    with open_service(_store_params(kwargs)) as svc:
+        ctx = svc.compute(task_id, complexity=complexity, debug=debug, template=template_text)
+    if fmt == "json":
+        _echo_json(ctx.model_dump(mode="json", by_alias=True))
+    else:
+        click.echo(ctx.markdown, nl=False)
+
+
+@main.command()
+@store_options
+@format_option
+def stats(fmt: str, **kwargs: Any) -> None:
+    """Count nodes per label and relationships per type."""
+    with open_service(_store_params(kwargs)) as svc:
+        counts = svc.stats()
+        location = svc.store.location
+    if fmt == "json":
+        _echo_json(counts)
+        return
+    click.echo(f"store: {location}")
+    click.echo("nodes:")
+    for label, n in counts["labels"].items():
+        click.echo(f"  {label:<14}{n:>8}")
+    click.echo("relationships:")
+    for rel, n in counts["relationships"].items():
+        click.echo(f"  {rel:<14}{n:>8}")
+
+
+@main.command()
+@click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path),
+              default=Path(".ctxgraph/demo.db"), show_default=True,
+              help="Embedded store to load the demo into (emptied first).")
+@click.option("--task", "task_id", default=None, help="Task whose context to print.")
+@click.option("--debug", is_flag=True, help="Append the Context Debug section.")
+def demo(store_path: Path, task_id: str | None, debug: bool) -> None:
+    """Load the demo project (examples/demo) and print one task's context."""
+    from ctxgraph.demo import DEMO_TASK, demo_dir, load_project
+    from ctxgraph.service import ContextService
+
+    root = demo_dir()
+    with ContextService.open(store_path) as svc:
+        svc.store.clear()
+        n_tasks, n_files, n_handoffs = load_project(svc, root)
+        ctx = svc.compute(task_id or DEMO_TASK, debug=debug)
+    click.echo(f"Loaded {n_tasks} tasks, {n_files} context-map entries and {n_handoffs} handoffs "
+               f"from {root} into {store_path}.", err=True)
+    click.echo(f"Context of {task_id or DEMO_TASK} ({ctx.tokens} tokens):\n", err=True)
+    click.echo(ctx.markdown, nl=False)
+
+
+__all__ = ["CliError", "InvalidDocumentError", "TaskDoc", "UnknownTaskError", "main"]

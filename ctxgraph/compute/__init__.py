@@ -1,0 +1,1 @@
+"""The pure compute pipeline: candidates -> scores -> limits -> Markdown."""

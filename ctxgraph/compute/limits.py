@@ -1,0 +1,42 @@
+"""The complexity tiers of the seed ("Context Limits" table), plus ctxgraph's
+own caps for the sections that table does not name."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from ctxgraph.graph.models import Complexity
+
+
+class Limits(BaseModel):
+    """How many items each section may hold."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    patterns: int
+    gotchas: int
+    code_refs: int
+    prior_tasks: int
+    decisions: int
+    related_tasks: int
+
+
+#: patterns / gotchas / code refs / prior tasks as in the seed; decisions get the
+#: gotcha cap and related tasks the prior-task cap (the seed leaves them open).
+TIERS: dict[Complexity, Limits] = {
+    Complexity.EASY: Limits(patterns=3, gotchas=2, code_refs=5, prior_tasks=2, decisions=2, related_tasks=2),
+    Complexity.NORMAL: Limits(patterns=5, gotchas=3, code_refs=10, prior_tasks=4, decisions=3, related_tasks=4),
+    Complexity.COMPLEX: Limits(patterns=10, gotchas=5, code_refs=20, prior_tasks=8, decisions=5, related_tasks=8),
+}
+
+#: The seed's query limits (phase 2 and phase 4).
+KEYWORD_QUERY_LIMIT = 20
+DOMAIN_QUERY_LIMIT = 10
+CONTEXT_MAP_TOP = 10
+RELATED_TASK_QUERY_LIMIT = 8
+#: Working memory (seed 004, phase 1).
+RECENT_TASKS = 5
+
+
+def limits_for(complexity: Complexity | str) -> Limits:
+    return TIERS[Complexity(complexity)]

@@ -1,0 +1,36 @@
+"""Every Cypher statement ctxgraph runs, one ``.cypher`` file each.
+
+Statements are always parameterized (``$name``); nothing is assembled from
+input. ``load(name)`` reads a file once per process.
+"""
+
+from __future__ import annotations
+
+import functools
+from importlib import resources
+
+
+@functools.cache
+def load(name: str) -> str:
+    """The text of ``<name>.cypher`` (comment lines kept; Neo4j ignores them)."""
+    resource = resources.files(__name__) / f"{name}.cypher"
+    if not resource.is_file():
+        raise KeyError(f"no Cypher statement named {name!r}")
+    return resource.read_text(encoding="utf-8")
+
+
+def statements(name: str) -> list[str]:
+    """A file of several statements (``schema``), split on semicolons."""
+    body = "\n".join(
+        line for line in load(name).splitlines() if not line.lstrip().startswith("//")
+    )
+    return [s.strip() for s in body.split(";") if s.strip()]
+
+
+def names() -> list[str]:
+    """Names of every statement file shipped (analyst queries excluded)."""
+    return sorted(
+        p.name.removesuffix(".cypher")
+        for p in resources.files(__name__).iterdir()
+        if p.name.endswith(".cypher")
+    )

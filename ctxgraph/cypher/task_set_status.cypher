@@ -1,0 +1,7 @@
+// Set a task's status; blocked_reason/blocked_at are null (removed) unless blocked.
+MATCH (t:Task {id: $id})
+SET t.status = $status,
+    t.blocked_reason = $reason,
+    t.blocked_at = $blocked_at,
+    t.updated_at = $at
+RETURN t.id AS id

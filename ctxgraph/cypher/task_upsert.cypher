@@ -1,0 +1,24 @@
+// Create or replace tasks ($rows: [{props, tags, deps}]): properties replaced
+// whole (created_at kept), tags re-linked, dependency edges added.
+UNWIND $rows AS row
+MERGE (t:Task {id: row.props.id})
+WITH t, row, t.created_at AS old_created
+SET t = row.props
+SET t.created_at = coalesce(old_created, row.props.created_at)
+WITH t, row
+CALL (t) {
+  MATCH (t)-[old:TAGGED]->(:Tag)
+  DELETE old
+}
+CALL (t, row) {
+  UNWIND row.tags AS name
+  MERGE (tag:Tag {name: name})
+    ON CREATE SET tag.id = name
+  MERGE (t)-[:TAGGED]->(tag)
+}
+CALL (t, row) {
+  UNWIND row.deps AS dep_id
+  MATCH (dep:Task {id: dep_id})
+  MERGE (t)-[:DEPENDS_ON]->(dep)
+}
+RETURN count(t) AS written

@@ -1,0 +1,1 @@
+"""Graph models, the store port and its two implementations."""

@@ -1,0 +1,542 @@
+"""LocalStore: the embedded default store — one SQLite file, no server.
+
+The graph is kept as a property graph (``nodes`` and ``edges`` tables with
+JSON properties, the same properties the Neo4j store keeps), so both stores
+hold the same graph and answer the same questions the same way. SQLite gives
+durability and safe use by several processes (WAL journal, ``BEGIN
+IMMEDIATE`` for writes, a busy timeout); networkx does graph traversal.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+
+from ctxgraph.errors import StoreUnavailableError, UnknownTaskError
+from ctxgraph.graph.models import (
+    KIND_LABELS,
+    Blocker,
+    DependencyHandoff,
+    FileEntry,
+    KnowledgeHit,
+    ReadNext,
+    RecentTask,
+    Stats,
+    Task,
+    TaskHit,
+    TaskStatus,
+)
+from ctxgraph.graph.records import (
+    HandoffRecord,
+    file_from_props,
+    file_props,
+    knowledge_from_props,
+    knowledge_props,
+    merge_tags,
+    task_from_props,
+    task_props,
+    task_tags,
+)
+
+log = logging.getLogger(__name__)
+
+DEFAULT_PATH = Path(".ctxgraph") / "graph.db"
+SCHEMA_VERSION = 1
+_BUSY_TIMEOUT_MS = 60_000
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS nodes (
+    label TEXT NOT NULL,
+    id    TEXT NOT NULL,
+    props TEXT NOT NULL,
+    PRIMARY KEY (label, id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS edges (
+    src_label TEXT NOT NULL,
+    src_id    TEXT NOT NULL,
+    type      TEXT NOT NULL,
+    dst_label TEXT NOT NULL,
+    dst_id    TEXT NOT NULL,
+    props     TEXT NOT NULL DEFAULT '{}',
+    PRIMARY KEY (src_label, src_id, type, dst_label, dst_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS edges_by_dst ON edges (dst_label, dst_id, type);
+CREATE INDEX IF NOT EXISTS edges_by_type ON edges (type, src_label);
+"""
+
+_KNOWLEDGE_LABELS = tuple(KIND_LABELS.values())
+
+
+def _loads(text: str) -> dict[str, Any]:
+    value: dict[str, Any] = json.loads(text)
+    return value
+
+
+def _lower(value: str | None) -> str | None:
+    return None if value is None else value.lower()
+
+
+def _dumps(props: dict[str, Any]) -> str:
+    return json.dumps(props, sort_keys=True, ensure_ascii=False)
+
+
+class LocalStore:
+    """The embedded store. ``LocalStore.open(path)`` creates the file if needed."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.location = str(path)
+        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.RLock()
+
+    # -- lifecycle ------------------------------------------------------------
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str] | None = None) -> LocalStore:
+        store = cls(Path(path) if path else DEFAULT_PATH)
+        store._connect()
+        store.init_schema()
+        return store
+
+    def _connect(self) -> None:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(
+                self.path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                check_same_thread=False,
+            )
+            conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA foreign_keys = OFF")
+            # Unicode lower-casing as Cypher's toLower does it (SQLite's is ASCII only).
+            conn.create_function("pylower", 1, _lower, deterministic=True)
+        except (sqlite3.Error, OSError) as exc:
+            raise StoreUnavailableError(f"cannot open the embedded store at {self.path}: {exc}") from None
+        self._conn = conn
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise StoreUnavailableError(f"the embedded store at {self.path} is closed")
+        return self._conn
+
+    def init_schema(self) -> None:
+        with self._write() as cur:
+            for statement in filter(None, (s.strip() for s in _SCHEMA.split(";"))):
+                cur.execute(statement)
+            row = cur.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            if row is None:
+                cur.execute(
+                    "INSERT INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+                )
+            elif int(row[0]) > SCHEMA_VERSION:
+                raise StoreUnavailableError(
+                    f"{self.path} was written by a newer ctxgraph (schema {row[0]})"
+                )
+
+    def clear(self) -> None:
+        """Delete everything (tests, ``init --reset``)."""
+        with self._write() as cur:
+            cur.execute("DELETE FROM edges")
+            cur.execute("DELETE FROM nodes")
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def __enter__(self) -> LocalStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- transactions -----------------------------------------------------------
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Cursor]:
+        """One write transaction: committed on clean exit, rolled back on error."""
+        with self._lock:
+            cur = self.conn.cursor()
+            try:
+                cur.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                raise StoreUnavailableError(f"cannot write to {self.path}: {exc}") from None
+            try:
+                yield cur
+            except BaseException:
+                cur.execute("ROLLBACK")
+                raise
+            else:
+                cur.execute("COMMIT")
+            finally:
+                cur.close()
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Cursor]:
+        """One read transaction (a consistent snapshot under WAL)."""
+        with self._lock:
+            cur = self.conn.cursor()
+            cur.execute("BEGIN")
+            try:
+                yield cur
+            finally:
+                cur.execute("COMMIT")
+                cur.close()
+
+    # -- low-level helpers (all parameterized) ------------------------------------
+
+    @staticmethod
+    def _node(cur: sqlite3.Cursor, label: str, node_id: str) -> dict[str, Any] | None:
+        row = cur.execute("SELECT props FROM nodes WHERE label = ? AND id = ?", (label, node_id)).fetchone()
+        return _loads(row[0]) if row else None
+
+    @staticmethod
+    def _put_node(cur: sqlite3.Cursor, label: str, props: dict[str, Any]) -> None:
+        cur.execute(
+            "INSERT INTO nodes (label, id, props) VALUES (?, ?, ?) "
+            "ON CONFLICT (label, id) DO UPDATE SET props = excluded.props",
+            (label, props["id"], _dumps(props)),
+        )
+
+    @staticmethod
+    def _put_edge(
+        cur: sqlite3.Cursor, src: tuple[str, str], rel: str, dst: tuple[str, str],
+        props: dict[str, Any] | None = None,
+    ) -> None:
+        cur.execute(
+            "INSERT INTO edges (src_label, src_id, type, dst_label, dst_id, props) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET props = excluded.props",
+            (*src, rel, *dst, _dumps(props or {})),
+        )
+
+    def _tag(self, cur: sqlite3.Cursor, src: tuple[str, str], names: Sequence[str]) -> None:
+        for name in names:
+            cur.execute(
+                "INSERT INTO nodes (label, id, props) VALUES ('Tag', ?, ?) ON CONFLICT DO NOTHING",
+                (name, _dumps({"id": name, "name": name})),
+            )
+            self._put_edge(cur, src, "TAGGED", ("Tag", name))
+
+    # -- writes -------------------------------------------------------------------
+
+    def upsert_tasks(self, tasks: Sequence[Task]) -> None:
+        with self._write() as cur:
+            known = {t.id for t in tasks}
+            for task in tasks:
+                for dep in task.depends_on:
+                    if dep not in known and self._node(cur, "Task", dep) is None:
+                        raise UnknownTaskError(dep)
+            for task in tasks:
+                old = self._node(cur, "Task", task.id)
+                props = task_props(task)
+                if old is not None:
+                    props["created_at"] = old.get("created_at", props.get("created_at"))
+                self._put_node(cur, "Task", props)
+                cur.execute(
+                    "DELETE FROM edges WHERE src_label = 'Task' AND src_id = ? AND type = 'TAGGED'",
+                    (task.id,),
+                )
+                self._tag(cur, ("Task", task.id), task_tags(task))
+                for dep in task.depends_on:
+                    self._put_edge(cur, ("Task", task.id), "DEPENDS_ON", ("Task", dep))
+
+    def set_status(self, task_id: str, status: TaskStatus, *, reason: str | None, at: str) -> None:
+        with self._write() as cur:
+            props = self._node(cur, "Task", task_id)
+            if props is None:
+                raise UnknownTaskError(task_id)
+            props["status"] = status.value
+            if status is TaskStatus.BLOCKED:
+                props["blocked_reason"] = reason or ""
+                props["blocked_at"] = at
+            else:
+                props.pop("blocked_reason", None)
+                props.pop("blocked_at", None)
+            props["updated_at"] = at
+            self._put_node(cur, "Task", props)
+
+    def upsert_files(self, files: Sequence[FileEntry]) -> None:
+        with self._write() as cur:
+            for entry in files:
+                self._put_node(cur, "File", file_props(entry))
+
+    def apply_handoff(self, record: HandoffRecord) -> bool:
+        with self._write() as cur:
+            task = self._node(cur, "Task", record.task_id)
+            if task is None:
+                raise UnknownTaskError(record.task_id)
+            old = self._node(cur, "Handoff", record.id)
+            if old is not None and old.get("content_hash") == record.content_hash:
+                return False
+            if old is not None:  # a new version of this task's handoff replaces the old links
+                cur.execute(
+                    "DELETE FROM edges WHERE src_label = 'Handoff' AND src_id = ?", (record.id,)
+                )
+            self._put_node(cur, "Handoff", record.props())
+            self._put_edge(cur, ("Task", record.task_id), "HANDED_OFF", ("Handoff", record.id))
+
+            task["status"] = (TaskStatus.COMPLETED if record.success else TaskStatus.FAILED).value
+            task["success"] = record.success
+            task["outcome_summary"] = record.summary
+            task["completed_at"] = record.completed_at
+            task["updated_at"] = record.completed_at
+            task.pop("blocked_reason", None)
+            task.pop("blocked_at", None)
+            self._put_node(cur, "Task", task)
+
+            for item in record.knowledge:
+                label = item.label
+                props = knowledge_props(item)
+                existing = self._node(cur, label, item.id)
+                if existing is not None:
+                    props["tags"] = merge_tags(existing.get("tags"), props.get("tags", []))
+                    props["created_at"] = existing.get("created_at", props.get("created_at"))
+                self._put_node(cur, label, props)
+                self._tag(cur, (label, item.id), item.tags)
+                self._put_edge(cur, ("Handoff", record.id), "DISCOVERED", (label, item.id))
+
+            for entry in record.files:
+                existing = self._node(cur, "File", entry.path)
+                if existing is None:
+                    self._put_node(cur, "File", file_props(entry))
+                elif not existing.get("notes") and entry.notes:
+                    existing["notes"] = entry.notes
+                    self._put_node(cur, "File", existing)
+
+            for link in record.links:
+                props = {"reason" if link.rel == "READ_NEXT" else "purpose": link.note}
+                if link.lines:
+                    props["lines"] = link.lines
+                self._put_edge(cur, ("Handoff", record.id), link.rel, ("File", link.path), props)
+            return True
+
+    # -- reads --------------------------------------------------------------------
+
+    def _deps(self, cur: sqlite3.Cursor, task_id: str) -> list[str]:
+        rows = cur.execute(
+            "SELECT dst_id FROM edges WHERE src_label = 'Task' AND src_id = ? AND type = 'DEPENDS_ON'",
+            (task_id,),
+        ).fetchall()
+        return sorted(r[0] for r in rows)
+
+    def _task(self, cur: sqlite3.Cursor, task_id: str) -> Task | None:
+        props = self._node(cur, "Task", task_id)
+        return None if props is None else task_from_props(props, self._deps(cur, task_id))
+
+    def get_task(self, task_id: str) -> Task | None:
+        with self._read() as cur:
+            return self._task(cur, task_id)
+
+    def get_tasks(self, task_ids: Sequence[str]) -> list[Task]:
+        with self._read() as cur:
+            found = (self._task(cur, tid) for tid in sorted(set(task_ids)))
+            return [t for t in found if t is not None]
+
+    def list_tasks(self, status: TaskStatus | None = None) -> list[Task]:
+        with self._read() as cur:
+            rows = cur.execute(
+                "SELECT props FROM nodes WHERE label = 'Task' "
+                "AND (? IS NULL OR json_extract(props, '$.status') = ?) ORDER BY id",
+                (status, status),
+            ).fetchall()
+            deps: dict[str, list[str]] = {}
+            for src, dst in cur.execute(
+                "SELECT src_id, dst_id FROM edges WHERE type = 'DEPENDS_ON' AND src_label = 'Task'"
+            ):
+                deps.setdefault(src, []).append(dst)
+            out = []
+            for (text,) in rows:
+                props = _loads(text)
+                out.append(task_from_props(props, deps.get(props["id"], [])))
+            return out
+
+    def dependency_edges(self) -> list[tuple[str, str]]:
+        with self._read() as cur:
+            rows = cur.execute(
+                "SELECT src_id, dst_id FROM edges WHERE type = 'DEPENDS_ON' AND src_label = 'Task' "
+                "ORDER BY src_id, dst_id"
+            ).fetchall()
+            return [(a, b) for a, b in rows]
+
+    def dependency_graph(self) -> nx.DiGraph:
+        """The DEPENDS_ON graph (task -> dependency) for traversal."""
+        graph = nx.DiGraph()
+        graph.add_edges_from(self.dependency_edges())
+        return graph
+
+    def knowledge_by_tags(self, tags: Sequence[str], limit: int) -> list[KnowledgeHit]:
+        if not tags or limit <= 0:
+            return []
+        with self._read() as cur:
+            rows = cur.execute(
+                """
+                SELECT n.props, group_concat(e.dst_id, char(31)) AS matched, count(*) AS hits
+                FROM edges e JOIN nodes n ON n.label = e.src_label AND n.id = e.src_id
+                WHERE e.type = 'TAGGED' AND e.dst_label = 'Tag'
+                  AND e.dst_id IN (SELECT value FROM json_each(?))
+                  AND e.src_label IN (SELECT value FROM json_each(?))
+                GROUP BY e.src_label, e.src_id
+                ORDER BY hits DESC, coalesce(json_extract(n.props, '$.updated_at'), '') DESC, e.src_id ASC
+                LIMIT ?
+                """,
+                (json.dumps(list(tags)), json.dumps(_KNOWLEDGE_LABELS), limit),
+            ).fetchall()
+        return [
+            KnowledgeHit(
+                item=knowledge_from_props(_loads(props)),
+                matched_tags=tuple(sorted(matched.split("\x1f"))),
+            )
+            for props, matched, _ in rows
+        ]
+
+    def tasks_by_tags(
+        self, tags: Sequence[str], limit: int, *, exclude: Sequence[str] = ()
+    ) -> list[TaskHit]:
+        if not tags or limit <= 0:
+            return []
+        with self._read() as cur:
+            rows = cur.execute(
+                """
+                SELECT n.props, group_concat(e.dst_id, char(31)) AS matched, count(*) AS hits
+                FROM edges e JOIN nodes n ON n.label = 'Task' AND n.id = e.src_id
+                WHERE e.type = 'TAGGED' AND e.src_label = 'Task' AND e.dst_label = 'Tag'
+                  AND e.dst_id IN (SELECT value FROM json_each(?))
+                  AND json_extract(n.props, '$.status') = 'completed'
+                  AND e.src_id NOT IN (SELECT value FROM json_each(?))
+                GROUP BY e.src_id
+                ORDER BY hits DESC, coalesce(json_extract(n.props, '$.completed_at'), '') DESC, e.src_id ASC
+                LIMIT ?
+                """,
+                (json.dumps(list(tags)), json.dumps(list(exclude)), limit),
+            ).fetchall()
+            return [
+                TaskHit(
+                    task=task_from_props(_loads(props), self._deps(cur, _loads(props)["id"])),
+                    matched_tags=tuple(sorted(matched.split("\x1f"))),
+                )
+                for props, matched, _ in rows
+            ]
+
+    def dependency_handoffs(self, task_ids: Sequence[str]) -> list[DependencyHandoff]:
+        with self._read() as cur:
+            out = []
+            for dep_id in sorted(set(task_ids)):
+                dep = self._task(cur, dep_id)
+                if dep is None:
+                    continue
+                row = cur.execute(
+                    "SELECT dst_id FROM edges WHERE src_label = 'Task' AND src_id = ? "
+                    "AND type = 'HANDED_OFF' ORDER BY dst_id DESC LIMIT 1",
+                    (dep_id,),
+                ).fetchone()
+                if row is None:
+                    out.append(DependencyHandoff(task=dep))
+                    continue
+                handoff = self._node(cur, "Handoff", row[0]) or {}
+                links = cur.execute(
+                    "SELECT type, dst_label, dst_id, props FROM edges "
+                    "WHERE src_label = 'Handoff' AND src_id = ? ORDER BY type, dst_id",
+                    (row[0],),
+                ).fetchall()
+                to_read, created, knowledge = [], [], []
+                for rel, dst_label, dst_id, props_text in links:
+                    props = _loads(props_text)
+                    if rel == "READ_NEXT":
+                        to_read.append(ReadNext(file=dst_id, reason=props.get("reason", "")))
+                    elif rel == "CREATED":
+                        created.append(ReadNext(file=dst_id, reason=props.get("purpose", "")))
+                    elif rel == "DISCOVERED":
+                        node = self._node(cur, dst_label, dst_id)
+                        if node is not None:
+                            knowledge.append(knowledge_from_props(node))
+                out.append(
+                    DependencyHandoff(
+                        task=dep,
+                        summary=handoff.get("summary"),
+                        files_to_read=tuple(to_read),
+                        files_created=tuple(created),
+                        knowledge=tuple(sorted(knowledge, key=lambda k: (k.kind, k.id))),
+                    )
+                )
+            return out
+
+    def context_map(
+        self, keywords: Sequence[str], domains: Sequence[str], files: Sequence[str]
+    ) -> list[FileEntry]:
+        with self._read() as cur:
+            rows = cur.execute(
+                """
+                SELECT props FROM nodes WHERE label = 'File' AND (
+                  EXISTS (SELECT 1 FROM json_each(?) k WHERE
+                          instr(pylower(json_extract(props, '$.component')), k.value) > 0
+                       OR instr(pylower(json_extract(props, '$.path')), k.value) > 0)
+                  OR EXISTS (SELECT 1 FROM json_each(?) d WHERE
+                          instr(pylower(json_extract(props, '$.notes')), d.value) > 0)
+                  OR EXISTS (SELECT 1 FROM json_each(?) f WHERE
+                          instr(json_extract(props, '$.path'), f.value) > 0)
+                ) ORDER BY id
+                """,
+                (json.dumps(list(keywords)), json.dumps(list(domains)), json.dumps(list(files))),
+            ).fetchall()
+        return [file_from_props(_loads(r[0])) for r in rows]
+
+    def all_files(self) -> list[FileEntry]:
+        with self._read() as cur:
+            rows = cur.execute("SELECT props FROM nodes WHERE label = 'File' ORDER BY id").fetchall()
+        return [file_from_props(_loads(r[0])) for r in rows]
+
+    def recent_tasks(self, n: int) -> list[RecentTask]:
+        with self._read() as cur:
+            rows = cur.execute(
+                """
+                SELECT props FROM nodes WHERE label = 'Task'
+                  AND json_extract(props, '$.status') IN ('completed', 'failed')
+                ORDER BY coalesce(json_extract(props, '$.completed_at'), '') DESC, id DESC LIMIT ?
+                """,
+                (n,),
+            ).fetchall()
+        out = []
+        for (text,) in rows:
+            task = task_from_props(_loads(text))
+            out.append(
+                RecentTask(id=task.id, intent=task.intent, success=task.success,
+                           completed_at=task.completed_at)
+            )
+        return out
+
+    def active_blockers(self) -> list[Blocker]:
+        with self._read() as cur:
+            rows = cur.execute(
+                """
+                SELECT props FROM nodes WHERE label = 'Task'
+                  AND json_extract(props, '$.status') = 'blocked'
+                ORDER BY coalesce(json_extract(props, '$.blocked_at'), ''), id
+                """
+            ).fetchall()
+        out = []
+        for (text,) in rows:
+            props = _loads(text)
+            out.append(
+                Blocker(id=props["id"], reason=props.get("blocked_reason") or "",
+                        since=props.get("blocked_at"))
+            )
+        return out
+
+    def stats(self) -> Stats:
+        with self._read() as cur:
+            labels = dict(cur.execute("SELECT label, count(*) FROM nodes GROUP BY label ORDER BY label"))
+            rels = dict(cur.execute("SELECT type, count(*) FROM edges GROUP BY type ORDER BY type"))
+        return Stats(labels=labels, relationships=rels)

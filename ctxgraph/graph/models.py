@@ -1,0 +1,492 @@
+"""Pydantic models of the graph's nodes and of the documents ctxgraph reads.
+
+Values passed between the store, the compute pipeline and the API are frozen.
+Documents read from users (handoffs, task files, context maps) are validated
+here; the handoff keeps unknown keys (``extra="allow"``) and its raw form.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from ctxgraph.signals import TaskSignals
+
+_VALUE = ConfigDict(frozen=True, extra="forbid")
+
+
+def utcnow() -> str:
+    """The current time as the ISO-8601 string every node stores."""
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def normalize_timestamp(value: str | datetime | None) -> str | None:
+    """Render a timestamp as ISO-8601 in UTC (``...Z``); ``None`` stays ``None``."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError as exc:
+            raise ValueError(f"not an ISO-8601 timestamp: {value!r}") from exc
+    else:
+        parsed = value
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+class Severity(StrEnum):
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+    CRITICAL = "critical"
+
+
+class TaskStatus(StrEnum):
+    PENDING = "pending"
+    IN_PROGRESS = "in_progress"
+    BLOCKED = "blocked"
+    COMPLETED = "completed"
+    FAILED = "failed"
+
+
+class Complexity(StrEnum):
+    EASY = "easy"
+    NORMAL = "normal"
+    COMPLEX = "complex"
+
+
+KnowledgeKind = Literal["pattern", "gotcha", "decision", "open_question"]
+
+#: Neo4j label of each knowledge kind (every knowledge node also has ``Knowledge``).
+KIND_LABELS: dict[str, str] = {
+    "pattern": "Pattern",
+    "gotcha": "Gotcha",
+    "decision": "Decision",
+    "open_question": "OpenQuestion",
+}
+
+
+# --------------------------------------------------------------------------- nodes
+
+
+class Task(BaseModel):
+    """A unit of agent work. ``depends_on`` lists the ids of its dependencies."""
+
+    model_config = _VALUE
+
+    id: str = Field(min_length=1, max_length=200)
+    name: str = ""
+    objective: str = ""
+    acceptance_criteria: tuple[str, ...] = ()
+    type: str = "feature"
+    complexity: Complexity = Complexity.NORMAL
+    status: TaskStatus = TaskStatus.PENDING
+    blocked_reason: str | None = None
+    blocked_at: str | None = None
+    requires_context: bool = True
+    outcome_summary: str | None = None
+    success: bool | None = None
+    completed_at: str | None = None
+    depends_on: tuple[str, ...] = ()
+    signals: TaskSignals | None = None
+    created_at: str | None = None
+    updated_at: str | None = None
+
+    @field_validator("id")
+    @classmethod
+    def _strip_id(cls, value: str) -> str:
+        value = value.strip()
+        if not value:
+            raise ValueError("must not be blank")
+        return value
+
+    @field_validator("blocked_at", "completed_at", "created_at", "updated_at", mode="before")
+    @classmethod
+    def _timestamp(cls, value: Any) -> str | None:
+        return normalize_timestamp(value)
+
+    @property
+    def text(self) -> str:
+        """The text signals are extracted from: name, objective and criteria."""
+        parts = [self.name, self.objective, *self.acceptance_criteria]
+        return "\n".join(p for p in parts if p)
+
+    @property
+    def intent(self) -> str:
+        """One line saying what the task is for (its name, else its objective)."""
+        if self.name.strip():
+            return self.name.strip()
+        lines = self.objective.strip().splitlines()
+        return lines[0].strip() if lines else self.id
+
+
+class KnowledgeItem(BaseModel):
+    """A pattern, gotcha, decision or open question learned from a handoff."""
+
+    model_config = _VALUE
+
+    id: str
+    kind: KnowledgeKind
+    summary: str
+    tags: tuple[str, ...] = ()
+    location: str | None = None  # pattern
+    severity: Severity | None = None  # gotcha
+    rationale: str | None = None  # decision
+    status: str | None = None  # decision: active | superseded
+    context: str | None = None  # open question
+    recommendation: str | None = None  # open question
+    blocking: bool | None = None  # open question
+    importance: float = 0.5
+    scope: Literal["global", "task", "path"] = "global"
+    chain_id: str | None = None
+    version: int = 1
+    token_estimate: int = 0
+    created_at: str | None = None
+    updated_at: str | None = None
+
+    @property
+    def label(self) -> str:
+        return KIND_LABELS[self.kind]
+
+
+class FileEntry(BaseModel):
+    """A context-map entry: a file of the project with its component and notes."""
+
+    model_config = _VALUE
+
+    path: str = Field(min_length=1, max_length=4096)
+    component: str = ""
+    notes: str = ""
+    lines: str | None = None
+
+    @field_validator("path")
+    @classmethod
+    def _clean_path(cls, value: str) -> str:
+        return clean_path(value)
+
+    @property
+    def location(self) -> str:
+        return f"{self.path}:{self.lines}" if self.lines else self.path
+
+
+def clean_path(value: str) -> str:
+    """Normalize a repository-relative path: forward slashes, no ``./``, no line suffix."""
+    text = value.strip().replace("\\", "/")
+    if not text:
+        raise ValueError("must not be blank")
+    if "\x00" in text:
+        raise ValueError("must not contain NUL bytes")
+    text = posixpath.normpath(text)
+    return text[2:] if text.startswith("./") else text
+
+
+def infer_component(path: str) -> str:
+    """The component a file belongs to: its nearest meaningful folder, else its stem.
+
+    ``src/auth/jwt.ts`` -> ``auth``; ``src/app.ts`` -> ``app``; ``README.md`` -> ``README``.
+    """
+    parts = [p for p in path.split("/") if p and p not in {".", ".."}]
+    generic = {"src", "lib", "app", "pkg", "source", "sources", "packages", "internal"}
+    folders = [p for p in parts[:-1] if p.lower() not in generic]
+    if folders:
+        return folders[-1]
+    stem = parts[-1] if parts else path
+    return stem.split(".")[0] or stem
+
+
+# ------------------------------------------------------------------ read results
+
+
+class KnowledgeHit(BaseModel):
+    """A knowledge node found by a tag query, with the tags that matched."""
+
+    model_config = _VALUE
+
+    item: KnowledgeItem
+    matched_tags: tuple[str, ...]
+
+
+class TaskHit(BaseModel):
+    """A prior task found by a tag query, with the tags that matched."""
+
+    model_config = _VALUE
+
+    task: Task
+    matched_tags: tuple[str, ...]
+
+
+class ReadNext(BaseModel):
+    model_config = _VALUE
+
+    file: str
+    reason: str = ""
+
+
+class DependencyHandoff(BaseModel):
+    """One dependency of a task as the store sees it, with its latest handoff."""
+
+    model_config = _VALUE
+
+    task: Task
+    summary: str | None = None
+    files_to_read: tuple[ReadNext, ...] = ()
+    files_created: tuple[ReadNext, ...] = ()
+    knowledge: tuple[KnowledgeItem, ...] = ()
+
+
+class RecentTask(BaseModel):
+    model_config = _VALUE
+
+    id: str
+    intent: str
+    success: bool | None
+    completed_at: str | None
+
+
+class Blocker(BaseModel):
+    model_config = _VALUE
+
+    id: str
+    reason: str
+    since: str | None
+
+
+class Stats(BaseModel):
+    model_config = _VALUE
+
+    labels: dict[str, int]
+    relationships: dict[str, int]
+
+
+# ---------------------------------------------------------------- user documents
+
+
+def _as_list(value: Any) -> Any:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    return value
+
+
+class _Doc(BaseModel):
+    model_config = ConfigDict(extra="allow", str_strip_whitespace=True)
+
+
+class FileChange(_Doc):
+    path: str = Field(min_length=1)
+    purpose: str | None = None
+    description: str | None = None
+    lines: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_string(cls, value: Any) -> Any:
+        return {"path": value} if isinstance(value, str) else value
+
+    @field_validator("path")
+    @classmethod
+    def _clean(cls, value: str) -> str:
+        return clean_path(value)
+
+    @field_validator("lines", mode="before")
+    @classmethod
+    def _lines(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, int) else value
+
+
+class FileToRead(_Doc):
+    file: str = Field(min_length=1)
+    reason: str = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_string(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return {"file": value}
+        if isinstance(value, dict) and "file" not in value and "path" in value:
+            value = {**value, "file": value["path"]}
+            value.pop("path")
+        return value
+
+    @field_validator("file")
+    @classmethod
+    def _clean(cls, value: str) -> str:
+        return clean_path(value)
+
+
+class _Tagged(_Doc):
+    applies_to: list[str] = Field(default_factory=list)
+
+    @field_validator("applies_to", mode="before")
+    @classmethod
+    def _tags(cls, value: Any) -> Any:
+        return _as_list(value)
+
+
+class PatternDoc(_Tagged):
+    pattern: str = Field(min_length=1)
+    location: str | None = None
+
+
+class GotchaDoc(_Tagged):
+    issue: str = Field(min_length=1)
+    severity: Severity = Severity.MEDIUM
+
+    @field_validator("severity", mode="before")
+    @classmethod
+    def _lower(cls, value: Any) -> Any:
+        return value.strip().lower() if isinstance(value, str) else value
+
+
+class DecisionDoc(_Tagged):
+    decision: str = Field(min_length=1)
+    rationale: str | None = None
+
+
+class OpenQuestionDoc(_Tagged):
+    question: str = Field(min_length=1)
+    context: str | None = None
+    recommendation: str | None = None
+    blocking: bool = False
+
+
+class HandoffDoc(_Doc):
+    """The structured handoff an agent writes when it finishes a task."""
+
+    task_id: str = Field(min_length=1)
+    summary: str = Field(min_length=1)
+    success: bool = True
+    completed_at: str | None = None
+    files_created: list[FileChange] = Field(default_factory=list)
+    files_modified: list[FileChange] = Field(default_factory=list)
+    dependencies_for_next: list[FileToRead] = Field(default_factory=list)
+    patterns_discovered: list[PatternDoc] = Field(default_factory=list)
+    gotchas: list[GotchaDoc] = Field(default_factory=list)
+    decisions: list[DecisionDoc] = Field(default_factory=list)
+    open_questions: list[OpenQuestionDoc] = Field(default_factory=list)
+
+    @field_validator(
+        "files_created",
+        "files_modified",
+        "dependencies_for_next",
+        "patterns_discovered",
+        "gotchas",
+        "decisions",
+        "open_questions",
+        mode="before",
+    )
+    @classmethod
+    def _lists(cls, value: Any) -> Any:
+        return [] if value is None else value
+
+    @field_validator("task_id", mode="before")
+    @classmethod
+    def _task_id(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, int) else value
+
+    @field_validator("completed_at", mode="before")
+    @classmethod
+    def _timestamp(cls, value: Any) -> str | None:
+        return normalize_timestamp(value)
+
+
+class TaskDoc(_Doc):
+    """A task as written in a tasks file (``ctxgraph ingest tasks``)."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    id: str = Field(min_length=1, max_length=200)
+    name: str = ""
+    objective: str = ""
+    acceptance_criteria: list[str] = Field(default_factory=list)
+    type: str = "feature"
+    complexity: Complexity = Complexity.NORMAL
+    depends_on: list[str] = Field(default_factory=list)
+    status: TaskStatus = TaskStatus.PENDING
+    blocked_reason: str | None = None
+    blocked_at: str | None = None
+    requires_context: bool = True
+
+    @field_validator("acceptance_criteria", "depends_on", mode="before")
+    @classmethod
+    def _lists(cls, value: Any) -> Any:
+        return _as_list(value)
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def _id(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, int) else value
+
+    @field_validator("blocked_at", mode="before")
+    @classmethod
+    def _timestamp(cls, value: Any) -> str | None:
+        return normalize_timestamp(value)
+
+    def to_task(self) -> Task:
+        return Task(
+            id=self.id,
+            name=self.name,
+            objective=self.objective,
+            acceptance_criteria=tuple(self.acceptance_criteria),
+            type=self.type,
+            complexity=self.complexity,
+            status=self.status,
+            blocked_reason=self.blocked_reason,
+            blocked_at=self.blocked_at,
+            requires_context=self.requires_context,
+            depends_on=tuple(self.depends_on),
+        )
+
+
+class TasksDoc(_Doc):
+    model_config = ConfigDict(extra="forbid")
+
+    tasks: list[TaskDoc]
+
+
+class ContextMapEntryDoc(_Doc):
+    """A context-map entry as written by users: ``path`` or the seed's ``location``."""
+
+    model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
+
+    path: str = Field(min_length=1)
+    component: str | None = None
+    notes: str = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _location(cls, value: Any) -> Any:
+        if isinstance(value, dict) and "path" not in value and "location" in value:
+            value = {**value, "path": value["location"]}
+        if isinstance(value, dict) and value.get("notes") is None:
+            value = {**value, "notes": ""}
+        return value
+
+    def to_entry(self) -> FileEntry:
+        path, lines = split_location(self.path)
+        return FileEntry(
+            path=path, component=self.component or infer_component(clean_path(path)),
+            notes=self.notes, lines=lines,
+        )
+
+
+class ContextMapDoc(_Doc):
+    model_config = ConfigDict(extra="forbid")
+
+    files: list[ContextMapEntryDoc]
+
+
+def split_location(location: str) -> tuple[str, str | None]:
+    """``src/a.ts:10-24`` -> (``src/a.ts``, ``10-24``); a plain path has no lines."""
+    head, sep, tail = location.rpartition(":")
+    if sep and head and tail and all(c.isdigit() or c in "-," for c in tail):
+        return head, tail
+    return location, None

@@ -1,0 +1,366 @@
+"""Neo4jStore: the knowledge graph on a Neo4j 5.26 server.
+
+Every statement is a parameterized file in ``ctxgraph/cypher``; writes run in
+managed write transactions (retried by the driver on transient errors) and
+reads in managed read transactions (routed to readers on a cluster). The
+driver is created by :meth:`Neo4jStore.connect` or handed in by the caller;
+``__init__`` does no IO.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import neo4j
+from neo4j import Driver, GraphDatabase, ManagedTransaction
+from neo4j import exceptions as neo4j_errors
+
+from ctxgraph import cypher
+from ctxgraph.errors import AuthenticationError, ConfigurationError, StoreUnavailableError, UnknownTaskError
+from ctxgraph.graph.models import (
+    Blocker,
+    DependencyHandoff,
+    FileEntry,
+    KnowledgeHit,
+    ReadNext,
+    RecentTask,
+    Stats,
+    Task,
+    TaskHit,
+    TaskStatus,
+)
+from ctxgraph.graph.records import (
+    HandoffRecord,
+    file_from_props,
+    file_props,
+    knowledge_from_props,
+    knowledge_props,
+    task_from_props,
+    task_props,
+    task_tags,
+)
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+_SCHEMES = ("neo4j", "neo4j+s", "neo4j+ssc", "bolt", "bolt+s", "bolt+ssc")
+
+
+@dataclass(frozen=True)
+class Neo4jSettings:
+    """Where and how to connect. ``from_env`` reads ``NEO4J_*`` variables."""
+
+    uri: str
+    user: str = "neo4j"
+    password: str | None = None
+    database: str | None = None
+
+    @classmethod
+    def from_env(
+        cls,
+        uri: str | None = None,
+        user: str | None = None,
+        password: str | None = None,
+        database: str | None = None,
+        env: dict[str, str] | None = None,
+    ) -> Neo4jSettings:
+        env = dict(os.environ) if env is None else env
+        uri = uri or env.get("NEO4J_URI")
+        if not uri:
+            raise ConfigurationError("no Neo4j URI: pass --neo4j URI or set NEO4J_URI")
+        if password is None:
+            password = env.get("NEO4J_PASSWORD")
+        if password is None and env.get("NEO4J_PASSWORD_FILE"):
+            path = env["NEO4J_PASSWORD_FILE"]
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    password = fh.read().strip()
+            except OSError as exc:
+                raise ConfigurationError(
+                    f"cannot read NEO4J_PASSWORD_FILE {path}: {exc.strerror}"
+                ) from None
+        return cls(
+            uri=uri,
+            user=user or env.get("NEO4J_USER") or env.get("NEO4J_USERNAME") or "neo4j",
+            password=password,
+            database=database or env.get("NEO4J_DATABASE") or None,
+        )
+
+    def __repr__(self) -> str:  # never show the password
+        return f"Neo4jSettings(uri={self.uri!r}, user={self.user!r}, database={self.database!r})"
+
+
+def _row(record: neo4j.Record) -> dict[str, Any]:
+    return dict(record)
+
+
+class Neo4jStore:
+    """The store on a Neo4j server. Use :meth:`connect`, or pass your own driver."""
+
+    def __init__(self, driver: Driver, *, database: str | None = None, location: str = "neo4j") -> None:
+        self._driver = driver
+        self._database = database
+        self.location = location
+
+    # -- lifecycle ----------------------------------------------------------------
+
+    @classmethod
+    def connect(cls, settings: Neo4jSettings) -> Neo4jStore:
+        scheme = settings.uri.split("://", 1)[0].lower()
+        if scheme not in _SCHEMES:
+            raise ConfigurationError(
+                f"unsupported Neo4j URI scheme {scheme!r}: use one of {', '.join(_SCHEMES)}"
+            )
+        auth = (settings.user, settings.password) if settings.password is not None else None
+        try:
+            driver = GraphDatabase.driver(
+                settings.uri, auth=auth, connection_timeout=10.0,
+                max_transaction_retry_time=15.0,
+                notifications_min_severity="OFF",
+            )
+            driver.verify_connectivity()
+        except neo4j_errors.AuthError:
+            raise AuthenticationError(
+                f"Neo4j at {settings.uri} refused the credentials of user {settings.user!r} "
+                "(check NEO4J_USER / NEO4J_PASSWORD)"
+            ) from None
+        except (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired, OSError) as exc:
+            raise StoreUnavailableError(
+                f"cannot reach Neo4j at {settings.uri}: {_first_line(exc)}"
+            ) from None
+        except (neo4j_errors.ConfigurationError, ValueError) as exc:
+            raise ConfigurationError(f"bad Neo4j settings for {settings.uri}: {_first_line(exc)}") from None
+        store = cls(driver, database=settings.database, location=settings.uri)
+        store.init_schema()
+        return store
+
+    def close(self) -> None:
+        self._driver.close()
+
+    def __enter__(self) -> Neo4jStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- plumbing -----------------------------------------------------------------
+
+    def _session(self) -> neo4j.Session:
+        return self._driver.session(database=self._database)
+
+    def _call(self, fn: Callable[[], T]) -> T:
+        try:
+            return fn()
+        except neo4j_errors.AuthError:
+            raise AuthenticationError(f"Neo4j at {self.location} refused the credentials") from None
+        except (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired) as exc:
+            raise StoreUnavailableError(f"Neo4j at {self.location} is unavailable: {_first_line(exc)}") from None
+
+    def _read(self, work: Callable[[ManagedTransaction], T]) -> T:
+        def run() -> T:
+            with self._session() as session:
+                return session.execute_read(work)
+
+        return self._call(run)
+
+    def _write(self, work: Callable[[ManagedTransaction], T]) -> T:
+        def run() -> T:
+            with self._session() as session:
+                return session.execute_write(work)
+
+        return self._call(run)
+
+    @staticmethod
+    def _rows(tx: ManagedTransaction, name: str, **params: Any) -> list[dict[str, Any]]:
+        return [_row(r) for r in tx.run(cypher.load(name), params)]
+
+    def init_schema(self) -> None:
+        def run() -> None:
+            with self._session() as session:
+                for statement in cypher.statements("schema"):
+                    session.run(statement).consume()
+
+        self._call(run)
+
+    def clear(self) -> None:
+        """Delete everything (tests, ``init --reset``)."""
+        self._write(lambda tx: tx.run(cypher.load("delete_all")).consume())
+
+    # -- writes -------------------------------------------------------------------
+
+    def upsert_tasks(self, tasks: Sequence[Task]) -> None:
+        rows = [{"props": task_props(t), "tags": task_tags(t), "deps": list(t.depends_on)} for t in tasks]
+        known = {t.id for t in tasks}
+        wanted = sorted({d for t in tasks for d in t.depends_on if d not in known})
+
+        def work(tx: ManagedTransaction) -> None:
+            missing = self._rows(tx, "tasks_missing", ids=wanted) if wanted else []
+            if missing:
+                raise UnknownTaskError(missing[0]["id"])
+            tx.run(cypher.load("task_upsert"), rows=rows).consume()
+
+        self._write(work)
+
+    def set_status(self, task_id: str, status: TaskStatus, *, reason: str | None, at: str) -> None:
+        blocked = status is TaskStatus.BLOCKED
+
+        def work(tx: ManagedTransaction) -> list[dict[str, Any]]:
+            return self._rows(
+                tx, "task_set_status", id=task_id, status=status.value,
+                reason=(reason or "") if blocked else None, blocked_at=at if blocked else None, at=at,
+            )
+
+        if not self._write(work):
+            raise UnknownTaskError(task_id)
+
+    def upsert_files(self, files: Sequence[FileEntry]) -> None:
+        rows = [file_props(f) for f in files]
+        self._write(lambda tx: tx.run(cypher.load("files_upsert"), rows=rows).consume())
+
+    def apply_handoff(self, record: HandoffRecord) -> bool:
+        status = TaskStatus.COMPLETED if record.success else TaskStatus.FAILED
+        knowledge = [{"label": k.label, "props": knowledge_props(k)} for k in record.knowledge]
+        files = [file_props(f) for f in record.files]
+        links = []
+        for link in record.links:
+            props: dict[str, Any] = {"reason" if link.rel == "READ_NEXT" else "purpose": link.note}
+            if link.lines:
+                props["lines"] = link.lines
+            links.append({"rel": link.rel, "path": link.path, "props": props})
+
+        def work(tx: ManagedTransaction) -> bool:
+            state = self._rows(tx, "handoff_state", task_id=record.task_id, id=record.id)[0]
+            if not state["task_exists"]:
+                raise UnknownTaskError(record.task_id)
+            if state["content_hash"] == record.content_hash:
+                return False
+            if state["content_hash"] is not None:
+                tx.run(cypher.load("handoff_clear_links"), id=record.id).consume()
+            tx.run(
+                cypher.load("handoff_write"), task_id=record.task_id, id=record.id,
+                props=record.props(), status=status.value, success=record.success,
+                summary=record.summary, completed_at=record.completed_at,
+            ).consume()
+            if knowledge:
+                tx.run(cypher.load("knowledge_merge"), handoff_id=record.id, rows=knowledge).consume()
+            if files:
+                tx.run(cypher.load("files_fill"), rows=files).consume()
+            if links:
+                tx.run(cypher.load("handoff_links"), handoff_id=record.id, rows=links).consume()
+            return True
+
+        return self._write(work)
+
+    # -- reads --------------------------------------------------------------------
+
+    def get_task(self, task_id: str) -> Task | None:
+        found = self.get_tasks([task_id])
+        return found[0] if found else None
+
+    def get_tasks(self, task_ids: Sequence[str]) -> list[Task]:
+        ids = sorted(set(task_ids))
+        rows = self._read(lambda tx: self._rows(tx, "task_get", ids=ids))
+        return [task_from_props(r["props"], r["deps"]) for r in rows]
+
+    def list_tasks(self, status: TaskStatus | None = None) -> list[Task]:
+        value = status.value if status else None
+        rows = self._read(lambda tx: self._rows(tx, "tasks_list", status=value))
+        return [task_from_props(r["props"], r["deps"]) for r in rows]
+
+    def dependency_edges(self) -> list[tuple[str, str]]:
+        rows = self._read(lambda tx: self._rows(tx, "dependency_edges"))
+        return [(r["task"], r["dependency"]) for r in rows]
+
+    def knowledge_by_tags(self, tags: Sequence[str], limit: int) -> list[KnowledgeHit]:
+        if not tags or limit <= 0:
+            return []
+        rows = self._read(lambda tx: self._rows(tx, "knowledge_by_tags", tags=list(tags), limit=limit))
+        return [
+            KnowledgeHit(item=knowledge_from_props(r["props"]), matched_tags=tuple(sorted(r["matched"])))
+            for r in rows
+        ]
+
+    def tasks_by_tags(
+        self, tags: Sequence[str], limit: int, *, exclude: Sequence[str] = ()
+    ) -> list[TaskHit]:
+        if not tags or limit <= 0:
+            return []
+        rows = self._read(
+            lambda tx: self._rows(
+                tx, "tasks_by_tags", tags=list(tags), limit=limit, exclude=list(exclude)
+            )
+        )
+        return [
+            TaskHit(task=task_from_props(r["props"], r["deps"]), matched_tags=tuple(sorted(r["matched"])))
+            for r in rows
+        ]
+
+    def dependency_handoffs(self, task_ids: Sequence[str]) -> list[DependencyHandoff]:
+        ids = sorted(set(task_ids))
+
+        def work(tx: ManagedTransaction) -> list[dict[str, Any]]:
+            return self._rows(tx, "dependency_handoffs", ids=ids)
+
+        out = []
+        for r in self._read(work):
+            to_read = sorted((r["to_read"] or []), key=lambda x: x["file"])
+            created = sorted((r["created"] or []), key=lambda x: x["file"])
+            knowledge = sorted(
+                (knowledge_from_props(p) for p in (r["knowledge"] or [])), key=lambda k: (k.kind, k.id)
+            )
+            out.append(
+                DependencyHandoff(
+                    task=task_from_props(r["task"], r["deps"]),
+                    summary=r["summary"],
+                    files_to_read=tuple(ReadNext(file=x["file"], reason=x["reason"] or "") for x in to_read),
+                    files_created=tuple(ReadNext(file=x["file"], reason=x["reason"] or "") for x in created),
+                    knowledge=tuple(knowledge),
+                )
+            )
+        return out
+
+    def context_map(
+        self, keywords: Sequence[str], domains: Sequence[str], files: Sequence[str]
+    ) -> list[FileEntry]:
+        rows = self._read(
+            lambda tx: self._rows(
+                tx, "context_map", keywords=list(keywords), domains=list(domains), files=list(files)
+            )
+        )
+        return [file_from_props(r["props"]) for r in rows]
+
+    def all_files(self) -> list[FileEntry]:
+        rows = self._read(lambda tx: self._rows(tx, "files_all"))
+        return [file_from_props(r["props"]) for r in rows]
+
+    def recent_tasks(self, n: int) -> list[RecentTask]:
+        rows = self._read(lambda tx: self._rows(tx, "recent_tasks", n=n))
+        out = []
+        for r in rows:
+            task = task_from_props(r["props"])
+            out.append(
+                RecentTask(id=task.id, intent=task.intent, success=task.success, completed_at=task.completed_at)
+            )
+        return out
+
+    def active_blockers(self) -> list[Blocker]:
+        rows = self._read(lambda tx: self._rows(tx, "active_blockers"))
+        return [Blocker(id=r["id"], reason=r["reason"], since=r["since"]) for r in rows]
+
+    def stats(self) -> Stats:
+        def work(tx: ManagedTransaction) -> Stats:
+            labels = {r["label"]: r["count"] for r in self._rows(tx, "stats_labels")}
+            rels = {r["type"]: r["count"] for r in self._rows(tx, "stats_relationships")}
+            return Stats(labels=labels, relationships=rels)
+
+        return self._read(work)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0]

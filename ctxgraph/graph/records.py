@@ -1,0 +1,161 @@
+"""Record parsers: models <-> flat property maps, the same for every store.
+
+Both stores keep exactly these properties, so an export of either is the same
+graph. Properties whose value is ``None`` are left out (Neo4j cannot hold a
+null property; the embedded store mirrors that).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from ctxgraph.graph.models import FileEntry, KnowledgeItem, Task
+from ctxgraph.signals import TaskSignals
+
+LinkType = Literal["CREATED", "MODIFIED", "READ_NEXT"]
+
+
+class FileLink(BaseModel):
+    """An edge from a handoff to a file it created, modified or says to read next."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    rel: LinkType
+    path: str
+    note: str = ""  # purpose (CREATED/MODIFIED) or reason (READ_NEXT)
+    lines: str | None = None
+
+
+class HandoffRecord(BaseModel):
+    """Everything one handoff writes, prepared by the service for a store."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    task_id: str
+    summary: str
+    success: bool
+    completed_at: str
+    raw: str  # the whole document as canonical JSON, unknown keys included
+    content_hash: str
+    knowledge: tuple[KnowledgeItem, ...] = ()
+    files: tuple[FileEntry, ...] = ()
+    links: tuple[FileLink, ...] = ()
+
+    def props(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "task_id": self.task_id,
+            "summary": self.summary,
+            "success": self.success,
+            "raw": self.raw,
+            "content_hash": self.content_hash,
+            "created_at": self.completed_at,
+            "updated_at": self.completed_at,
+        }
+
+
+def stable_id(prefix: str, text: str) -> str:
+    """A deterministic id for content-addressed nodes (knowledge deduplicates by text)."""
+    norm = " ".join(text.lower().split())
+    return f"{prefix}:{hashlib.sha1(norm.encode('utf-8')).hexdigest()[:16]}"
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _compact(props: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in props.items() if v is not None}
+
+
+# -------------------------------------------------------------------------- task
+
+
+def task_props(task: Task) -> dict[str, Any]:
+    sig = task.signals
+    return _compact(
+        {
+            "id": task.id,
+            "name": task.name,
+            "objective": task.objective,
+            "acceptance_criteria": list(task.acceptance_criteria),
+            "type": task.type,
+            "complexity": task.complexity.value,
+            "status": task.status.value,
+            "blocked_reason": task.blocked_reason,
+            "blocked_at": task.blocked_at,
+            "requires_context": task.requires_context,
+            "outcome_summary": task.outcome_summary,
+            "success": task.success,
+            "completed_at": task.completed_at,
+            "created_at": task.created_at,
+            "updated_at": task.updated_at,
+            "signal_keywords": list(sig.keywords) if sig else None,
+            "signal_domains": list(sig.domains) if sig else None,
+            "signal_files": list(sig.files_mentioned) if sig else None,
+            "signal_types": list(sig.task_types) if sig else None,
+        }
+    )
+
+
+def task_tags(task: Task) -> list[str]:
+    """The tags a task is linked to: its signal keywords and domains."""
+    if task.signals is None:
+        return []
+    return list(dict.fromkeys([*task.signals.keywords, *task.signals.domains]))
+
+
+def task_from_props(props: dict[str, Any], depends_on: list[str] | None = None) -> Task:
+    signals = None
+    if "signal_keywords" in props:
+        signals = TaskSignals(
+            keywords=tuple(props.get("signal_keywords") or ()),
+            domains=tuple(props.get("signal_domains") or ()),
+            files_mentioned=tuple(props.get("signal_files") or ()),
+            task_types=tuple(props.get("signal_types") or ()),
+        )
+    fields = {k: v for k, v in props.items() if k in Task.model_fields and not k.startswith("signal")}
+    fields["acceptance_criteria"] = tuple(fields.get("acceptance_criteria") or ())
+    return Task(**fields, signals=signals, depends_on=tuple(sorted(depends_on or ())))
+
+
+# --------------------------------------------------------------------- knowledge
+
+
+def knowledge_props(item: KnowledgeItem) -> dict[str, Any]:
+    data = item.model_dump(mode="json")
+    data["tags"] = list(item.tags)
+    return _compact(data)
+
+
+def knowledge_from_props(props: dict[str, Any]) -> KnowledgeItem:
+    fields = {k: v for k, v in props.items() if k in KnowledgeItem.model_fields}
+    fields["tags"] = tuple(fields.get("tags") or ())
+    return KnowledgeItem(**fields)
+
+
+def merge_tags(existing: list[str] | None, new: list[str]) -> list[str]:
+    """Existing tags first, then the new ones not already there (the Cypher does the same)."""
+    have = list(existing or [])
+    return have + [t for t in new if t not in have]
+
+
+# -------------------------------------------------------------------------- file
+
+
+def file_props(entry: FileEntry) -> dict[str, Any]:
+    return {"id": entry.path, "path": entry.path, "component": entry.component, "notes": entry.notes}
+
+
+def file_from_props(props: dict[str, Any], lines: str | None = None) -> FileEntry:
+    return FileEntry(
+        path=props["path"],
+        component=props.get("component") or "",
+        notes=props.get("notes") or "",
+        lines=lines,
+    )

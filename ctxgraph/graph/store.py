@@ -1,0 +1,97 @@
+"""The store port: what the service needs from a graph, and nothing more.
+
+Reads return candidates with their match evidence, never final rankings;
+ranking is the compute pipeline's job. Both implementations (``Neo4jStore``
+and ``LocalStore``) run the same test suite and must give the same answers.
+
+Ordering contract for tag queries: more matched tags first, then the most
+recently updated, then the id ascending.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from ctxgraph.graph.models import (
+    Blocker,
+    DependencyHandoff,
+    FileEntry,
+    KnowledgeHit,
+    RecentTask,
+    Stats,
+    Task,
+    TaskHit,
+    TaskStatus,
+)
+from ctxgraph.graph.records import HandoffRecord
+
+
+class KnowledgeStore(Protocol):
+    """A knowledge graph of tasks, handoffs, knowledge, files and tags."""
+
+    #: A short description for messages: the file path or the server URI.
+    location: str
+
+    # -- lifecycle --------------------------------------------------------
+    def init_schema(self) -> None:
+        """Create constraints and indexes (idempotent)."""
+
+    def close(self) -> None: ...
+
+    # -- writes (each call is one transaction; all idempotent) -------------
+    def upsert_tasks(self, tasks: Sequence[Task]) -> None:
+        """Create or update tasks, their tags (from their signals) and their
+        DEPENDS_ON edges (``task.depends_on``; the dependencies must exist)."""
+
+    def set_status(
+        self, task_id: str, status: TaskStatus, *, reason: str | None, at: str
+    ) -> None: ...
+
+    def upsert_files(self, files: Sequence[FileEntry]) -> None:
+        """Context-map entries: create or overwrite component and notes."""
+
+    def apply_handoff(self, record: HandoffRecord) -> bool:
+        """Write a handoff whole; ``False`` when the same content is already there."""
+
+    # -- reads ---------------------------------------------------------------
+    def get_task(self, task_id: str) -> Task | None: ...
+
+    def get_tasks(self, task_ids: Sequence[str]) -> list[Task]:
+        """The tasks that exist among ``task_ids``, in id order."""
+
+    def list_tasks(self, status: TaskStatus | None = None) -> list[Task]: ...
+
+    def dependency_edges(self) -> list[tuple[str, str]]:
+        """Every (task, dependency) pair, for cycle checks."""
+
+    def knowledge_by_tags(self, tags: Sequence[str], limit: int) -> list[KnowledgeHit]:
+        """Patterns, gotchas, decisions and open questions sharing a tag."""
+
+    def tasks_by_tags(
+        self, tags: Sequence[str], limit: int, *, exclude: Sequence[str] = ()
+    ) -> list[TaskHit]:
+        """Completed tasks sharing a tag (the task's related prior work)."""
+
+    def dependency_handoffs(self, task_ids: Sequence[str]) -> list[DependencyHandoff]:
+        """The tasks among ``task_ids`` that exist, in id order, each with its
+        handoff if it has one (a task's dependencies are passed here)."""
+
+    def context_map(
+        self, keywords: Sequence[str], domains: Sequence[str], files: Sequence[str]
+    ) -> list[FileEntry]:
+        """Context-map entries that could score under the seed's rules:
+        a keyword in the component or path, a domain in the notes, or a
+        mentioned file in the path (all case-insensitive but the last)."""
+
+    def all_files(self) -> list[FileEntry]: ...
+
+    def recent_tasks(self, n: int) -> list[RecentTask]:
+        """The last ``n`` completed (or failed) tasks, newest first."""
+
+    def active_blockers(self) -> list[Blocker]: ...
+
+    def stats(self) -> Stats: ...
+
+    def clear(self) -> None:
+        """Delete every node and relationship."""

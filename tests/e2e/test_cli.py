@@ -1,0 +1,155 @@
+"""The CLI, run for real as a subprocess (`python -m ctxgraph`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HANDOFF = """\
+task_id: t-auth
+summary: Added JWT validation middleware
+success: true
+completed_at: "2026-03-01T10:00:00Z"
+files_created: [{path: src/auth/jwt.ts, purpose: JWT verify helper}]
+dependencies_for_next: [{file: src/auth/jwt.ts, reason: reuse verify()}]
+patterns_discovered: [{pattern: Wrap handlers with requireAuth(), applies_to: [auth, api], location: src/auth/middleware.ts}]
+gotchas: [{issue: Clock skew breaks exp checks, severity: high, applies_to: [jwt]}]
+open_questions: [{question: "Rotate keys how?", blocking: true}]
+"""
+
+
+def run(*args: str, cwd: Path, stdin: str | None = None, env: dict[str, str] | None = None,
+        ) -> subprocess.CompletedProcess[str]:
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("NEO4J_", "CTXGRAPH_"))}
+    full_env.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "ctxgraph", *args], cwd=cwd, input=stdin, text=True,
+        capture_output=True, env=full_env, timeout=120,
+    )
+
+
+def ok(*args: str, cwd: Path, stdin: str | None = None) -> str:
+    proc = run(*args, cwd=cwd, stdin=stdin)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def fails(code: int, *args: str, cwd: Path, stdin: str | None = None,
+          env: dict[str, str] | None = None) -> str:
+    proc = run(*args, cwd=cwd, stdin=stdin, env=env)
+    assert proc.returncode == code, (proc.returncode, proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("ctxgraph: error: ")
+    return lines[0]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A folder with a store holding two tasks and one handoff (default store path)."""
+    ok("task", "add", "t-auth", "--name", "Add JWT validation middleware",
+       "--objective", "Verify JWT tokens on api routes", cwd=tmp_path)
+    ok("task", "add", "t-refresh", "--name", "Refresh tokens", "--objective",
+       "Rotate the JWT on login refresh", "--depends-on", "t-auth", cwd=tmp_path)
+    (tmp_path / "h.yaml").write_text(HANDOFF)
+    ok("ingest", "handoff", "h.yaml", cwd=tmp_path)
+    return tmp_path
+
+
+def test_help_documents_every_command(tmp_path: Path) -> None:
+    out = ok("--help", cwd=tmp_path)
+    for name in ("init", "task", "depend", "ingest", "context", "stats", "demo"):
+        assert name in out
+    for sub in (["task", "add"], ["task", "show"], ["task", "list"], ["task", "block"],
+                ["ingest", "handoff"], ["ingest", "tasks"], ["ingest", "context-map"], ["context"],
+                ["stats"], ["demo"], ["init"], ["depend"]):
+        text = ok(*sub, "--help", cwd=tmp_path)
+        assert "--help" in text and "Usage:" in text
+        if sub[0] not in ("demo",):
+            assert "--neo4j" in text and "--store" in text
+
+
+def test_demo_prints_a_context(tmp_path: Path) -> None:
+    proc = run("demo", "--store", str(tmp_path / "demo.db"), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("## Context (Computed)")
+    assert "### Prior Work" in proc.stdout
+    assert "Loaded" in proc.stderr
+
+
+def test_context_markdown_and_json(project: Path) -> None:
+    md = ok("context", "t-refresh", cwd=project)
+    assert "Wrap handlers with requireAuth()" in md
+    assert "Rotate keys how?" in md
+    data = json.loads(ok("context", "t-refresh", "--format", "json", "--complexity", "easy", cwd=project))
+    assert data["task_id"] == "t-refresh"
+    assert data["_computed"]["complexity"] == "easy"
+    assert data["_computed"]["dependency_count"] == 1
+    assert data["markdown"].startswith("## Context (Computed)")
+    debug = ok("context", "t-refresh", "--debug", cwd=project)
+    assert "## Context Debug" in debug
+    env_debug = run("context", "t-refresh", cwd=project, env={"CTXGRAPH_DEBUG_CONTEXT": "true"})
+    assert "## Context Debug" in env_debug.stdout
+
+
+def test_user_template(project: Path) -> None:
+    (project / "t.j2").write_text("{{ ctx.task_id }} has {{ ctx.prior_work | length }} prior tasks\n")
+    assert ok("context", "t-refresh", "--template", "t.j2", cwd=project) == "t-refresh has 1 prior tasks\n"
+    (project / "bad.j2").write_text("{% if %}")
+    assert "template" in fails(2, "context", "t-refresh", "--template", "bad.j2", cwd=project)
+
+
+def test_read_commands_json(project: Path) -> None:
+    shown = json.loads(ok("task", "show", "t-auth", "--format", "json", cwd=project))
+    assert shown["status"] == "completed" and shown["success"] is True
+    listed = json.loads(ok("task", "list", "--format", "json", cwd=project))
+    assert [t["id"] for t in listed] == ["t-auth", "t-refresh"]
+    stats = json.loads(ok("stats", "--format", "json", cwd=project))
+    assert stats["labels"]["Task"] == 2 and stats["relationships"]["DEPENDS_ON"] == 1
+    assert "t-auth\tcompleted" in ok("task", "list", cwd=project)
+    assert "depends on: t-auth" in ok("task", "show", "t-refresh", cwd=project)
+
+
+def test_ingest_is_idempotent_and_reads_stdin_and_folders(project: Path) -> None:
+    assert "0 written, 1 unchanged" in ok("ingest", "handoff", "-", cwd=project, stdin=HANDOFF)
+    folder = project / "handoffs"
+    folder.mkdir()
+    (folder / "a.yaml").write_text(HANDOFF.replace("t-auth", "t-refresh"))
+    assert "1 written, 0 unchanged" in ok("ingest", "handoff", str(folder), cwd=project)
+
+
+def test_bad_inputs_give_one_line_and_nonzero_exit(project: Path) -> None:
+    before = ok("stats", "--format", "json", cwd=project)
+    assert "unknown task: 'nope'" in fails(3, "context", "nope", cwd=project)
+    (project / "bad.yaml").write_text("task_id: t-refresh\nsummary: s\ngotchas: [{issue: x, severity: 9}]\n")
+    line = fails(2, "ingest", "handoff", "h.yaml", "bad.yaml", cwd=project)
+    assert "bad.yaml" in line and "gotchas[0].severity" in line
+    (project / "bin.yaml").write_bytes(b"\x00\x01\x02binary")
+    assert "binary" in fails(2, "ingest", "handoff", "bin.yaml", cwd=project)
+    assert "no such file" in fails(2, "ingest", "handoff", "missing.yaml", cwd=project)
+    assert "cycle" in fails(4, "depend", "t-auth", "t-refresh", cwd=project)
+    assert "unknown task" in fails(3, "task", "add", "x", "--depends-on", "ghost", cwd=project)
+    (project / "orphan.yaml").write_text(HANDOFF.replace("t-auth", "ghost"))
+    assert "orphan.yaml: unknown task: 'ghost'" in fails(3, "ingest", "handoff", "orphan.yaml", cwd=project)
+    assert ok("stats", "--format", "json", cwd=project) == before
+
+
+def test_server_down_is_one_clear_line(tmp_path: Path) -> None:
+    line = fails(5, "stats", "--neo4j", "bolt://127.0.0.1:9", cwd=tmp_path,
+                 env={"NEO4J_PASSWORD": "irrelevant"})
+    assert "cannot reach Neo4j at bolt://127.0.0.1:9" in line
+    assert "irrelevant" not in line
+    assert "unsupported Neo4j URI scheme" in fails(2, "stats", "--neo4j", "http://x", cwd=tmp_path)
+
+
+def test_block_and_verbose_traceback(project: Path) -> None:
+    ok("task", "block", "t-refresh", "--reason", "waiting on keys", cwd=project)
+    assert 't-refresh: "waiting on keys"' in ok("context", "t-auth", cwd=project)
+    proc = run("--verbose", "context", "nope", cwd=project)
+    assert proc.returncode != 0 and "Traceback" in proc.stderr

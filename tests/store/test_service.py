@@ -1,0 +1,176 @@
+"""ContextService end to end on both stores: the seed's rules through the real path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ctxgraph.demo import DEMO_TASK, load_project
+from ctxgraph.errors import DependencyCycleError, InvalidDocumentError, UnknownTaskError
+from ctxgraph.graph.models import Task, TaskStatus
+from ctxgraph.service import ContextService
+
+HANDOFF = {
+    "task_id": "t-auth",
+    "summary": "Added JWT validation middleware",
+    "success": True,
+    "completed_at": "2026-03-01T10:00:00Z",
+    "files_created": [{"path": "src/auth/jwt.ts", "purpose": "JWT verify helper"}],
+    "files_modified": [{"path": "src/app.ts", "lines": "10-24", "purpose": "mount middleware"}],
+    "dependencies_for_next": [{"file": "src/auth/jwt.ts", "reason": "reuse verify()"}],
+    "patterns_discovered": [{"pattern": "Wrap handlers with requireAuth()",
+                             "applies_to": ["auth", "api"], "location": "src/auth/middleware.ts"}],
+    "gotchas": [
+        {"issue": "Clock skew breaks exp checks", "severity": "high", "applies_to": ["jwt"]},
+        {"issue": "Log lines are noisy", "severity": "low", "applies_to": ["jwt"]},
+    ],
+    "decisions": [{"decision": "HS256 for now", "rationale": "single service", "applies_to": ["jwt"]}],
+    "open_questions": [
+        {"question": "Rotate keys how?", "context": "one key today", "recommendation": "JWKS",
+         "blocking": True},
+        {"question": "Cache verify results?", "blocking": False},
+    ],
+}
+
+
+def _setup(svc: ContextService) -> None:
+    svc.add_tasks([
+        {"id": "t-auth", "name": "Add JWT validation middleware", "objective": "Verify JWT tokens on api routes"},
+        {"id": "t-pending", "name": "Session store", "objective": "Persist login sessions"},
+        {"id": "t-refresh", "name": "Refresh tokens", "objective": "Rotate the JWT on login refresh",
+         "depends_on": ["t-auth", "t-pending"]},
+    ])
+    svc.ingest_handoff(HANDOFF, source="h.yaml")
+
+
+def test_context_has_dependency_knowledge_and_filters(svc: ContextService) -> None:
+    _setup(svc)
+    ctx = svc.compute("t-refresh")
+    md = ctx.markdown
+    assert [w.task_id for w in ctx.prior_work] == ["t-auth"]  # completed only
+    assert ctx.computed.dependencies_skipped == ("t-pending",)
+    assert "Wrap handlers with requireAuth()" in md
+    assert "**high**: Clock skew breaks exp checks" in md
+    assert "Log lines are noisy" not in md  # low severity from a dependency
+    assert "Rotate keys how?" in md and "Cache verify results?" not in md
+    assert "- `src/auth/jwt.ts`: reuse verify()" in md
+    assert "HS256 for now — single service" in md
+    assert '1. t-auth: "Add JWT validation middleware"' in md  # working memory
+
+
+def test_same_handoff_twice_changes_nothing(svc: ContextService) -> None:
+    _setup(svc)
+    before = svc.stats()
+    again = svc.ingest_handoff(HANDOFF, source="h.yaml")
+    assert again.written is False
+    assert svc.stats() == before
+
+
+def test_bad_document_is_refused_whole(svc: ContextService) -> None:
+    _setup(svc)
+    before = svc.stats()
+    good = dict(HANDOFF, task_id="t-pending", summary="Sessions persisted")
+    bad = dict(HANDOFF, gotchas=[{"issue": "x", "severity": "urgent"}])
+    with pytest.raises(InvalidDocumentError, match=r"bad.yaml: .*gotchas\[0\].severity"):
+        svc.ingest_handoffs([("good.yaml", good), ("bad.yaml", bad)])
+    assert svc.stats() == before
+    assert svc.get_task("t-pending").status is TaskStatus.PENDING
+
+
+def test_handoff_for_unknown_task_is_refused(svc: ContextService) -> None:
+    with pytest.raises(UnknownTaskError, match="ghost"):
+        svc.ingest_handoff(dict(HANDOFF, task_id="ghost"), source="g.yaml")
+    assert svc.stats()["labels"] == {}
+
+
+def test_cycles_are_refused(svc: ContextService) -> None:
+    svc.add_tasks([{"id": "a"}, {"id": "b", "depends_on": ["a"]}, {"id": "c", "depends_on": ["b"]}])
+    with pytest.raises(DependencyCycleError, match="dependency cycle refused"):
+        svc.add_dependency("a", "c")
+    with pytest.raises(DependencyCycleError):
+        svc.add_dependency("a", "a")
+    with pytest.raises(DependencyCycleError):
+        svc.add_tasks([{"id": "a", "depends_on": ["c"]}])
+    assert svc.store.dependency_edges() == [("b", "a"), ("c", "b")]
+    with pytest.raises(UnknownTaskError):
+        svc.add_dependency("a", "nope")
+    svc.add_dependency("c", "a")
+    assert svc.get_task("c").depends_on == ("a", "b")
+
+
+def test_readding_a_finished_task_keeps_its_outcome(svc: ContextService) -> None:
+    _setup(svc)
+    svc.add_task({"id": "t-auth", "name": "Add JWT validation middleware (renamed)"})
+    t = svc.get_task("t-auth")
+    assert t.status is TaskStatus.COMPLETED and t.success is True
+    assert t.name.endswith("(renamed)")
+
+
+def test_signals_are_stored_with_the_task(svc: ContextService) -> None:
+    _setup(svc)
+    t = svc.get_task("t-refresh")
+    assert t.signals is not None
+    assert "jwt" in t.signals.keywords and "auth" in t.signals.domains
+
+
+def test_blockers_show_in_working_memory(svc: ContextService) -> None:
+    _setup(svc)
+    svc.block("t-pending", "waiting for Redis")
+    ctx = svc.compute("t-refresh")
+    assert [b.id for b in ctx.active_blockers] == ["t-pending"]
+    assert 't-pending: "waiting for Redis"' in ctx.markdown
+    svc.unblock("t-pending")
+    assert svc.compute("t-refresh").active_blockers == ()
+
+
+def test_requires_context_off_drops_working_memory(svc: ContextService) -> None:
+    _setup(svc)
+    svc.add_task({"id": "quiet", "objective": "Rotate JWT", "requires_context": False})
+    ctx = svc.compute("quiet")
+    assert ctx.recent_tasks == () and "Recent Task History" not in ctx.markdown
+
+
+def test_compute_accepts_a_task_value_not_in_the_store(svc: ContextService) -> None:
+    _setup(svc)
+    ctx = svc.compute(Task(id="adhoc", objective="Fix JWT clock skew in auth", depends_on=("t-auth",)))
+    assert [w.task_id for w in ctx.prior_work] == ["t-auth"]
+    with pytest.raises(UnknownTaskError):
+        svc.compute("missing")
+
+
+def test_demo_project_loads_and_computes(svc: ContextService, demo_root: Path) -> None:
+    tasks, files, handoffs = load_project(svc, demo_root)
+    assert tasks >= 12 and files >= 10 and handoffs >= 10
+    ctx = svc.compute(DEMO_TASK, debug=True)
+    assert ctx.prior_work, "the demo task depends on completed tasks"
+    assert ctx.code_references
+    assert "## Context Debug" in ctx.markdown
+
+
+def test_tiers_and_context_map_scores_through_the_store(svc: ContextService) -> None:
+    from ctxgraph.graph.models import FileEntry
+
+    svc.add_tasks([{"id": "src", "objective": "history"},
+                   {"id": "t", "name": "Rotate JWT", "objective": "Rotate the JWT signing key in auth/jwt.ts"}])
+    svc.ingest_handoff({
+        "task_id": "src", "summary": "lots learned", "completed_at": "2026-01-01T00:00:00Z",
+        "patterns_discovered": [{"pattern": f"JWT pattern {i}", "applies_to": ["jwt"]} for i in range(12)],
+        "gotchas": [{"issue": f"JWT gotcha {i}", "severity": "high", "applies_to": ["jwt"]} for i in range(8)],
+    })
+    svc.add_files([FileEntry(path=f"lib/jwt/mod{i:02d}.ts", component="jwt", notes="") for i in range(25)]
+                  + [FileEntry(path="src/auth/jwt.ts", component="auth", notes="auth helpers")])
+    counts = {}
+    for tier in ("easy", "normal", "complex"):
+        ctx = svc.compute("t", complexity=tier)
+        counts[tier] = (len(ctx.patterns_to_follow), len(ctx.warnings), len(ctx.code_references))
+    assert counts == {"easy": (3, 2, 5), "normal": (5, 3, 10), "complex": (10, 5, 10)}
+    ctx = svc.compute("t")
+    assert ctx.computed.signals.keywords == ("rotate", "jwt", "key", "auth", "jwt.ts")
+    assert ctx.computed.signals.files_mentioned == ("auth/jwt.ts",)
+    top, second = ctx.code_references[:2]
+    # keyword "auth" in the component (+2); "jwt", "auth", "jwt.ts" in the location (+1 each);
+    # domain "auth" in the notes (+1); the mentioned file auth/jwt.ts in the location (+3)
+    assert (top.file, top.relevance) == ("src/auth/jwt.ts", 2 + 3 + 1 + 3)
+    # "jwt" in component (+2) and in location (+1)
+    assert (second.file, second.relevance) == ("lib/jwt/mod00.ts", 3)

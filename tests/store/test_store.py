@@ -1,0 +1,236 @@
+"""The store port, on both stores: the same calls must give the same answers."""
+
+from __future__ import annotations
+
+import pytest
+
+from ctxgraph.errors import UnknownTaskError
+from ctxgraph.graph.models import FileEntry, KnowledgeItem, Severity, Task, TaskStatus
+from ctxgraph.graph.records import FileLink, HandoffRecord
+from ctxgraph.graph.store import KnowledgeStore
+from ctxgraph.signals import TaskSignals
+
+
+def sig(*keywords: str, domains: tuple[str, ...] = ()) -> TaskSignals:
+    return TaskSignals(keywords=keywords, domains=domains, files_mentioned=(), task_types=("feature",))
+
+
+def task(tid: str, *deps: str, keywords: tuple[str, ...] = (), **kw: object) -> Task:
+    return Task(id=tid, name=f"Task {tid}", objective=f"do {tid}", depends_on=deps,
+                signals=sig(*keywords), created_at="2026-01-01T00:00:00Z",
+                updated_at="2026-01-01T00:00:00Z", **kw)  # type: ignore[arg-type]
+
+
+def item(kind: str, summary: str, tags: tuple[str, ...], at: str = "2026-02-01T00:00:00Z",
+         **kw: object) -> KnowledgeItem:
+    return KnowledgeItem(id=f"{kind}:{summary}", kind=kind, summary=summary, tags=tags,  # type: ignore[arg-type]
+                         created_at=at, updated_at=at, **kw)  # type: ignore[arg-type]
+
+
+def record(task_id: str, *knowledge: KnowledgeItem, success: bool = True,
+           at: str = "2026-02-01T00:00:00Z", content: str = "v1",
+           links: tuple[FileLink, ...] = ()) -> HandoffRecord:
+    files = tuple(FileEntry(path=link.path, component="c", notes=link.note) for link in links)
+    return HandoffRecord(
+        id=f"handoff:{task_id}", task_id=task_id, summary=f"{task_id} done", success=success,
+        completed_at=at, raw="{}", content_hash=f"{task_id}-{content}", knowledge=knowledge,
+        files=files, links=links,
+    )
+
+
+def test_task_round_trip(store: KnowledgeStore) -> None:
+    store.upsert_tasks([task("t1", keywords=("jwt", "login")),
+                        task("t2", "t1", acceptance_criteria=("a", "b"))])
+    got = store.get_task("t2")
+    assert got is not None
+    assert got.depends_on == ("t1",)
+    assert got.acceptance_criteria == ("a", "b")
+    t1 = store.get_task("t1")
+    assert t1 is not None and t1.signals is not None
+    assert t1.signals.keywords == ("jwt", "login")
+    assert store.get_task("nope") is None
+    assert [t.id for t in store.list_tasks()] == ["t1", "t2"]
+    assert [t.id for t in store.get_tasks(["t2", "zz", "t1"])] == ["t1", "t2"]
+
+
+def test_upsert_refuses_unknown_dependency_and_writes_nothing(store: KnowledgeStore) -> None:
+    with pytest.raises(UnknownTaskError):
+        store.upsert_tasks([task("t1"), task("t2", "ghost")])
+    assert store.list_tasks() == []
+
+
+def test_status_and_blockers(store: KnowledgeStore) -> None:
+    store.upsert_tasks([task("a"), task("b"), task("c")])
+    store.set_status("b", TaskStatus.BLOCKED, reason="waiting on keys", at="2026-03-02T00:00:00Z")
+    store.set_status("a", TaskStatus.BLOCKED, reason="no access", at="2026-03-01T00:00:00Z")
+    blockers = store.active_blockers()
+    assert [(b.id, b.reason, b.since) for b in blockers] == [
+        ("a", "no access", "2026-03-01T00:00:00Z"),
+        ("b", "waiting on keys", "2026-03-02T00:00:00Z"),
+    ]
+    store.set_status("a", TaskStatus.PENDING, reason=None, at="2026-03-03T00:00:00Z")
+    assert [b.id for b in store.active_blockers()] == ["b"]
+    a = store.get_task("a")
+    assert a is not None and a.blocked_reason is None and a.status is TaskStatus.PENDING
+    assert [t.id for t in store.list_tasks(TaskStatus.BLOCKED)] == ["b"]
+    with pytest.raises(UnknownTaskError):
+        store.set_status("zz", TaskStatus.BLOCKED, reason="x", at="2026-03-03T00:00:00Z")
+
+
+def test_apply_handoff_completes_task_and_links_everything(store: KnowledgeStore) -> None:
+    store.upsert_tasks([task("t1")])
+    links = (FileLink(rel="CREATED", path="src/auth/jwt.ts", note="verify helper"),
+             FileLink(rel="READ_NEXT", path="src/auth/jwt.ts", note="reuse verify()"),
+             FileLink(rel="MODIFIED", path="src/app.ts", note="mount", lines="10-24"))
+    rec = record("t1", item("pattern", "Wrap handlers", ("auth", "api"), location="src/auth/mw.ts"),
+                 item("gotcha", "Clock skew", ("jwt",), severity=Severity.HIGH), links=links)
+    assert store.apply_handoff(rec) is True
+    t1 = store.get_task("t1")
+    assert t1 is not None
+    assert (t1.status, t1.success, t1.outcome_summary, t1.completed_at) == (
+        TaskStatus.COMPLETED, True, "t1 done", "2026-02-01T00:00:00Z")
+    stats = store.stats()
+    assert stats.labels == {"File": 2, "Gotcha": 1, "Handoff": 1, "Pattern": 1, "Tag": 3, "Task": 1}
+    assert stats.relationships == {"CREATED": 1, "DISCOVERED": 2, "HANDED_OFF": 1, "MODIFIED": 1,
+                                   "READ_NEXT": 1, "TAGGED": 3}
+    deps = store.dependency_handoffs(["t1"])
+    assert len(deps) == 1
+    dep = deps[0]
+    assert dep.summary == "t1 done"
+    assert [(f.file, f.reason) for f in dep.files_to_read] == [("src/auth/jwt.ts", "reuse verify()")]
+    assert [(f.file, f.reason) for f in dep.files_created] == [("src/auth/jwt.ts", "verify helper")]
+    assert [(k.kind, k.summary) for k in dep.knowledge] == [("gotcha", "Clock skew"),
+                                                            ("pattern", "Wrap handlers")]
+    assert dep.knowledge[0].severity is Severity.HIGH
+
+
+def test_apply_handoff_is_idempotent(store: KnowledgeStore) -> None:
+    store.upsert_tasks([task("t1")])
+    rec = record("t1", item("pattern", "P", ("x",)),
+                 links=(FileLink(rel="CREATED", path="a.py", note="n"),))
+    assert store.apply_handoff(rec) is True
+    before = (store.stats(), store.get_task("t1"))
+    assert store.apply_handoff(rec) is False
+    assert (store.stats(), store.get_task("t1")) == before
+
+
+def test_new_handoff_version_replaces_links(store: KnowledgeStore) -> None:
+    store.upsert_tasks([task("t1")])
+    store.apply_handoff(record("t1", item("pattern", "Old", ("x",)),
+                               links=(FileLink(rel="CREATED", path="old.py"),)))
+    store.apply_handoff(record("t1", item("pattern", "New", ("x",)), content="v2", success=False,
+                               links=(FileLink(rel="CREATED", path="new.py"),)))
+    dep = store.dependency_handoffs(["t1"])[0]
+    assert [k.summary for k in dep.knowledge] == ["New"]
+    assert [f.file for f in dep.files_created] == ["new.py"]
+    t1 = store.get_task("t1")
+    assert t1 is not None and t1.status is TaskStatus.FAILED and t1.success is False
+
+
+def test_handoff_for_unknown_task_is_refused_whole(store: KnowledgeStore) -> None:
+    with pytest.raises(UnknownTaskError):
+        store.apply_handoff(record("ghost", item("pattern", "P", ("x",))))
+    assert store.stats().labels == {}
+
+
+def test_shared_knowledge_merges_tags(store: KnowledgeStore) -> None:
+    store.upsert_tasks([task("t1"), task("t2")])
+    store.apply_handoff(record("t1", item("pattern", "Same", ("a", "b"))))
+    store.apply_handoff(record("t2", item("pattern", "Same", ("b", "c"))))
+    hits = store.knowledge_by_tags(["c"], 10)
+    assert len(hits) == 1
+    assert hits[0].item.tags == ("a", "b", "c")
+    assert store.stats().labels["Pattern"] == 1
+
+
+def test_knowledge_by_tags_orders_by_matches_then_recency_then_id(store: KnowledgeStore) -> None:
+    store.upsert_tasks([task("t1")])
+    store.apply_handoff(record(
+        "t1",
+        item("pattern", "two tags", ("jwt", "auth")),
+        item("gotcha", "old one tag", ("jwt",), at="2026-01-01T00:00:00Z", severity=Severity.LOW),
+        item("decision", "new one tag", ("auth",), at="2026-03-01T00:00:00Z"),
+        item("pattern", "b same", ("jwt",), at="2026-02-01T00:00:00Z"),
+        item("pattern", "a same", ("jwt",), at="2026-02-01T00:00:00Z"),
+        item("pattern", "unrelated", ("ui",)),
+    ))
+    hits = store.knowledge_by_tags(["jwt", "auth"], 10)
+    assert [h.item.summary for h in hits] == ["two tags", "new one tag", "a same", "b same", "old one tag"]
+    assert hits[0].matched_tags == ("auth", "jwt")
+    assert [h.item.summary for h in store.knowledge_by_tags(["jwt", "auth"], 2)] == ["two tags", "new one tag"]
+    assert store.knowledge_by_tags([], 10) == []
+    assert store.knowledge_by_tags(["nothing"], 10) == []
+
+
+def test_tasks_by_tags_only_completed_and_not_excluded(store: KnowledgeStore) -> None:
+    store.upsert_tasks([task("a", keywords=("jwt",)), task("b", keywords=("jwt", "login")),
+                        task("c", keywords=("jwt",)), task("d", keywords=("login",))])
+    for tid, at in (("a", "2026-01-02T00:00:00Z"), ("b", "2026-01-01T00:00:00Z"), ("d", "2026-01-03T00:00:00Z")):
+        store.apply_handoff(record(tid, at=at))
+    hits = store.tasks_by_tags(["jwt", "login"], 10)
+    assert [h.task.id for h in hits] == ["b", "d", "a"]  # c is pending
+    assert hits[0].matched_tags == ("jwt", "login")
+    assert [h.task.id for h in store.tasks_by_tags(["jwt", "login"], 10, exclude=["b"])] == ["d", "a"]
+
+
+def test_dependency_handoffs_include_incomplete_dependencies(store: KnowledgeStore) -> None:
+    store.upsert_tasks([task("dep1"), task("dep2"), task("t", "dep1", "dep2")])
+    store.apply_handoff(record("dep1"))
+    deps = store.dependency_handoffs(["dep2", "dep1", "missing"])
+    assert [(d.task.id, d.task.status, d.summary) for d in deps] == [
+        ("dep1", TaskStatus.COMPLETED, "dep1 done"), ("dep2", TaskStatus.PENDING, None)]
+    assert store.dependency_edges() == [("t", "dep1"), ("t", "dep2")]
+
+
+def test_context_map_candidates(store: KnowledgeStore) -> None:
+    store.upsert_files([
+        FileEntry(path="src/auth/jwt.ts", component="auth", notes="JWT helpers"),
+        FileEntry(path="src/db/pool.ts", component="database", notes="Postgres pool"),
+        FileEntry(path="web/Button.tsx", component="ui", notes="API button for the auth flow"),
+        FileEntry(path="README.md", component="README", notes="docs"),
+    ])
+    assert [f.path for f in store.context_map(["jwt"], [], [])] == ["src/auth/jwt.ts"]
+    assert [f.path for f in store.context_map(["auth"], [], [])] == ["src/auth/jwt.ts"]
+    assert [f.path for f in store.context_map([], ["auth"], [])] == ["web/Button.tsx"]
+    assert [f.path for f in store.context_map([], [], ["db/pool.ts"])] == ["src/db/pool.ts"]
+    assert [f.path for f in store.context_map(["pool"], ["api"], ["README.md"])] == [
+        "README.md", "src/db/pool.ts", "web/Button.tsx"]
+    # mentioned files match case-sensitively, keywords case-insensitively
+    assert store.context_map([], [], ["readme.md"]) == []
+    assert [f.path for f in store.context_map(["readme"], [], [])] == ["README.md"]
+    assert len(store.all_files()) == 4
+
+
+def test_handoff_files_fill_notes_but_never_overwrite(store: KnowledgeStore) -> None:
+    store.upsert_files([FileEntry(path="a.py", component="core", notes="the core"),
+                        FileEntry(path="b.py", component="core", notes="")])
+    store.upsert_tasks([task("t1")])
+    store.apply_handoff(record("t1", links=(FileLink(rel="MODIFIED", path="a.py", note="tweak"),
+                                            FileLink(rel="MODIFIED", path="b.py", note="filled"),
+                                            FileLink(rel="CREATED", path="c.py", note="new"))))
+    files = {f.path: f for f in store.all_files()}
+    assert files["a.py"].notes == "the core"
+    assert files["b.py"].notes == "filled"
+    assert files["c.py"].notes == "new"
+
+
+def test_recent_tasks_newest_first_limited(store: KnowledgeStore) -> None:
+    store.upsert_tasks([task(f"t{i}") for i in range(7)])
+    for i in range(7):
+        store.apply_handoff(record(f"t{i}", at=f"2026-01-0{i + 1}T00:00:00Z", success=i != 5))
+    recent = store.recent_tasks(5)
+    assert [(r.id, r.success) for r in recent] == [
+        ("t6", True), ("t5", False), ("t4", True), ("t3", True), ("t2", True)]
+    assert recent[0].intent == "Task t6"
+    assert recent[0].completed_at == "2026-01-07T00:00:00Z"
+
+
+def test_injection_text_round_trips_as_data(store: KnowledgeStore) -> None:
+    nasty = "x'}) MATCH (n) DETACH DELETE n //\"; DROP TABLE nodes; --"
+    store.upsert_tasks([task(nasty, keywords=(nasty,))])
+    store.apply_handoff(record(nasty, item("pattern", nasty, (nasty,), location=nasty)))
+    got = store.get_task(nasty)
+    assert got is not None and got.id == nasty
+    hits = store.knowledge_by_tags([nasty], 5)
+    assert [h.item.summary for h in hits] == [nasty]
+    assert store.stats().labels["Task"] == 1

@@ -1,0 +1,248 @@
+"""The pure compute pipeline: the seed's numbers, with no store and no IO."""
+
+from __future__ import annotations
+
+from ctxgraph.compute.context import (
+    Candidates,
+    compute_context,
+    filter_context_map,
+    merge_hits,
+    relevance,
+    score_file,
+)
+from ctxgraph.compute.limits import TIERS, limits_for
+from ctxgraph.compute.render import finish
+from ctxgraph.compute.tokens import estimate_tokens
+from ctxgraph.graph.models import (
+    Blocker,
+    Complexity,
+    DependencyHandoff,
+    FileEntry,
+    KnowledgeHit,
+    KnowledgeItem,
+    ReadNext,
+    RecentTask,
+    Severity,
+    Task,
+    TaskHit,
+    TaskStatus,
+)
+from ctxgraph.signals import TaskSignals
+
+SIG = TaskSignals(keywords=("jwt", "login", "token"), domains=("auth",),
+                  files_mentioned=("src/auth/login.ts",), task_types=("feature",))
+TASK = Task(id="t-new", name="Add refresh tokens", objective="Rotate JWT on login", signals=SIG)
+
+
+def k(kind: str, n: int, tags: tuple[str, ...] = ("jwt",), **kw: object) -> KnowledgeItem:
+    return KnowledgeItem(id=f"{kind}-{n:02d}", kind=kind, summary=f"{kind} {n}", tags=tags,  # type: ignore[arg-type]
+                         updated_at=f"2026-01-{n + 1:02d}T00:00:00Z", **kw)  # type: ignore[arg-type]
+
+
+def hit(item: KnowledgeItem, *tags: str) -> KnowledgeHit:
+    return KnowledgeHit(item=item, matched_tags=tags or item.tags)
+
+
+def run(candidates: Candidates, complexity: str = "normal", task: Task = TASK):  # type: ignore[no-untyped-def]
+    return compute_context(task, SIG, candidates, limits_for(complexity), complexity=complexity)
+
+
+# ------------------------------------------------------------------- the tiers
+
+
+def test_tiers_are_the_seeds_table() -> None:
+    table = {c.value: (lim.patterns, lim.gotchas, lim.code_refs, lim.prior_tasks) for c, lim in TIERS.items()}
+    assert table == {"easy": (3, 2, 5, 2), "normal": (5, 3, 10, 4), "complex": (10, 5, 20, 8)}
+
+
+def test_tiers_cap_each_section() -> None:
+    patterns = [hit(k("pattern", i)) for i in range(12)]
+    gotchas = [hit(k("gotcha", i, severity=Severity.HIGH)) for i in range(12)]
+    files = tuple(FileEntry(path=f"src/jwt/f{i:02d}.ts", component="jwt") for i in range(25))
+    deps = tuple(
+        DependencyHandoff(task=Task(id=f"d{i}", name=f"dep {i}", status=TaskStatus.COMPLETED), summary="s")
+        for i in range(10)
+    )
+    cands = Candidates(keyword_hits=tuple(patterns + gotchas), context_map=files, dependencies=deps)
+    for tier, (p, g, c, t) in {"easy": (3, 2, 5, 2), "normal": (5, 3, 10, 4), "complex": (10, 5, 10, 8)}.items():
+        ctx = run(cands, tier)
+        # code refs: the seed's filter keeps the top 10 before the tier cap applies
+        assert (len(ctx.patterns_to_follow), len(ctx.warnings), len(ctx.code_references),
+                len(ctx.prior_work)) == (p, g, c, t), tier
+    assert run(cands, "easy").computed.dropped_by_limits["patterns"] == 9
+
+
+# ------------------------------------------------------------- phase 2: knowledge
+
+
+def test_relevance_weights_keywords_over_domains() -> None:
+    assert relevance(["jwt", "login"], SIG) == 2.0
+    assert relevance(["auth"], SIG) == 0.5
+    assert relevance(["jwt", "auth", "other"], SIG) == 1.5
+
+
+def test_merge_dedupes_and_sorts_by_relevance() -> None:
+    a, b, c = k("pattern", 1), k("pattern", 2), k("pattern", 3)
+    merged = merge_hits([hit(a, "jwt"), hit(b, "jwt", "login")], [hit(a, "auth"), hit(c, "auth")], SIG)
+    assert [(i.id, r) for i, r in merged] == [("pattern-02", 2.0), ("pattern-01", 1.5), ("pattern-03", 0.5)]
+
+
+def test_equal_relevance_prefers_recent_then_id() -> None:
+    old, new = k("pattern", 1), k("pattern", 5)
+    merged = merge_hits([hit(old), hit(new)], [], SIG)
+    assert [i.id for i, _ in merged] == ["pattern-05", "pattern-01"]
+
+
+def test_knowledge_is_categorized_and_superseded_decisions_dropped() -> None:
+    cands = Candidates(keyword_hits=(
+        hit(k("pattern", 1)), hit(k("gotcha", 2, severity=Severity.LOW)),
+        hit(k("decision", 3, rationale="why", status="active")),
+        hit(k("decision", 4, status="superseded")),
+    ))
+    ctx = run(cands)
+    assert [p.pattern for p in ctx.patterns_to_follow] == ["pattern 1"]
+    # knowledge-graph gotchas keep every severity; only dependency gotchas drop `low`
+    assert [(w.issue, w.severity) for w in ctx.warnings] == [("gotcha 2", Severity.LOW)]
+    assert [(d.decision, d.rationale) for d in ctx.relevant_decisions] == [("decision 3", "why")]
+    assert ctx.computed.knowledge_nodes_matched == 3
+
+
+# ----------------------------------------------------------- phase 3: dependencies
+
+
+def _dep(tid: str, status: TaskStatus, *knowledge: KnowledgeItem) -> DependencyHandoff:
+    return DependencyHandoff(
+        task=Task(id=tid, name=f"Task {tid}", status=status), summary=f"{tid} summary",
+        files_to_read=(ReadNext(file=f"src/{tid}.ts", reason="reuse"),), knowledge=knowledge,
+    )
+
+
+def test_only_completed_dependencies_contribute() -> None:
+    cands = Candidates(dependencies=(
+        _dep("done", TaskStatus.COMPLETED, k("pattern", 1)),
+        _dep("pending", TaskStatus.PENDING, k("pattern", 2)),
+        _dep("failed", TaskStatus.FAILED, k("pattern", 3)),
+        _dep("blocked", TaskStatus.BLOCKED, k("pattern", 4)),
+    ))
+    ctx = run(cands)
+    assert [w.task_id for w in ctx.prior_work] == ["done"]
+    assert ctx.prior_work[0].files_created[0].file == "src/done.ts"
+    assert [p.pattern for p in ctx.patterns_to_follow] == ["pattern 1"]
+    assert ctx.patterns_to_follow[0].from_task == "done"
+    assert ctx.computed.dependency_count == 1
+    assert ctx.computed.dependencies_skipped == ("pending", "failed", "blocked")
+
+
+def test_dependency_gotchas_drop_low_and_questions_keep_blocking_only() -> None:
+    cands = Candidates(dependencies=(_dep(
+        "d", TaskStatus.COMPLETED,
+        k("gotcha", 1, severity=Severity.LOW), k("gotcha", 2, severity=Severity.MEDIUM),
+        k("gotcha", 3, severity=Severity.CRITICAL),
+        k("open_question", 4, blocking=True, context="ctx", recommendation="rec"),
+        k("open_question", 5, blocking=False),
+    ),))
+    ctx = run(cands)
+    assert sorted(w.issue for w in ctx.warnings) == ["gotcha 2", "gotcha 3"]
+    assert [(q.question, q.context, q.recommendation) for q in ctx.blocking_questions] == [
+        ("open_question 4", "ctx", "rec")]
+    assert ctx.computed.warnings_inherited == 2
+
+
+# ------------------------------------------------------------ phase 4: context map
+
+
+def test_file_scores_follow_the_seed() -> None:
+    sig = TaskSignals(keywords=("auth", "login"), domains=("api",),
+                      files_mentioned=("auth/login.ts",), task_types=())
+    # component "auth" contains "auth" (+2); location contains auth (+1) and login (+1);
+    # notes contain "api" (+1); location contains the mentioned file (+3)
+    entry = FileEntry(path="src/auth/login.ts", component="auth", notes="REST API login handler")
+    assert score_file(entry, sig) == 2 + 1 + 1 + 1 + 3
+    assert score_file(FileEntry(path="src/db/pool.ts", component="db", notes=""), sig) == 0
+    assert score_file(FileEntry(path="docs/x.md", component="docs", notes="the api"), sig) == 1
+
+
+def test_context_map_keeps_positive_scores_top_ten() -> None:
+    entries = [FileEntry(path=f"src/jwt/{i:02d}.ts", component="x") for i in range(15)]
+    entries.append(FileEntry(path="src/auth/login.ts", component="auth"))
+    entries.append(FileEntry(path="src/other.ts", component="other"))
+    refs = filter_context_map(entries, SIG)
+    assert len(refs) == 10
+    assert refs[0].file == "src/auth/login.ts"
+    assert refs[0].relevance == 1 + 3  # "login" in location, mentioned file (component "auth" is a domain)
+    assert "src/other.ts" not in [r.file for r in refs]
+
+
+# ------------------------------------------------------------- working memory
+
+
+def test_working_memory_is_included_and_honours_the_toggle() -> None:
+    cands = Candidates(
+        recent_tasks=(RecentTask(id="t1", intent="Did a thing", success=True,
+                                 completed_at="2026-01-01T00:00:00Z"),),
+        active_blockers=(Blocker(id="t9", reason="keys missing", since="2026-01-02T00:00:00Z"),),
+    )
+    ctx = finish(run(cands))
+    assert "## Recent Task History" in ctx.markdown
+    assert '1. t1: "Did a thing" (completed: 2026-01-01T00:00:00Z, ✓ success)' in ctx.markdown
+    assert '- t9: "keys missing" (blocked: 2026-01-02T00:00:00Z)' in ctx.markdown
+    off = finish(run(cands, task=TASK.model_copy(update={"requires_context": False})))
+    assert "Recent Task History" not in off.markdown
+    assert off.recent_tasks == () and off.active_blockers == ()
+
+
+def test_related_tasks_exclude_self_and_dependencies() -> None:
+    def th(tid: str, *tags: str) -> TaskHit:
+        return TaskHit(task=Task(id=tid, name=f"n {tid}", status=TaskStatus.COMPLETED), matched_tags=tags)
+
+    cands = Candidates(related=(th("t-new", "jwt"), th("dep", "jwt"), th("a", "jwt"), th("b", "jwt", "login")),
+                       dependencies=(_dep("dep", TaskStatus.COMPLETED),))
+    ctx = run(cands)
+    assert [r.id for r in ctx.related_tasks] == ["b", "a"]
+
+
+# ------------------------------------------------------------------ rendering
+
+
+def test_empty_sections_use_the_seeds_wording() -> None:
+    ctx = finish(run(Candidates()))
+    md = ctx.markdown
+    assert md.startswith("## Context (Computed)\n")
+    assert "No specific patterns identified for this task." in md
+    assert "No known gotchas for this task area." in md
+    assert "Explore the codebase as needed. No specific references pre-identified." in md
+    assert "### Prior Work" not in md and "### Open Questions" not in md
+    assert "## Context Debug" not in md
+    assert ctx.tokens == estimate_tokens(md)
+
+
+def test_debug_section() -> None:
+    md = finish(run(Candidates(context_map_total=7)), debug=True).markdown
+    assert "## Context Debug" in md
+    assert "- Keywords: jwt, login, token" in md
+    assert "- Total entries: 7" in md
+
+
+def test_table_cells_are_escaped() -> None:
+    cands = Candidates(context_map=(FileEntry(path="src/auth/login.ts", component="auth",
+                                              notes="a | b\nc"),))
+    md = finish(run(cands)).markdown
+    assert "| `src/auth/login.ts` | auth | a \\| b c |" in md
+
+
+def test_user_template_replaces_the_default() -> None:
+    ctx = finish(run(Candidates()), template="Task {{ ctx.task_id }}: {{ ctx.warnings | length }} warnings")
+    assert ctx.markdown == "Task t-new: 0 warnings\n"
+
+
+def test_complexity_tier_enum_accepts_names() -> None:
+    assert limits_for("easy") == TIERS[Complexity.EASY]
+
+
+# ------------------------------------------------------------------ estimator
+
+
+def test_token_estimate_latin_and_cjk() -> None:
+    assert estimate_tokens("") == 0
+    assert estimate_tokens("abcd" * 10) == 10
+    assert estimate_tokens("認証トークンを更新する") == 4  # 11 runes / 3, rounded up
