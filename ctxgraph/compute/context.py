@@ -33,6 +33,8 @@ _OUT = ConfigDict(frozen=True, extra="forbid")
 #: Weight of one matched keyword tag and one matched domain tag.
 KEYWORD_WEIGHT = 1.0
 DOMAIN_WEIGHT = 0.5
+#: Added to the tag relevance of knowledge a task's own dependencies discovered.
+DEPENDENCY_BONUS = 2.0
 
 _SEVERITY_RANK = {Severity.CRITICAL: 0, Severity.HIGH: 1, Severity.MEDIUM: 2, Severity.LOW: 3}
 
@@ -234,6 +236,11 @@ R = TypeVar("R", PatternRef, WarningRef, DecisionRef)
 X = TypeVar("X")
 
 
+def _by_relevance(items: list[R]) -> list[R]:
+    """Stable sort, highest relevance first (earlier items win ties)."""
+    return sorted(items, key=lambda item: -item.relevance)
+
+
 def _dedupe_by_id(items: Sequence[R]) -> list[R]:
     seen: set[str] = set()
     out = []
@@ -271,8 +278,13 @@ def compute_context(
     # Knowledge a dependency filtered out (low gotchas, non-blocking questions)
     # stays out even when the tag query finds it too.
     filtered_out: set[str] = set()
+
+    def inherited(item: KnowledgeItem) -> float:
+        return DEPENDENCY_BONUS + relevance(item.tags, signals)
+
     for dep in completed:
         files = dep.files_to_read or dep.files_created
+
         prior_work.append(
             PriorWork(
                 task_id=dep.task.id,
@@ -284,17 +296,17 @@ def compute_context(
         for k in dep.knowledge:
             if k.kind == "pattern":
                 inherited_patterns.append(
-                    PatternRef(id=k.id, pattern=k.summary, location=k.location, relevance=0.0,
+                    PatternRef(id=k.id, pattern=k.summary, location=k.location, relevance=inherited(k),
                                from_task=dep.task.id)
                 )
             elif k.kind == "gotcha" and k.severity is not Severity.LOW:
                 inherited_warnings.append(
                     WarningRef(id=k.id, issue=k.summary, severity=k.severity or Severity.MEDIUM,
-                               relevance=0.0, from_task=dep.task.id)
+                               relevance=inherited(k), from_task=dep.task.id)
                 )
             elif k.kind == "decision" and k.status != "superseded":
                 inherited_decisions.append(
-                    DecisionRef(id=k.id, decision=k.summary, rationale=k.rationale, relevance=0.0,
+                    DecisionRef(id=k.id, decision=k.summary, rationale=k.rationale, relevance=inherited(k),
                                 from_task=dep.task.id)
                 )
             elif k.kind == "open_question" and k.blocking:
@@ -324,10 +336,12 @@ def compute_context(
         for k, r in scored if k.kind == "decision" and k.status != "superseded"
     ]
 
-    # Inherited knowledge comes first: it is what the task's own dependencies learned.
-    all_patterns = _dedupe_by_id([*inherited_patterns, *patterns])
-    all_warnings = _dedupe_by_id([*inherited_warnings, *gotchas])
-    all_decisions = _dedupe_by_id([*inherited_decisions, *decisions])
+    # Inherited knowledge wins ties and duplicates: the task's own dependencies
+    # learned it. Gotchas of equal relevance go by severity.
+    all_patterns = _by_relevance(_dedupe_by_id([*inherited_patterns, *patterns]))
+    all_warnings = _by_relevance(_dedupe_by_id([*inherited_warnings, *gotchas]))
+    all_warnings.sort(key=lambda w: (-w.relevance, _SEVERITY_RANK[w.severity]))
+    all_decisions = _by_relevance(_dedupe_by_id([*inherited_decisions, *decisions]))
 
     # Phase 4: context map.
     code_refs = filter_context_map(candidates.context_map, signals)

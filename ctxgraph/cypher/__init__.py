@@ -19,6 +19,20 @@ def load(name: str) -> str:
     return resource.read_text(encoding="utf-8")
 
 
+@functools.cache
+def load_analyst(name: str) -> str:
+    """The text of a saved analyst query, ``analyst/<name>.cypher``."""
+    resource = resources.files(__name__) / "analyst" / f"{name}.cypher"
+    if not resource.is_file():
+        raise KeyError(f"no saved analyst query named {name!r} (see: {', '.join(analyst_names())})")
+    return resource.read_text(encoding="utf-8")
+
+
+def analyst_names() -> list[str]:
+    folder = resources.files(__name__) / "analyst"
+    return sorted(p.name.removesuffix(".cypher") for p in folder.iterdir() if p.name.endswith(".cypher"))
+
+
 def statements(name: str) -> list[str]:
     """A file of several statements (``schema``), split on semicolons."""
     body = "\n".join(

@@ -191,6 +191,11 @@ class Neo4jStore:
         """Delete everything (tests, ``init --reset``)."""
         self._write(lambda tx: tx.run(cypher.load("delete_all")).consume())
 
+    def saved_query(self, name: str, **params: Any) -> list[dict[str, Any]]:
+        """Run one of the analyst queries (``cypher/analyst/<name>.cypher``) read-only."""
+        text = cypher.load_analyst(name)
+        return self._read(lambda tx: [_row(r) for r in tx.run(text, params)])
+
     # -- writes -------------------------------------------------------------------
 
     def upsert_tasks(self, tasks: Sequence[Task]) -> None:

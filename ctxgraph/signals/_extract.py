@@ -162,7 +162,10 @@ class SignalExtractor:
                 self._results.move_to_end(key)
                 return cached
         pipeline = self._pipeline()
-        doc = None if pipeline.fallback else pipeline.nlp(text)
+        doc = None
+        if not pipeline.fallback:
+            with pipeline.lock:
+                doc = pipeline.nlp(text)
         signals = self._signals(pipeline, text, doc, task_type)
         self._remember(key, signals)
         return signals
@@ -181,9 +184,10 @@ class SignalExtractor:
             out: list[TaskSignals | None] = [self._results.get(key) for key in keys]
         todo = list(dict.fromkeys(key for key, got in zip(keys, out, strict=True) if got is None))
         if pipeline.fallback:
-            docs: Iterable[Any] = [None] * len(todo)
+            docs: list[Any] = [None] * len(todo)
         else:
-            docs = pipeline.nlp.pipe([text for text, _ in todo], batch_size=64)
+            with pipeline.lock:
+                docs = list(pipeline.nlp.pipe([text for text, _ in todo], batch_size=64))
         done = {}
         for key, doc in zip(todo, docs, strict=True):
             done[key] = self._signals(pipeline, key[0], doc, key[1])

@@ -8,9 +8,12 @@ Skipping ``attribute_ruler`` and the lemmatizer component saves about 2.5 ms
 per 100 words; ``parser``, ``ner`` and ``senter`` are not even loaded.
 
 The network layers run on thinc's plain-numpy ops (numpy's BLAS) instead of
-the bundled BLIS kernels, which are several times slower for these small
-matrices on some CPUs. That is set on the loaded models only (the ops in
-effect while loading), never process-wide.
+the bundled BLIS kernels, which are two to three times slower for these
+small matrices on some CPUs. That is set on the loaded models only (the ops
+in effect while loading), never process-wide. ``CTXGRAPH_SPACY_OPS=blis``
+keeps thinc's default. Calls into a pipeline are serialized by a lock: spaCy
+does not promise thread safety, and concurrent multi-threaded BLAS calls
+oversubscribe the CPU badly.
 
 When the pipeline package is missing, ``spacy.blank("en")`` stands in, with
 one :class:`SignalsFallbackWarning` per model name and process.
@@ -18,6 +21,7 @@ one :class:`SignalsFallbackWarning` per model name and process.
 
 from __future__ import annotations
 
+import os
 import threading
 import warnings
 from typing import Any
@@ -48,6 +52,8 @@ class Pipeline:
 
     def __init__(self, nlp: Any, model: str, fallback: bool) -> None:
         self.nlp = nlp
+        #: Held while the pipeline runs (see the module docstring).
+        self.lock = threading.Lock()
         self.model = model
         self.fallback = fallback
         self.stop_words: frozenset[str] = frozenset(nlp.Defaults.stop_words)
@@ -146,12 +152,16 @@ def _load(model: str) -> Pipeline:
 
 
 def _load_installed(spacy: Any, model: str) -> Any:
-    try:
-        from thinc.api import use_ops
+    nlp = None
+    if os.environ.get("CTXGRAPH_SPACY_OPS", "numpy").strip().lower() != "blis":
+        try:
+            from thinc.api import use_ops
 
-        with use_ops("numpy", use_blis=False):
-            nlp = spacy.load(model, exclude=list(_EXCLUDE))
-    except TypeError:  # an older thinc without the use_blis switch
+            with use_ops("numpy", use_blis=False):
+                nlp = spacy.load(model, exclude=list(_EXCLUDE))
+        except TypeError:  # a thinc without the use_blis switch
+            nlp = None
+    if nlp is None:
         nlp = spacy.load(model, exclude=list(_EXCLUDE))
     for name in nlp.pipe_names:
         if name not in _NEEDED:

@@ -55,7 +55,7 @@ def test_context_has_dependency_knowledge_and_filters(svc: ContextService) -> No
     assert "Log lines are noisy" not in md  # low severity from a dependency
     assert "Rotate keys how?" in md and "Cache verify results?" not in md
     assert "- `src/auth/jwt.ts`: reuse verify()" in md
-    assert "HS256 for now — single service" in md
+    assert "HS256 for now — single service (from t-auth)" in md
     assert '1. t-auth: "Add JWT validation middleware"' in md  # working memory
 
 
