@@ -14,7 +14,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import networkx as nx
 from pydantic import BaseModel, ConfigDict
 
 from ctxgraph.compute import limits as lim
@@ -22,6 +21,7 @@ from ctxgraph.compute.context import Candidates, ComputedContext, compute_contex
 from ctxgraph.compute.render import finish
 from ctxgraph.compute.tokens import estimate_tokens
 from ctxgraph.errors import CtxgraphError, DependencyCycleError, UnknownTaskError
+from ctxgraph.graph.dependencies import find_cycle
 from ctxgraph.graph.documents import load_handoff
 from ctxgraph.graph.local import DEFAULT_PATH, LocalStore
 from ctxgraph.graph.models import (
@@ -163,15 +163,9 @@ class ContextService:
     def _check_cycles(self, new_edges: Sequence[tuple[str, str]]) -> None:
         if not new_edges:
             return
-        graph = nx.DiGraph()
-        graph.add_edges_from(self.store.dependency_edges())
-        graph.add_edges_from(new_edges)
-        try:
-            cycle = nx.find_cycle(graph, source=[a for a, _ in new_edges])
-        except nx.NetworkXNoCycle:
-            return
-        path = [edge[0] for edge in cycle] + [cycle[0][0]]
-        raise DependencyCycleError(path)
+        cycle = find_cycle(self.store.dependency_edges(), new_edges)
+        if cycle is not None:
+            raise DependencyCycleError(cycle)
 
     def get_task(self, task_id: str) -> Task:
         task = self.store.get_task(task_id)

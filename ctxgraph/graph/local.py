@@ -4,7 +4,8 @@ The graph is kept as a property graph (``nodes`` and ``edges`` tables with
 JSON properties, the same properties the Neo4j store keeps), so both stores
 hold the same graph and answer the same questions the same way. SQLite gives
 durability and safe use by several processes (WAL journal, ``BEGIN
-IMMEDIATE`` for writes, a busy timeout); networkx does graph traversal.
+IMMEDIATE`` for writes, a busy timeout); dependency-graph traversal is
+networkx's (``ctxgraph.graph.dependencies``), the same for both stores.
 """
 
 from __future__ import annotations
@@ -18,8 +19,6 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-
-import networkx as nx
 
 from ctxgraph.errors import StoreUnavailableError, UnknownTaskError
 from ctxgraph.graph.models import (
@@ -370,12 +369,6 @@ class LocalStore:
                 "ORDER BY src_id, dst_id"
             ).fetchall()
             return [(a, b) for a, b in rows]
-
-    def dependency_graph(self) -> nx.DiGraph:
-        """The DEPENDS_ON graph (task -> dependency) for traversal."""
-        graph = nx.DiGraph()
-        graph.add_edges_from(self.dependency_edges())
-        return graph
 
     def knowledge_by_tags(self, tags: Sequence[str], limit: int) -> list[KnowledgeHit]:
         if not tags or limit <= 0:

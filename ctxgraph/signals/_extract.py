@@ -164,7 +164,7 @@ class SignalExtractor:
         pipeline = self._pipeline()
         doc = None
         if not pipeline.fallback:
-            with pipeline.lock:
+            with pipeline.running():
                 doc = pipeline.nlp(text)
         signals = self._signals(pipeline, text, doc, task_type)
         self._remember(key, signals)
@@ -186,7 +186,7 @@ class SignalExtractor:
         if pipeline.fallback:
             docs: list[Any] = [None] * len(todo)
         else:
-            with pipeline.lock:
+            with pipeline.running():
                 docs = list(pipeline.nlp.pipe([text for text, _ in todo], batch_size=64))
         done = {}
         for key, doc in zip(todo, docs, strict=True):

@@ -9,11 +9,13 @@ per 100 words; ``parser``, ``ner`` and ``senter`` are not even loaded.
 
 The network layers run on thinc's plain-numpy ops (numpy's BLAS) instead of
 the bundled BLIS kernels, which are two to three times slower for these
-small matrices on some CPUs. That is set on the loaded models only (the ops
-in effect while loading), never process-wide. ``CTXGRAPH_SPACY_OPS=blis``
-keeps thinc's default. Calls into a pipeline are serialized by a lock: spaCy
-does not promise thread safety, and concurrent multi-threaded BLAS calls
-oversubscribe the CPU badly.
+small matrices on some CPUs, but only when numpy's OpenBLAS can be held to
+one thread while the pipeline runs (see ``_blas``); otherwise BLIS stays.
+That is set on the loaded models only (the ops in effect while loading),
+never process-wide. ``CTXGRAPH_SPACY_OPS`` = ``auto`` (default), ``numpy``
+or ``blis`` overrides the choice. Calls into a pipeline are serialized by a
+lock: spaCy does not promise thread safety, and concurrent multi-threaded
+BLAS calls oversubscribe the CPU.
 
 When the pipeline package is missing, ``spacy.blank("en")`` stands in, with
 one :class:`SignalsFallbackWarning` per model name and process.
@@ -24,8 +26,12 @@ from __future__ import annotations
 import os
 import threading
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
+from ctxgraph.signals import _blas
+from ctxgraph.signals._blas import BlasThreads
 from ctxgraph.signals._text import cheap_singular
 
 #: Fine-grained tags of nouns and proper nouns.
@@ -50,10 +56,12 @@ class SignalsFallbackWarning(UserWarning):
 class Pipeline:
     """A loaded spaCy pipeline plus the noun lemma tables (None when blank)."""
 
-    def __init__(self, nlp: Any, model: str, fallback: bool) -> None:
+    def __init__(
+        self, nlp: Any, model: str, fallback: bool, blas: BlasThreads | None = None
+    ) -> None:
         self.nlp = nlp
-        #: Held while the pipeline runs (see the module docstring).
-        self.lock = threading.Lock()
+        self._lock = threading.Lock()
+        self._blas = blas
         self.model = model
         self.fallback = fallback
         self.stop_words: frozenset[str] = frozenset(nlp.Defaults.stop_words)
@@ -70,6 +78,16 @@ class Pipeline:
             self.verbs = frozenset(index.get("verb", ()))
             self._exceptions = dict(lookups.get_table("lemma_exc", {}).get("noun", {}))
             self._rules = [(a, b) for a, b in lookups.get_table("lemma_rules", {}).get("noun", ())]
+
+    @contextmanager
+    def running(self) -> Iterator[None]:
+        """Hold while calling ``nlp``: one caller at a time, one BLAS thread."""
+        with self._lock:
+            if self._blas is None:
+                yield
+            else:
+                with self._blas.single():
+                    yield
 
     def noun_lemma(self, word: str, strict: bool = False) -> str:
         """The singular of a lower-case plural noun (``tests`` -> ``test``).
@@ -133,7 +151,7 @@ def _load(model: str) -> Pipeline:
     import spacy
 
     try:
-        nlp = _load_installed(spacy, model)
+        nlp, blas = _load_installed(spacy, model)
     except (OSError, ImportError) as exc:
         if model not in _WARNED:
             _WARNED.add(model)
@@ -146,24 +164,29 @@ def _load(model: str) -> Pipeline:
                 stacklevel=2,
             )
         return Pipeline(spacy.blank("en"), model, fallback=True)
-    pipeline = Pipeline(nlp, model, fallback=False)
-    nlp("Warm up the JWT login pipeline in src/app.ts.")  # first-call allocations
+    pipeline = Pipeline(nlp, model, fallback=False, blas=blas)
+    with pipeline.running():
+        nlp("Warm up the JWT login pipeline in src/app.ts.")  # first-call allocations
     return pipeline
 
 
-def _load_installed(spacy: Any, model: str) -> Any:
+def _load_installed(spacy: Any, model: str) -> tuple[Any, BlasThreads | None]:
+    """The pipeline with only the components needed, and the BLAS to pin
+    (None when the models keep thinc's default BLIS ops)."""
+    choice = os.environ.get("CTXGRAPH_SPACY_OPS", "auto").strip().lower()
+    blas = None if choice == "blis" else _blas.find()
     nlp = None
-    if os.environ.get("CTXGRAPH_SPACY_OPS", "numpy").strip().lower() != "blis":
+    if choice == "numpy" or (choice != "blis" and blas is not None):
         try:
             from thinc.api import use_ops
 
             with use_ops("numpy", use_blis=False):
                 nlp = spacy.load(model, exclude=list(_EXCLUDE))
         except TypeError:  # a thinc without the use_blis switch
-            nlp = None
+            nlp, blas = None, None
     if nlp is None:
-        nlp = spacy.load(model, exclude=list(_EXCLUDE))
+        nlp, blas = spacy.load(model, exclude=list(_EXCLUDE)), None
     for name in nlp.pipe_names:
         if name not in _NEEDED:
             nlp.disable_pipe(name)
-    return nlp
+    return nlp, blas

@@ -153,3 +153,30 @@ def test_block_and_verbose_traceback(project: Path) -> None:
     assert 't-refresh: "waiting on keys"' in ok("context", "t-auth", cwd=project)
     proc = run("--verbose", "context", "nope", cwd=project)
     assert proc.returncode != 0 and "Traceback" in proc.stderr
+
+
+def test_cli_on_neo4j(neo4j_settings: object, neo4j_store: object, tmp_path: Path) -> None:
+    """The same commands against the real server; a wrong password is one clear line."""
+    from ctxgraph.graph.neo4j_store import Neo4jSettings
+
+    assert isinstance(neo4j_settings, Neo4jSettings)
+    neo4j_store.clear()  # type: ignore[attr-defined]
+    env = {"NEO4J_URI": neo4j_settings.uri, "NEO4J_USER": neo4j_settings.user,
+           "NEO4J_PASSWORD": neo4j_settings.password or ""}
+    (tmp_path / "h.yaml").write_text(HANDOFF)
+    steps = [
+        ["task", "add", "t-auth", "--objective", "Verify JWT tokens on api routes"],
+        ["task", "add", "t-refresh", "--objective", "Rotate the JWT on login", "--depends-on", "t-auth"],
+        ["ingest", "handoff", "h.yaml"],
+    ]
+    for step in steps:
+        proc = run(*step, cwd=tmp_path, env=env)
+        assert proc.returncode == 0, proc.stderr
+    proc = run("context", "t-refresh", "--format", "json", cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["prior_work"][0]["task_id"] == "t-auth"
+    assert not (tmp_path / ".ctxgraph").exists(), "--neo4j must not touch the embedded store"
+    wrong = dict(env, NEO4J_PASSWORD="definitely-wrong")
+    line = fails(5, "stats", cwd=tmp_path, env=wrong)
+    assert "refused the credentials" in line and "definitely-wrong" not in line
+    neo4j_store.clear()  # type: ignore[attr-defined]

@@ -174,3 +174,18 @@ def test_tiers_and_context_map_scores_through_the_store(svc: ContextService) -> 
     assert (top.file, top.relevance) == ("src/auth/jwt.ts", 2 + 3 + 1 + 3)
     # "jwt" in component (+2) and in location (+1)
     assert (second.file, second.relevance) == ("lib/jwt/mod00.ts", 3)
+
+
+def test_query_limits_keyword_20_domain_10(svc: ContextService) -> None:
+    svc.add_tasks([{"id": "src", "objective": "history"},
+                   {"id": "t", "name": "Rotate JWT", "objective": "Rotate the JWT signing key", "complexity": "complex"}])
+    svc.ingest_handoff({
+        "task_id": "src", "summary": "lots learned", "completed_at": "2026-01-01T00:00:00Z",
+        "patterns_discovered": [{"pattern": f"Pattern number {i}", "applies_to": ["jwt"]} for i in range(25)]
+        + [{"pattern": f"Other pattern {i}", "applies_to": ["auth"]} for i in range(15)],
+    })
+    ctx = svc.compute("t")
+    assert ctx.computed.signals.domains == ("auth",)
+    assert (ctx.computed.keyword_hits, ctx.computed.domain_hits) == (20, 10)
+    assert ctx.computed.patterns_found == 30
+    assert len(ctx.patterns_to_follow) == 10
