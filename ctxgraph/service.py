@@ -11,16 +11,17 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from ctxgraph.compute import limits as lim
+from ctxgraph.compute.config import ContextConfig, Strategy
 from ctxgraph.compute.context import Candidates, ComputedContext, compute_context
-from ctxgraph.compute.render import finish
 from ctxgraph.compute.tokens import estimate_tokens
-from ctxgraph.errors import CtxgraphError, DependencyCycleError, UnknownTaskError
+from ctxgraph.errors import CtxgraphError, DependencyCycleError, StoreUnavailableError, UnknownTaskError
 from ctxgraph.graph.dependencies import find_cycle
 from ctxgraph.graph.documents import load_handoff
 from ctxgraph.graph.local import DEFAULT_PATH, LocalStore
@@ -59,9 +60,15 @@ class IngestResult(BaseModel):
 class ContextService:
     """Computes task context from a knowledge store; owns the store it opened."""
 
-    def __init__(self, store: KnowledgeStore, extractor: SignalExtractor | None = None) -> None:
+    def __init__(
+        self,
+        store: KnowledgeStore,
+        extractor: SignalExtractor | None = None,
+        config: ContextConfig | None = None,
+    ) -> None:
         self.store = store
         self.extractor = extractor or SignalExtractor()
+        self.config = config or ContextConfig()
 
     # -- lifecycle ---------------------------------------------------------------
 
@@ -75,20 +82,32 @@ class ContextService:
         neo4j_password: str | None = None,
         neo4j_database: str | None = None,
         domains: Mapping[str, Iterable[str]] | None = None,
+        config: ContextConfig | None = None,
+        settings_file: str | os.PathLike[str] | None = None,
     ) -> ContextService:
         """Open the embedded store (``store`` path, ``CTXGRAPH_STORE``, or
-        ``.ctxgraph/graph.db``) or, with ``neo4j_uri``, a Neo4j server."""
+        ``.ctxgraph/graph.db``) or, with ``neo4j_uri``, a Neo4j server.
+
+        Limiter settings and extra domains come from ``config``/``domains`` when
+        given, else from ``settings_file``, else from the nearest
+        ``ctxgraph.toml`` or ``[tool.ctxgraph]`` in ``pyproject.toml``.
+        """
+        from ctxgraph.settings import load_settings
+
+        settings = load_settings(Path(settings_file) if settings_file else None)
+        config = config or settings.context
+        domains = domains or settings.domains
         if neo4j_uri:
             from ctxgraph.graph.neo4j_store import Neo4jSettings, Neo4jStore
 
-            settings = Neo4jSettings.from_env(
+            neo4j_settings = Neo4jSettings.from_env(
                 uri=neo4j_uri, user=neo4j_user, password=neo4j_password, database=neo4j_database
             )
-            opened: KnowledgeStore = Neo4jStore.connect(settings)
+            opened: KnowledgeStore = Neo4jStore.connect(neo4j_settings)
         else:
             path = store or os.environ.get("CTXGRAPH_STORE") or DEFAULT_PATH
             opened = LocalStore.open(Path(path))
-        return cls(opened, SignalExtractor(domains=domains) if domains else None)
+        return cls(opened, SignalExtractor(domains=domains) if domains else None, config)
 
     def close(self) -> None:
         self.store.close()
@@ -275,26 +294,41 @@ class ContextService:
     # -- compute -------------------------------------------------------------------
 
     def gather(self, task: Task, signals: TaskSignals) -> Candidates:
-        """Phase 2-4 candidates and working memory from the store (the IO half)."""
-        keyword_hits = self.store.knowledge_by_tags(signals.keywords, lim.KEYWORD_QUERY_LIMIT)
-        domain_hits = self.store.knowledge_by_tags(signals.domains, lim.DOMAIN_QUERY_LIMIT)
-        deps = self.store.dependency_handoffs(task.depends_on) if task.depends_on else []
-        code = self.store.context_map(signals.keywords, signals.domains, signals.files_mentioned)
-        total = self.store.stats().labels.get("File", 0)
-        related = self.store.tasks_by_tags(
-            [*signals.keywords, *signals.domains], lim.RELATED_TASK_QUERY_LIMIT,
-            exclude=[task.id, *task.depends_on],
-        )
+        """Phase 2-4 candidates and working memory from the store (the IO half).
+
+        A failing query (server down, timeout) leaves its part empty and a note
+        in the debug section; the rest of the context is still computed.
+        """
+        notes: list[str] = []
+
+        def attempt(what: str, call: Callable[[], Any], empty: Any) -> Any:
+            try:
+                return call()
+            except StoreUnavailableError as exc:
+                log.warning("context of %s computed without %s: %s", task.id, what, exc)
+                notes.append(f"missing {what}: {exc}")
+                return empty
+
+        s = self.store
         wm = task.requires_context
+        keyword_hits = attempt("knowledge (keyword tags)",
+                               lambda: s.knowledge_by_tags(signals.keywords, lim.KEYWORD_QUERY_LIMIT), [])
+        domain_hits = attempt("knowledge (domain tags)",
+                              lambda: s.knowledge_by_tags(signals.domains, lim.DOMAIN_QUERY_LIMIT), [])
+        deps = attempt("dependency handoffs", lambda: s.dependency_handoffs(task.depends_on), []) \
+            if task.depends_on else []
+        code = attempt("context map", lambda: s.context_map(
+            signals.keywords, signals.domains, signals.files_mentioned), [])
+        total = attempt("context-map size", lambda: s.stats().labels.get("File", 0), 0)
+        related = attempt("related tasks", lambda: s.tasks_by_tags(
+            [*signals.keywords, *signals.domains], lim.RELATED_TASK_QUERY_LIMIT,
+            exclude=[task.id, *task.depends_on]), [])
+        recent = attempt("recent tasks", lambda: s.recent_tasks(lim.RECENT_TASKS), []) if wm else []
+        blockers = attempt("active blockers", s.active_blockers, []) if wm else []
         return Candidates(
-            keyword_hits=tuple(keyword_hits),
-            domain_hits=tuple(domain_hits),
-            dependencies=tuple(deps),
-            context_map=tuple(code),
-            context_map_total=total,
-            related=tuple(related),
-            recent_tasks=tuple(self.store.recent_tasks(lim.RECENT_TASKS)) if wm else (),
-            active_blockers=tuple(self.store.active_blockers()) if wm else (),
+            keyword_hits=tuple(keyword_hits), domain_hits=tuple(domain_hits), dependencies=tuple(deps),
+            context_map=tuple(code), context_map_total=total, related=tuple(related),
+            recent_tasks=tuple(recent), active_blockers=tuple(blockers), notes=tuple(notes),
         )
 
     def compute(
@@ -302,17 +336,35 @@ class ContextService:
         task: str | Task,
         *,
         complexity: Complexity | str | None = None,
+        budget: int | None = None,
+        strategy: Strategy | None = None,
         debug: bool = False,
+        explain: bool = False,
         template: str | None = None,
+        now: datetime | None = None,
     ) -> ComputedContext:
-        """The computed context of a stored task (by id) or of a ``Task`` value."""
+        """The computed context of a stored task (by id) or of a ``Task`` value.
+
+        ``budget`` (tokens) and ``strategy`` override the settings for this call;
+        ``explain`` adds every candidate with its score parts and fate.
+        """
         if isinstance(task, str):
             task = self.get_task(task)
         signals = task.signals or self.signals_for(task)
         tier = Complexity(complexity) if complexity else task.complexity
+        config = self.config
+        if budget is not None or strategy is not None:
+            update: dict[str, Any] = {}
+            if budget is not None:
+                update["budget"] = budget
+            if strategy is not None:
+                update["strategy"] = strategy
+            config = ContextConfig.model_validate({**config.model_dump(), **update})
         candidates = self.gather(task, signals)
-        ctx = compute_context(task, signals, candidates, lim.limits_for(tier), complexity=tier.value)
-        return finish(ctx, debug=debug, template=template)
+        return compute_context(
+            task, signals, candidates, lim.limits_for(tier), complexity=tier.value, config=config,
+            now=now, debug=debug, template=template, explain=explain,
+        )
 
     def stats(self) -> dict[str, dict[str, int]]:
         s = self.store.stats()

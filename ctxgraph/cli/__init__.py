@@ -343,14 +343,22 @@ def ingest_context_map(path: str, **kwargs: Any) -> None:
               show_default=True, help="markdown for agents, json for orchestrators.")
 @click.option("--complexity", type=click.Choice(COMPLEXITIES),
               help="Override the task's complexity tier (item caps per section).")
+@click.option("--budget", type=click.IntRange(min=1), metavar="TOKENS",
+              help="Token budget the Markdown must fit [default: the tier's: easy 4000, normal 8000, "
+                   "complex 16000, or the settings file's].")
+@click.option("--strategy", type=click.Choice(["recent", "important", "balanced"]),
+              help="How ties in relevance are ordered [default: balanced, or the settings file's].")
 @click.option("--debug", is_flag=True, envvar="CTXGRAPH_DEBUG_CONTEXT", show_envvar=True,
               help="Append the Context Debug section.")
+@click.option("--explain", is_flag=True,
+              help="List every candidate with its score parts and whether it was kept, compressed "
+                   "or dropped (and why); in JSON under \"explain\".")
 @click.option("--template", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="A Jinja2 template to render with instead of the built-in one.")
 @store_options
-def context(task_id: str, fmt: str, complexity: str | None, debug: bool, template: Path | None,
-            **kwargs: Any) -> None:
-    """Compute the context of TASK_ID."""
+def context(task_id: str, fmt: str, complexity: str | None, budget: int | None, strategy: str | None,
+            debug: bool, explain: bool, template: Path | None, **kwargs: Any) -> None:
+    """Compute the context of TASK_ID (Markdown within the token budget)."""
     template_text = None
     if template is not None:
         try:
@@ -358,11 +366,22 @@ def context(task_id: str, fmt: str, complexity: str | None, debug: bool, templat
         except (OSError, UnicodeDecodeError) as exc:
             raise CliError(f"{template}: cannot read template: {exc}", 2) from None
     with open_service(_store_params(kwargs)) as svc:
-        ctx = svc.compute(task_id, complexity=complexity, debug=debug, template=template_text)
+        ctx = svc.compute(task_id, complexity=complexity, budget=budget, strategy=strategy,
+                          debug=debug, explain=explain, template=template_text)
+    for note in ctx.computed.notes:
+        click.echo(f"ctxgraph: warning: {note}", err=True)
     if fmt == "json":
         _echo_json(ctx.model_dump(mode="json", by_alias=True))
-    else:
-        click.echo(ctx.markdown, nl=False)
+        return
+    click.echo(ctx.markdown, nl=False)
+    if explain and ctx.explain is not None:
+        click.echo(f"\n## Explain ({ctx.tokens} of {ctx.budget} tokens, strategy {ctx.computed.strategy})\n")
+        click.echo("| fate | reason | section | id | scope | relevance | type | strategy | level | tokens | tags |")
+        click.echo("|---|---|---|---|---|---|---|---|---|---|---|")
+        for e in ctx.explain:
+            click.echo(f"| {e.fate} | {e.reason or '-'} | {e.section} | {e.id} | {e.scope} | {e.relevance:g} | "
+                       f"{e.type_priority:g} | {e.strategy_term:.4g} | {e.level} | {e.tokens} | "
+                       f"{', '.join(e.tag_matches) or '-'} |")
 
 
 @main.command()

@@ -8,12 +8,18 @@ then the complexity tiers; plus the working memory of seed 004.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TypeVar
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ctxgraph.compute.budget import Block, BudgetExceededError, fit, score
+from ctxgraph.compute.compress import Level, Policy, first_sentence
+from ctxgraph.compute.config import SCOPE_ORDER, ContextConfig
 from ctxgraph.compute.limits import CONTEXT_MAP_TOP, Limits
+from ctxgraph.compute.render import render
+from ctxgraph.compute.tokens import estimate_tokens
 from ctxgraph.graph.models import (
     Blocker,
     DependencyHandoff,
@@ -44,6 +50,7 @@ _SEVERITY_RANK = {Severity.CRITICAL: 0, Severity.HIGH: 1, Severity.MEDIUM: 2, Se
 
 class PatternRef(BaseModel):
     model_config = _OUT
+    level: str = "full"
     id: str
     pattern: str
     location: str | None = None
@@ -53,6 +60,7 @@ class PatternRef(BaseModel):
 
 class WarningRef(BaseModel):
     model_config = _OUT
+    level: str = "full"
     id: str
     issue: str
     severity: Severity
@@ -62,6 +70,7 @@ class WarningRef(BaseModel):
 
 class DecisionRef(BaseModel):
     model_config = _OUT
+    level: str = "full"
     id: str
     decision: str
     rationale: str | None = None
@@ -77,6 +86,7 @@ class FileRef(BaseModel):
 
 class PriorWork(BaseModel):
     model_config = _OUT
+    level: str = "full"
     task_id: str
     task: str
     summary: str
@@ -94,6 +104,7 @@ class BlockingQuestion(BaseModel):
 
 class CodeRef(BaseModel):
     model_config = _OUT
+    level: str = "full"
     file: str
     component: str
     notes: str
@@ -102,6 +113,7 @@ class CodeRef(BaseModel):
 
 class RelatedTask(BaseModel):
     model_config = _OUT
+    level: str = "full"
     id: str
     intent: str
     summary: str | None = None
@@ -132,6 +144,32 @@ class ComputedMeta(BaseModel):
     working_memory: bool = True
     dropped_by_limits: dict[str, int] = Field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    budget: int = 0
+    strategy: str = "balanced"
+    frame_tokens: int = 0
+    scope_used: dict[str, int] = Field(default_factory=dict)
+    scope_allowed: dict[str, int] = Field(default_factory=dict)
+    dropped_by_budget: int = 0
+    compressed: int = 0
+
+
+class ExplainEntry(BaseModel):
+    """One candidate, its score parts, and what became of it."""
+
+    model_config = _OUT
+    id: str
+    section: str
+    kind: str
+    scope: str
+    source: str
+    tag_matches: tuple[str, ...]
+    relevance: float
+    type_priority: float
+    strategy_term: float
+    level: str
+    tokens: int
+    fate: str
+    reason: str
 
 
 class ComputedContext(BaseModel):
@@ -152,6 +190,8 @@ class ComputedContext(BaseModel):
     computed: ComputedMeta = Field(alias="_computed", serialization_alias="_computed")
     markdown: str = ""
     tokens: int = 0
+    budget: int = 0
+    explain: tuple[ExplainEntry, ...] | None = None
 
 
 class Candidates(BaseModel):
@@ -232,23 +272,292 @@ def filter_context_map(entries: Sequence[FileEntry], signals: TaskSignals) -> li
     return refs[:CONTEXT_MAP_TOP]
 
 
-R = TypeVar("R", PatternRef, WarningRef, DecisionRef)
-X = TypeVar("X")
 
 
-def _by_relevance(items: list[R]) -> list[R]:
-    """Stable sort, highest relevance first (earlier items win ties)."""
-    return sorted(items, key=lambda item: -item.relevance)
+# --------------------------------------------------------------- level renders
 
 
-def _dedupe_by_id(items: Sequence[R]) -> list[R]:
-    seen: set[str] = set()
-    out = []
+def _short(text: str, level: Level) -> str:
+    if level is Level.SUMMARY:
+        return first_sentence(text, 160)
+    if level is Level.REFERENCE:
+        return first_sentence(text, 60)
+    return text
+
+
+def _pattern(ref: PatternRef) -> Callable[[Level], PatternRef]:
+    def at(level: Level) -> PatternRef:
+        if level is Level.FULL:
+            return ref
+        keep_loc = level is Level.SUMMARY
+        return ref.model_copy(update={"pattern": _short(ref.pattern, level), "level": level.value,
+                                      "location": ref.location if keep_loc else None})
+    return at
+
+
+def _warning(ref: WarningRef) -> Callable[[Level], WarningRef]:
+    def at(level: Level) -> WarningRef:
+        if level is Level.FULL:
+            return ref
+        return ref.model_copy(update={"issue": _short(ref.issue, level), "level": level.value})
+    return at
+
+
+def _decision(ref: DecisionRef) -> Callable[[Level], DecisionRef]:
+    def at(level: Level) -> DecisionRef:
+        if level is Level.FULL:
+            return ref
+        rationale = first_sentence(ref.rationale, 100) if ref.rationale and level is Level.SUMMARY else None
+        return ref.model_copy(update={"decision": _short(ref.decision, level), "rationale": rationale,
+                                      "level": level.value})
+    return at
+
+
+def _prior(work: PriorWork) -> Callable[[Level], PriorWork]:
+    def at(level: Level) -> PriorWork:
+        if level is Level.FULL:
+            return work
+        if level is Level.SUMMARY:
+            files = tuple(FileRef(file=f.file) for f in work.files_created)
+            return work.model_copy(update={"summary": first_sentence(work.summary, 160),
+                                           "files_created": files, "level": level.value})
+        return work.model_copy(update={"summary": "", "files_created": (), "level": level.value})
+    return at
+
+
+def _code(ref: CodeRef) -> Callable[[Level], CodeRef]:
+    def at(level: Level) -> CodeRef:
+        if level is Level.FULL:
+            return ref
+        notes = first_sentence(ref.notes, 80) if level is Level.SUMMARY else ""
+        return ref.model_copy(update={"notes": notes, "level": level.value})
+    return at
+
+
+def _related(ref: RelatedTask) -> Callable[[Level], RelatedTask]:
+    def at(level: Level) -> RelatedTask:
+        if level is Level.FULL:
+            return ref
+        return ref.model_copy(update={"intent": _short(ref.intent, level), "level": level.value})
+    return at
+
+
+def _same(item: BlockingQuestion) -> Callable[[Level], BlockingQuestion]:
+    return lambda level: item
+
+
+# Markdown fragments for token estimates (the rendered template is measured at the end).
+
+def _frag_pattern(p: PatternRef) -> str:
+    return f"- **{p.pattern}** (see: `{p.location}`) — from {p.from_task}\n"
+
+
+def _frag_warning(w: WarningRef) -> str:
+    return f"- ⚠️ **{w.severity.value}**: {w.issue} — from {w.from_task}\n"
+
+
+def _frag_decision(d: DecisionRef) -> str:
+    return f"- {d.decision} — {d.rationale} (from {d.from_task})\n"
+
+
+def _frag_prior(w: PriorWork) -> str:
+    files = "".join(f"- `{f.file}`: {f.reason}\n" for f in w.files_created)
+    head = "\n**Files Created:**\n" if files else ""
+    return f"\n#### {w.task} ({w.task_id})\n{w.summary}\n{head}{files}"
+
+
+def _frag_code(r: CodeRef) -> str:
+    return f"| `{r.file}` | {r.component} | {r.notes} |\n"
+
+
+def _frag_related(r: RelatedTask) -> str:
+    return f"- {r.id}: {r.intent}\n"
+
+
+def _frag_question(q: BlockingQuestion) -> str:
+    return f"- **{q.question}** ({q.from_task})\n  - Context: {q.context}\n  - Recommendation: {q.recommendation}\n"
+
+
+# ------------------------------------------------------------------ the pipeline
+
+
+def _chain_winners(items: Sequence[KnowledgeItem]) -> dict[str, str]:
+    """chain_id -> the id of its latest version."""
+    best: dict[str, KnowledgeItem] = {}
     for item in items:
-        if item.id not in seen:
-            seen.add(item.id)
-            out.append(item)
-    return out
+        if item.chain_id is None:
+            continue
+        cur = best.get(item.chain_id)
+        if cur is None or (item.version, item.updated_at or "") > (cur.version, cur.updated_at or ""):
+            best[item.chain_id] = item
+    return {chain: item.id for chain, item in best.items()}
+
+
+def collect_blocks(task: Task, signals: TaskSignals, candidates: Candidates) -> tuple[list[Block], ComputedMeta]:
+    """Phases 2-4 as blocks with their score parts; filtered ones arrive dropped."""
+    blocks: list[Block] = []
+
+    def add(block: Block, reason: str = "") -> None:
+        if reason:
+            block.drop(reason)
+        blocks.append(block)
+
+    # Phase 3: dependency context, completed dependencies only.
+    completed = [d for d in candidates.dependencies if d.task.status is TaskStatus.COMPLETED]
+    skipped = tuple(d.task.id for d in candidates.dependencies if d.task.status is not TaskStatus.COMPLETED)
+    all_knowledge = [k for d in completed for k in d.knowledge] + [
+        h.item for h in (*candidates.keyword_hits, *candidates.domain_hits)]
+    winners = _chain_winners(all_knowledge)
+
+    def knowledge_reason(k: KnowledgeItem) -> str:
+        if k.chain_id is not None and winners.get(k.chain_id) != k.id:
+            return "chain"
+        if k.kind == "decision" and k.status == "superseded":
+            return "superseded"
+        return ""
+
+    seen: set[str] = set()
+    inherited_patterns = inherited_warnings = 0
+    for dep in completed:
+        files = dep.files_to_read or dep.files_created
+        work = PriorWork(task_id=dep.task.id, task=dep.task.intent,
+                         summary=dep.summary or dep.task.outcome_summary or "",
+                         files_created=tuple(FileRef(file=f.file, reason=f.reason) for f in files))
+        add(Block(id=f"prior:{dep.task.id}", section="prior_work", kind="dependency", scope="task",
+                  source="task", policy=Policy.SUMMARIZABLE, relevance=DEPENDENCY_BONUS,
+                  tag_matches=(), importance=1.0, updated_at=dep.task.completed_at,
+                  render=_prior(work), fragment=_frag_prior))
+        for k in dep.knowledge:
+            rel = DEPENDENCY_BONUS + relevance(k.tags, signals)
+            common: dict[str, Any] = dict(id=k.id, kind=k.kind, scope="task", source="memory",
+                                          policy=Policy.SUMMARIZABLE, relevance=rel,
+                                          tag_matches=tuple(t for t in k.tags if t in signals.keywords
+                                                            or t in signals.domains),
+                                          importance=k.importance, updated_at=k.updated_at)
+            if k.id in seen:
+                continue
+            seen.add(k.id)
+            if k.kind == "pattern":
+                inherited_patterns += 1
+                ref = PatternRef(id=k.id, pattern=k.summary, location=k.location, relevance=rel, from_task=dep.task.id)
+                add(Block(section="patterns", render=_pattern(ref), fragment=_frag_pattern, **common),
+                    knowledge_reason(k))
+            elif k.kind == "gotcha":
+                wref = WarningRef(id=k.id, issue=k.summary, severity=k.severity or Severity.MEDIUM,
+                                  relevance=rel, from_task=dep.task.id)
+                low = k.severity is Severity.LOW
+                inherited_warnings += 0 if low else 1
+                add(Block(section="warnings", render=_warning(wref), fragment=_frag_warning, **common),
+                    "filtered" if low else knowledge_reason(k))
+            elif k.kind == "decision":
+                dref = DecisionRef(id=k.id, decision=k.summary, rationale=k.rationale, relevance=rel,
+                                   from_task=dep.task.id)
+                add(Block(section="decisions", render=_decision(dref), fragment=_frag_decision, **common),
+                    knowledge_reason(k))
+            elif k.kind == "open_question":
+                q = BlockingQuestion(id=k.id, question=k.summary, context=k.context,
+                                     recommendation=k.recommendation, from_task=dep.task.id)
+                add(Block(section="blocking_questions", render=_same(q), fragment=_frag_question,
+                          **{**common, "policy": Policy.EXACT, "source": "task"}),
+                    "" if k.blocking else "filtered")
+
+    # Phase 2: knowledge by tags (what a dependency already brought, or filtered, stays as it was).
+    merged = merge_hits(candidates.keyword_hits, candidates.domain_hits, signals)
+    counts = {"pattern": 0, "gotcha": 0, "decision": 0}
+    for k, rel in merged:
+        if k.kind in counts and not (k.kind == "decision" and k.status == "superseded"):
+            counts[k.kind] += 1
+        if k.id in seen:
+            continue
+        seen.add(k.id)
+        common = dict(id=k.id, kind=k.kind, scope=k.scope, source="memory", policy=Policy.SUMMARIZABLE,
+                      relevance=rel, tag_matches=tuple(t for t in k.tags if t in signals.keywords
+                                                       or t in signals.domains),
+                      importance=k.importance, updated_at=k.updated_at)
+        reason = knowledge_reason(k)
+        if k.kind == "gotcha":
+            wref = WarningRef(id=k.id, issue=k.summary, severity=k.severity or Severity.MEDIUM, relevance=rel)
+            add(Block(section="warnings", render=_warning(wref), fragment=_frag_warning, **common), reason)
+        elif k.kind == "decision":
+            dref = DecisionRef(id=k.id, decision=k.summary, rationale=k.rationale, relevance=rel)
+            add(Block(section="decisions", render=_decision(dref), fragment=_frag_decision, **common), reason)
+        elif k.kind == "open_question":
+            continue  # open questions come from dependencies only (the seed's blocking filter)
+        else:  # patterns and the ADR 007 kinds (adr, plan, module_memory, changelog)
+            ref = PatternRef(id=k.id, pattern=k.summary, location=k.location, relevance=rel)
+            add(Block(section="patterns", render=_pattern(ref), fragment=_frag_pattern, **common), reason)
+
+    # Phase 4: context map.
+    code_refs = filter_context_map(candidates.context_map, signals)
+    for ref_ in code_refs:
+        add(Block(id=f"file:{ref_.file}", section="code_references", kind="code_reference", scope="path",
+                  source="code", policy=Policy.SUMMARIZABLE, relevance=float(ref_.relevance), tag_matches=(),
+                  importance=0.5, updated_at=None, render=_code(ref_), fragment=_frag_code))
+
+    dep_ids = {d.task.id for d in candidates.dependencies}
+    for h in candidates.related:
+        if h.task.id == task.id or h.task.id in dep_ids:
+            continue
+        rel = relevance(h.matched_tags, signals)
+        rt = RelatedTask(id=h.task.id, intent=h.task.intent, summary=h.task.outcome_summary, relevance=rel)
+        add(Block(id=f"task:{h.task.id}", section="related_tasks", kind="related_task", scope="task",
+                  source="docs", policy=Policy.SUMMARIZABLE, relevance=rel, tag_matches=h.matched_tags,
+                  importance=0.5, updated_at=h.task.completed_at, render=_related(rt), fragment=_frag_related))
+
+    meta = ComputedMeta(
+        signals=signals, complexity="normal",
+        knowledge_nodes_matched=sum(counts.values()),
+        dependency_count=len(completed), context_map_filtered=len(code_refs),
+        keyword_hits=len(candidates.keyword_hits), domain_hits=len(candidates.domain_hits),
+        patterns_found=counts["pattern"], gotchas_found=counts["gotcha"], decisions_found=counts["decision"],
+        dependency_ids=tuple(d.task.id for d in candidates.dependencies), dependencies_skipped=skipped,
+        patterns_inherited=inherited_patterns, warnings_inherited=inherited_warnings,
+        context_map_total=candidates.context_map_total, context_map_candidates=len(candidates.context_map),
+        top_relevance_score=code_refs[0].relevance if code_refs else 0,
+        working_memory=task.requires_context, notes=candidates.notes,
+    )
+    return blocks, meta
+
+
+_SECTION_CAPS = {
+    "patterns": "patterns", "warnings": "gotchas", "decisions": "decisions", "prior_work": "prior_tasks",
+    "code_references": "code_refs", "related_tasks": "related_tasks",
+}
+
+
+def apply_caps(blocks: Sequence[Block], limits: Limits) -> dict[str, int]:
+    """The complexity tier: per section, the best-ranked items up to the cap."""
+    dropped: dict[str, int] = {}
+    for section, cap_name in _SECTION_CAPS.items():
+        cap = getattr(limits, cap_name)
+        live = sorted((b for b in blocks if b.section == section and b.fate != "dropped"), key=Block.rank_key)
+        for block in live[cap:]:
+            block.drop("cap")
+        if len(live) > cap:
+            dropped[cap_name] = len(live) - cap
+    return dropped
+
+
+def assemble(task: Task, blocks: Sequence[Block], candidates: Candidates, meta: ComputedMeta,
+             *, exact_only: bool = False) -> ComputedContext:
+    """The context made of the kept blocks, at their levels, in rank order per section."""
+    def items(section: str) -> tuple[Any, ...]:
+        chosen = [b for b in blocks if b.section == section and b.fate != "dropped"
+                  and (not exact_only or b.policy is Policy.EXACT)]
+        chosen.sort(key=Block.rank_key)
+        return tuple(b.render(b.level) for b in chosen)
+
+    wm = task.requires_context
+    return ComputedContext(
+        task_id=task.id,
+        patterns_to_follow=items("patterns"), warnings=items("warnings"),
+        relevant_decisions=items("decisions"), prior_work=items("prior_work"),
+        blocking_questions=items("blocking_questions"), code_references=items("code_references"),
+        related_tasks=items("related_tasks"),
+        recent_tasks=candidates.recent_tasks if wm else (),
+        active_blockers=candidates.active_blockers if wm else (),
+        _computed=meta,
+    )
 
 
 def compute_context(
@@ -258,138 +567,65 @@ def compute_context(
     limits: Limits,
     *,
     complexity: str,
+    config: ContextConfig | None = None,
+    now: datetime | None = None,
+    debug: bool = False,
+    template: str | None = None,
+    explain: bool = False,
 ) -> ComputedContext:
-    """Phases 2-5 and the tiers, over what the store returned. No IO."""
-    dropped: dict[str, int] = {}
+    """Phases 2-5, the tiers and the budget over what the store returned; rendered.
 
-    def cap(name: str, items: Sequence[X], limit: int) -> tuple[X, ...]:
-        if len(items) > limit:
-            dropped[name] = len(items) - limit
-        return tuple(items[:limit])
+    The rendered Markdown never exceeds the budget: after the limiter has
+    decided, the Markdown is measured and, should the estimate of the whole
+    exceed the sum of its parts, the lowest-ranked kept blocks are dropped
+    until it fits.
+    """
+    config = config or ContextConfig()
+    now = now or datetime.now(UTC)
+    blocks, meta = collect_blocks(task, signals, candidates)
+    score(blocks, config, now)
+    dropped_by_cap = apply_caps(blocks, limits)
+    budget = config.budget_for(complexity)
+    meta = meta.model_copy(update={"complexity": complexity, "dropped_by_limits": dropped_by_cap,
+                                   "budget": budget, "strategy": config.strategy})
 
-    # Phase 3: dependency context, completed dependencies only.
-    completed = [d for d in candidates.dependencies if d.task.status is TaskStatus.COMPLETED]
-    skipped = tuple(d.task.id for d in candidates.dependencies if d.task.status is not TaskStatus.COMPLETED)
-    prior_work: list[PriorWork] = []
-    inherited_patterns: list[PatternRef] = []
-    inherited_warnings: list[WarningRef] = []
-    inherited_decisions: list[DecisionRef] = []
-    blocking: list[BlockingQuestion] = []
-    # Knowledge a dependency filtered out (low gotchas, non-blocking questions)
-    # stays out even when the tag query finds it too.
-    filtered_out: set[str] = set()
+    frame = assemble(task, blocks, candidates, meta, exact_only=True)
+    frame_tokens = estimate_tokens(render(frame, debug=debug, template=template))
+    exact = [b for b in blocks if b.fate != "dropped" and b.policy is Policy.EXACT]
+    names = [f"{b.section} {b.id}" for b in exact]
+    if candidates.recent_tasks or candidates.active_blockers:
+        names.insert(0, "working memory")
+    result = fit([b for b in blocks if b.policy is not Policy.EXACT], budget=budget,
+                 frame_tokens=frame_tokens, exact_names=names, config=config)
 
-    def inherited(item: KnowledgeItem) -> float:
-        return DEPENDENCY_BONUS + relevance(item.tags, signals)
-
-    for dep in completed:
-        files = dep.files_to_read or dep.files_created
-
-        prior_work.append(
-            PriorWork(
-                task_id=dep.task.id,
-                task=dep.task.intent,
-                summary=dep.summary or dep.task.outcome_summary or "",
-                files_created=tuple(FileRef(file=f.file, reason=f.reason) for f in files),
+    def finished() -> ComputedContext:
+        used = meta.model_copy(update={
+            "frame_tokens": result.frame_tokens, "scope_used": result.scope_used,
+            "scope_allowed": result.scope_allowed,
+            "dropped_by_budget": sum(1 for b in blocks if b.reason == "budget" and b.fate == "dropped"),
+            "compressed": sum(1 for b in blocks if b.fate == "compressed"),
+        })
+        ctx = assemble(task, blocks, candidates, used)
+        markdown = render(ctx, debug=debug, template=template)
+        entries = None
+        if explain:
+            entries = tuple(
+                ExplainEntry(id=b.id, section=b.section, kind=b.kind, scope=b.scope, source=b.source,
+                             tag_matches=b.tag_matches, relevance=round(b.relevance, 4),
+                             type_priority=b.type_priority, strategy_term=round(b.strategy_term, 6),
+                             level=b.level.value, tokens=b.cost(b.level), fate=b.fate, reason=b.reason)
+                for b in sorted(blocks, key=lambda b: (b.section, b.rank_key()))
             )
-        )
-        for k in dep.knowledge:
-            if k.kind == "pattern":
-                inherited_patterns.append(
-                    PatternRef(id=k.id, pattern=k.summary, location=k.location, relevance=inherited(k),
-                               from_task=dep.task.id)
-                )
-            elif k.kind == "gotcha" and k.severity is not Severity.LOW:
-                inherited_warnings.append(
-                    WarningRef(id=k.id, issue=k.summary, severity=k.severity or Severity.MEDIUM,
-                               relevance=inherited(k), from_task=dep.task.id)
-                )
-            elif k.kind == "decision" and k.status != "superseded":
-                inherited_decisions.append(
-                    DecisionRef(id=k.id, decision=k.summary, rationale=k.rationale, relevance=inherited(k),
-                                from_task=dep.task.id)
-                )
-            elif k.kind == "open_question" and k.blocking:
-                blocking.append(
-                    BlockingQuestion(id=k.id, question=k.summary, context=k.context,
-                                     recommendation=k.recommendation, from_task=dep.task.id)
-                )
-            else:
-                filtered_out.add(k.id)
+        return ctx.model_copy(update={"markdown": markdown, "tokens": estimate_tokens(markdown),
+                                      "budget": budget, "explain": entries})
 
-    # Phase 2: knowledge by tags.
-    scored = [
-        (k, r) for k, r in merge_hits(candidates.keyword_hits, candidates.domain_hits, signals)
-        if k.id not in filtered_out
-    ]
-    patterns = [
-        PatternRef(id=k.id, pattern=k.summary, location=k.location, relevance=r)
-        for k, r in scored if k.kind == "pattern"
-    ]
-    gotchas = [
-        WarningRef(id=k.id, issue=k.summary, severity=k.severity or Severity.MEDIUM, relevance=r)
-        for k, r in scored if k.kind == "gotcha"
-    ]
-    gotchas.sort(key=lambda w: (-w.relevance, _SEVERITY_RANK[w.severity]))
-    decisions = [
-        DecisionRef(id=k.id, decision=k.summary, rationale=k.rationale, relevance=r)
-        for k, r in scored if k.kind == "decision" and k.status != "superseded"
-    ]
-
-    # Inherited knowledge wins ties and duplicates: the task's own dependencies
-    # learned it. Gotchas of equal relevance go by severity.
-    all_patterns = _by_relevance(_dedupe_by_id([*inherited_patterns, *patterns]))
-    all_warnings = _by_relevance(_dedupe_by_id([*inherited_warnings, *gotchas]))
-    all_warnings.sort(key=lambda w: (-w.relevance, _SEVERITY_RANK[w.severity]))
-    all_decisions = _by_relevance(_dedupe_by_id([*inherited_decisions, *decisions]))
-
-    # Phase 4: context map.
-    code_refs = filter_context_map(candidates.context_map, signals)
-
-    dep_ids = {d.task.id for d in candidates.dependencies}
-    related = [
-        RelatedTask(id=h.task.id, intent=h.task.intent, summary=h.task.outcome_summary,
-                    relevance=relevance(h.matched_tags, signals))
-        for h in candidates.related
-        if h.task.id != task.id and h.task.id not in dep_ids
-    ]
-    related.sort(key=lambda r: -r.relevance)
-
-    working_memory = task.requires_context
-    meta = ComputedMeta(
-        signals=signals,
-        complexity=complexity,
-        knowledge_nodes_matched=len(patterns) + len(gotchas) + len(decisions),
-        dependency_count=len(completed),
-        context_map_filtered=len(code_refs),
-        keyword_hits=len(candidates.keyword_hits),
-        domain_hits=len(candidates.domain_hits),
-        patterns_found=len(patterns),
-        gotchas_found=len(gotchas),
-        decisions_found=len(decisions),
-        dependency_ids=tuple(d.task.id for d in candidates.dependencies),
-        dependencies_skipped=skipped,
-        patterns_inherited=len(inherited_patterns),
-        warnings_inherited=len(inherited_warnings),
-        context_map_total=candidates.context_map_total,
-        context_map_candidates=len(candidates.context_map),
-        top_relevance_score=code_refs[0].relevance if code_refs else 0,
-        working_memory=working_memory,
-        dropped_by_limits=dropped,
-        notes=candidates.notes,
-    )
-    context = ComputedContext(
-        task_id=task.id,
-        patterns_to_follow=cap("patterns", all_patterns, limits.patterns),
-        warnings=cap("gotchas", all_warnings, limits.gotchas),
-        relevant_decisions=cap("decisions", all_decisions, limits.decisions),
-        prior_work=cap("prior_tasks", prior_work, limits.prior_tasks),
-        blocking_questions=tuple(blocking),
-        code_references=cap("code_refs", code_refs, limits.code_refs),
-        related_tasks=cap("related_tasks", related, limits.related_tasks),
-        recent_tasks=candidates.recent_tasks if working_memory else (),
-        active_blockers=candidates.active_blockers if working_memory else (),
-        _computed=meta,
-    )
-    # `dropped` was filled while building the context; store the final counts.
-    return context.model_copy(update={"computed": meta.model_copy(update={"dropped_by_limits": dict(dropped)})})
+    ctx = finished()
+    while ctx.tokens > budget:
+        kept = [b for b in blocks if b.fate != "dropped" and b.policy is not Policy.EXACT]
+        if not kept:
+            raise BudgetExceededError(
+                f"the context needs {ctx.tokens} tokens with nothing optional left; the budget is {budget}")
+        worst = max(kept, key=lambda b: (SCOPE_ORDER.index(b.scope), b.rank_key()))
+        worst.drop("budget")
+        ctx = finished()
+    return ctx

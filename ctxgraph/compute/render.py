@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import TYPE_CHECKING
 
 import jinja2
 
-from ctxgraph.compute.context import ComputedContext
-from ctxgraph.compute.tokens import estimate_tokens
 from ctxgraph.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from ctxgraph.compute.context import ComputedContext
 
 _BLANK_RUNS = re.compile(r"\n{3,}")
 
@@ -52,8 +54,3 @@ def render(ctx: ComputedContext, *, debug: bool = False, template: str | None = 
         raise ConfigurationError(f"context template error{where}: {exc.message or exc}") from None
     return _BLANK_RUNS.sub("\n\n", text).strip() + "\n"
 
-
-def finish(ctx: ComputedContext, *, debug: bool = False, template: str | None = None) -> ComputedContext:
-    """The context with its Markdown and token estimate filled in."""
-    markdown = render(ctx, debug=debug, template=template)
-    return ctx.model_copy(update={"markdown": markdown, "tokens": estimate_tokens(markdown)})

@@ -233,7 +233,9 @@ class SignalExtractor:
             word = technical(raw) or raw.lower()
             found.append(_Keyword(offset, 0, word, raw))
         if doc is not None:
-            found.extend(self._token_keywords(pipeline, doc, regions.mask, self._vocabulary))
+            found.extend(
+                self._token_keywords(pipeline, text, doc, regions.mask, self._vocabulary)
+            )
         else:
             found.extend(self._fallback_keywords(pipeline, text, regions.mask))
         found.sort(key=lambda k: (k.offset, k.order))
@@ -272,43 +274,47 @@ class SignalExtractor:
 
     @staticmethod
     def _token_keywords(
-        pipeline: Pipeline, doc: Any, mask: bytearray, vocabulary: frozenset[str]
+        pipeline: Pipeline, text: str, doc: Any, mask: bytearray, vocabulary: frozenset[str]
     ) -> list[_Keyword]:
-        found: list[_Keyword] = []
+        # Token attributes as one array: no Token object per token (this loop
+        # is most of the time spent outside spaCy).
+        rows: list[list[int]] = doc.to_array(_TOKEN_ATTRS).tolist()
+        tag_of = pipeline.tag_name
         stop = pipeline.stop_words
         verbs = pipeline.verbs
-        last = len(doc) - 1
-        for token in doc:
-            raw = token.text
+        found: list[_Keyword] = []
+        last = len(rows) - 1
+        for i, (offset, length, tag_id) in enumerate(rows):
+            raw = text[offset : offset + length]
             if raw.isalpha() and (raw.islower() or raw.istitle()):
                 # An ordinary word: nouns count, and domain vocabulary the small
                 # tagger mislabels ("a token" as JJ/VBN) unless it is a verb.
-                tag = token.tag_
+                tag = tag_of(tag_id)
+                low = raw.lower()
                 if tag in NOUN_TAGS:
-                    low = token.lower_
                     if (
                         tag in _SINGULAR_TAGS
                         and low in verbs
-                        and token.i < last
-                        and doc[token.i + 1].tag_ in DETERMINER_TAGS
-                        and _starts_clause(doc, token.i)
+                        and i < last
+                        and tag_of(rows[i + 1][2]) in DETERMINER_TAGS
+                        and _starts_clause(text, rows, i)
                     ):
                         continue  # an imperative read as a noun: "Rotate the key"
                     word = pipeline.noun_lemma(low) if tag in PLURAL_TAGS else low
-                elif tag not in VERB_TAGS and token.lower_ in vocabulary:
-                    low = word = token.lower_
+                elif tag not in VERB_TAGS and low in vocabulary:
+                    word = low
                 else:
                     continue
-                if low not in stop and not mask[token.idx]:
-                    found.append(_Keyword(token.idx, 0, word))
+                if low not in stop and not mask[offset]:
+                    found.append(_Keyword(offset, 0, word))
                 continue
-            if len(raw) < 2 or mask[token.idx]:
+            if length < 2 or mask[offset]:
                 continue
             tech = technical(raw)
             if tech is not None:
-                found.append(_Keyword(token.idx, 0, tech, raw))
-            elif token.tag_ in NOUN_TAGS:
-                found.append(_Keyword(token.idx, 0, token.lower_))
+                found.append(_Keyword(offset, 0, tech, raw))
+            elif tag_of(tag_id) in NOUN_TAGS:
+                found.append(_Keyword(offset, 0, raw.lower()))
         return found
 
     @staticmethod
@@ -331,16 +337,22 @@ class SignalExtractor:
 
 
 _SINGULAR_TAGS = frozenset({"NN", "NNP"})
+_TOKEN_ATTRS = ["IDX", "LENGTH", "TAG"]
 _CLAUSE_BREAKS = frozenset({".", "!", "?", ":", ";", "-", "*", "(", ")", "[", "]", "#"})
 
 
-def _starts_clause(doc: Any, i: int) -> bool:
+def _starts_clause(text: str, rows: list[list[int]], i: int) -> bool:
     """True for a token first in the text, on its line, or after a sentence
     or list mark (there is no parser to find sentences)."""
     if i == 0:
         return True
-    before = doc[i - 1]
-    return before.is_space or before.text in _CLAUSE_BREAKS or "\n" in before.whitespace_
+    offset, length, _ = rows[i - 1]
+    before = text[offset : offset + length]
+    return (
+        before.isspace()
+        or before in _CLAUSE_BREAKS
+        or "\n" in text[offset + length : rows[i][0]]
+    )
 
 
 def _clean(word: str) -> str:

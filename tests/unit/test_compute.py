@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ctxgraph.compute.context import (
     Candidates,
+    ComputedContext,
     compute_context,
     filter_context_map,
     merge_hits,
@@ -11,7 +14,6 @@ from ctxgraph.compute.context import (
     score_file,
 )
 from ctxgraph.compute.limits import TIERS, limits_for
-from ctxgraph.compute.render import finish
 from ctxgraph.compute.tokens import estimate_tokens
 from ctxgraph.graph.models import (
     Blocker,
@@ -43,8 +45,8 @@ def hit(item: KnowledgeItem, *tags: str) -> KnowledgeHit:
     return KnowledgeHit(item=item, matched_tags=tags or item.tags)
 
 
-def run(candidates: Candidates, complexity: str = "normal", task: Task = TASK):  # type: ignore[no-untyped-def]
-    return compute_context(task, SIG, candidates, limits_for(complexity), complexity=complexity)
+def run(candidates: Candidates, complexity: str = "normal", task: Task = TASK, **kw: Any) -> ComputedContext:
+    return compute_context(task, SIG, candidates, limits_for(complexity), complexity=complexity, **kw)
 
 
 # ------------------------------------------------------------------- the tiers
@@ -182,11 +184,11 @@ def test_working_memory_is_included_and_honours_the_toggle() -> None:
                                  completed_at="2026-01-01T00:00:00Z"),),
         active_blockers=(Blocker(id="t9", reason="keys missing", since="2026-01-02T00:00:00Z"),),
     )
-    ctx = finish(run(cands))
+    ctx = run(cands)
     assert "## Recent Task History" in ctx.markdown
     assert '1. t1: "Did a thing" (completed: 2026-01-01T00:00:00Z, ✓ success)' in ctx.markdown
     assert '- t9: "keys missing" (blocked: 2026-01-02T00:00:00Z)' in ctx.markdown
-    off = finish(run(cands, task=TASK.model_copy(update={"requires_context": False})))
+    off = run(cands, task=TASK.model_copy(update={"requires_context": False}))
     assert "Recent Task History" not in off.markdown
     assert off.recent_tasks == () and off.active_blockers == ()
 
@@ -205,7 +207,7 @@ def test_related_tasks_exclude_self_and_dependencies() -> None:
 
 
 def test_empty_sections_use_the_seeds_wording() -> None:
-    ctx = finish(run(Candidates()))
+    ctx = run(Candidates())
     md = ctx.markdown
     assert md.startswith("## Context (Computed)\n")
     assert "No specific patterns identified for this task." in md
@@ -217,7 +219,7 @@ def test_empty_sections_use_the_seeds_wording() -> None:
 
 
 def test_debug_section() -> None:
-    md = finish(run(Candidates(context_map_total=7)), debug=True).markdown
+    md = run(Candidates(context_map_total=7), debug=True).markdown
     assert "## Context Debug" in md
     assert "- Keywords: jwt, login, token" in md
     assert "- Total entries: 7" in md
@@ -226,12 +228,12 @@ def test_debug_section() -> None:
 def test_table_cells_are_escaped() -> None:
     cands = Candidates(context_map=(FileEntry(path="src/auth/login.ts", component="auth",
                                               notes="a | b\nc"),))
-    md = finish(run(cands)).markdown
+    md = run(cands).markdown
     assert "| `src/auth/login.ts` | auth | a \\| b c |" in md
 
 
 def test_user_template_replaces_the_default() -> None:
-    ctx = finish(run(Candidates()), template="Task {{ ctx.task_id }}: {{ ctx.warnings | length }} warnings")
+    ctx = run(Candidates(), template="Task {{ ctx.task_id }}: {{ ctx.warnings | length }} warnings")
     assert ctx.markdown == "Task t-new: 0 warnings\n"
 
 

@@ -279,6 +279,23 @@ def test_pipeline_is_loaded_lazily_once_with_only_needed_pipes(ex: SignalExtract
         assert name not in pipeline.nlp.component_names
 
 
+def test_blas_threads_are_restored_after_a_run(ex: SignalExtractor) -> None:
+    from ctxgraph.signals import _blas
+
+    blas = _blas.find()
+    if blas is None:
+        pytest.skip("numpy's BLAS is not an OpenBLAS this process can reach")
+    before = blas.threads()
+    with blas.single():
+        assert blas.threads() == 1
+        with blas.single():
+            assert blas.threads() == 1
+        assert blas.threads() == 1
+    assert blas.threads() == before
+    ex.extract_many([f"{JWT_TASK} {i}" for i in range(3)])
+    assert blas.threads() == before
+
+
 # ------------------------------------------------------------------ fallback
 
 

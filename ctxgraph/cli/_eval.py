@@ -1,0 +1,118 @@
+"""``ctxgraph eval DIR``: the retrieval evaluation of ``/work/shared/eval``.
+
+Register with ``main.add_command(eval_command)`` (after ``CliError`` is
+defined in :mod:`ctxgraph.cli`).
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ctxgraph.cli import COMPLEXITIES, CliError, format_option
+from ctxgraph.errors import CtxgraphError
+
+
+@contextmanager
+def _progress(label: str, length: int) -> Iterator[Any]:
+    with click.progressbar(length=length, label=label, file=sys.stderr) as bar:
+        yield bar.update
+
+
+@contextmanager
+def _service(neo4j_uri: str | None, neo4j_user: str | None, neo4j_database: str | None) -> Iterator[Any]:
+    """A fresh temporary embedded store, or the Neo4j server emptied first."""
+    from ctxgraph.service import ContextService
+
+    if neo4j_uri:
+        svc = ContextService.open(neo4j_uri=neo4j_uri, neo4j_user=neo4j_user, neo4j_database=neo4j_database)
+        try:
+            svc.store.clear()
+            svc.store.init_schema()
+            click.echo(f"emptied the Neo4j database at {svc.store.location}", err=True)
+            yield svc
+        finally:
+            svc.close()
+        return
+    with tempfile.TemporaryDirectory(prefix="ctxgraph-eval-") as tmp:
+        svc = ContextService.open(Path(tmp) / "graph.db")
+        try:
+            yield svc
+        finally:
+            svc.close()
+
+
+def _eval(directory: Path, fmt: str, budget: int | None, complexity: str | None, neo4j_uri: str | None,
+          neo4j_user: str | None, neo4j_database: str | None, limit_queries: int | None) -> None:
+    """Measure ctxgraph's retrieval on an evaluation set against baselines.
+
+    DIR holds history.jsonl (completed tasks with their handoffs),
+    context_map.jsonl and queries.jsonl (later tasks with the files their
+    real commits changed), as in /work/shared/eval. The history and the
+    context map are loaded into a fresh temporary embedded store; each query's
+    context is computed as an orchestrator would (the query is never stored)
+    and scored by the files it names, next to three baselines: bm25, seed
+    (the context-map scoring alone) and all (everything, unranked).
+
+    Figures per system: recall_at_5, recall_at_10, recall (share of the gold
+    files among the first 5 / 10 / all distinct files named, mean over
+    queries), tokens (mean) and max_tokens, p50_ms and p95_ms (nearest-rank
+    percentiles of the time to compute one context), skipped (queries none
+    of whose gold files is in the context map; not scored).
+    """
+    if not directory.exists():
+        raise CliError(f"{directory}: no such folder", 2)
+    if not directory.is_dir():
+        raise CliError(f"{directory}: not a folder; expected an evaluation set folder", 2)
+
+    from ctxgraph.evaluation.dataset import load_set, missing_files
+    from ctxgraph.evaluation.runner import format_table, run_eval
+
+    missing = missing_files(directory)
+    if missing:
+        raise CliError(f"{directory}: not an evaluation set: missing {', '.join(missing)}", 2)
+    try:
+        eval_set = load_set(directory, limit_queries=limit_queries)
+        with _service(neo4j_uri, neo4j_user, neo4j_database) as svc:
+            report = run_eval(svc, eval_set, budget=budget, complexity=complexity, stage=_progress)
+    except CtxgraphError as exc:
+        raise CliError(str(exc), exc.exit_code) from None
+    if fmt == "json":
+        import json
+
+        click.echo(json.dumps(report.as_dict(), indent=2, ensure_ascii=False))
+    else:
+        click.echo(format_table(report), nl=False)
+
+
+_options = [
+    click.argument("directory", metavar="DIR", type=click.Path(path_type=Path)),
+    format_option,
+    click.option("--budget", type=click.IntRange(min=1), metavar="N",
+                 help="Cut every rendered context to its leading whole lines within N estimated tokens "
+                      "before reading the files it names [default: no cut]."),
+    click.option("--complexity", type=click.Choice(COMPLEXITIES),
+                 help="Compute every query on this tier instead of its own."),
+    click.option("--neo4j", "neo4j_uri", metavar="URI",
+                 help="Run on this Neo4j server instead of a temporary embedded store. The database is "
+                      "EMPTIED first: never point this at a graph you keep. Not read from NEO4J_URI, on "
+                      "purpose. Password from NEO4J_PASSWORD or NEO4J_PASSWORD_FILE."),
+    click.option("--neo4j-user", metavar="NAME", envvar="NEO4J_USER", show_envvar=True,
+                 help="Neo4j user [default: neo4j]."),
+    click.option("--neo4j-database", metavar="NAME", envvar="NEO4J_DATABASE", show_envvar=True,
+                 help="Neo4j database [default: the server's default]."),
+    click.option("--limit-queries", type=click.IntRange(min=1), metavar="N",
+                 help="Only the first N queries of the set."),
+]
+for _option in reversed(_options):
+    _eval = _option(_eval)
+
+eval_command = click.command("eval")(_eval)
+
+__all__ = ["eval_command"]

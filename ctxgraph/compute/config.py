@@ -1,0 +1,82 @@
+"""Settings of the limiter: budget, scope split, priorities, strategy. Pure values.
+
+Read from ``ctxgraph.toml`` or ``[tool.ctxgraph]`` in ``pyproject.toml`` by
+:mod:`ctxgraph.settings`; these are the documented defaults.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+
+Strategy = Literal["recent", "important", "balanced"]
+Scope = Literal["global", "task", "path"]
+
+#: ADR 007's type priority (lower first), with gotchas right after patterns and
+#: ctxgraph's own block kinds placed beside the closest ADR type.
+DEFAULT_TYPE_PRIORITY: dict[str, float] = {
+    "adr": 1,
+    "pattern": 2,
+    "gotcha": 2.5,
+    "plan": 3,
+    "module_memory": 4,
+    "decision": 5,
+    "open_question": 5.5,
+    "dependency": 6,  # a dependency's handoff (prior work)
+    "code_reference": 6.5,
+    "changelog": 7,
+    "related_task": 7.5,
+}
+
+#: Phase 4's block priorities: the lowest degrades first.
+DEFAULT_SOURCE_PRIORITY: dict[str, int] = {"task": 100, "memory": 80, "code": 60, "docs": 40}
+
+#: Each tier's default budget in tokens (normal is ADR 007's 8,000).
+DEFAULT_TIER_BUDGETS: dict[str, int] = {"easy": 4000, "normal": 8000, "complex": 16000}
+
+#: ADR 007's split, filled in this order with rollover.
+DEFAULT_SCOPE_SPLIT: dict[str, float] = {"global": 0.5, "task": 0.3, "path": 0.2}
+
+SCOPE_ORDER: tuple[Scope, ...] = ("global", "task", "path")
+
+
+class ContextConfig(BaseModel):
+    """How the limiter decides what fits."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    budget: int | None = Field(default=None, ge=1, description="overrides the tier's budget")
+    tier_budgets: dict[str, int] = Field(default_factory=lambda: dict(DEFAULT_TIER_BUDGETS))
+    scope_split: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_SCOPE_SPLIT))
+    type_priority: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_TYPE_PRIORITY))
+    source_priority: dict[str, int] = Field(default_factory=lambda: dict(DEFAULT_SOURCE_PRIORITY))
+    strategy: Strategy = "balanced"
+    decay_hours: float = Field(default=1.0, gt=0, description="balanced: importance / (1 + hours / decay_hours)")
+
+    @field_validator("tier_budgets", "type_priority", "source_priority", "scope_split", mode="before")
+    @classmethod
+    def _merge_defaults(cls, value: object, info: ValidationInfo) -> object:
+        # a config file may name only some keys; the rest keep their defaults
+        defaults: dict[str, dict[str, Any]] = {
+            "tier_budgets": DEFAULT_TIER_BUDGETS,
+            "type_priority": DEFAULT_TYPE_PRIORITY,
+            "source_priority": DEFAULT_SOURCE_PRIORITY,
+            "scope_split": DEFAULT_SCOPE_SPLIT,
+        }
+        if isinstance(value, dict):
+            return {**defaults[str(info.field_name)], **value}
+        return value
+
+    @model_validator(mode="after")
+    def _check(self) -> ContextConfig:
+        if set(self.scope_split) != set(SCOPE_ORDER):
+            raise ValueError("scope_split must name global, task and path")
+        if abs(sum(self.scope_split.values()) - 1.0) > 1e-6 or min(self.scope_split.values()) < 0:
+            raise ValueError("scope_split shares must be >= 0 and add up to 1")
+        if any(v < 1 for v in self.tier_budgets.values()):
+            raise ValueError("tier budgets must be positive")
+        return self
+
+    def budget_for(self, complexity: str) -> int:
+        return self.budget if self.budget is not None else self.tier_budgets.get(complexity, 8000)

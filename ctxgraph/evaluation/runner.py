@@ -1,0 +1,202 @@
+"""One evaluation run: load a set into an empty store, then answer every
+query with each system and score what the rendered contexts name.
+
+The store must be empty (the CLI opens a fresh temporary one, or clears the
+Neo4j server it is pointed at). ctxgraph answers through
+:meth:`ContextService.compute` on an unsaved :class:`Task`, exactly as an
+orchestrator calls it; the query is never written.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxgraph.compute.tokens import estimate_tokens
+from ctxgraph.evaluation.baselines import Bm25Files, render_all, render_paths, seed_paths
+from ctxgraph.evaluation.dataset import HISTORY, EvalSet
+from ctxgraph.evaluation.protocol import (
+    QueryOutcome,
+    SystemMetrics,
+    extract_paths,
+    is_skipped,
+    summarize,
+    truncate_to_budget,
+)
+from ctxgraph.graph.models import Complexity
+from ctxgraph.service import ContextService
+
+SYSTEMS = ("ctxgraph", "bm25", "seed", "all")
+#: Signals are extracted in batches of this many task texts (spaCy's nlp.pipe).
+SIGNAL_BATCH = 256
+
+Tick = Callable[[int], None]
+#: ``stage(label, length)`` gives a context manager yielding a ``tick(n)``
+#: callable; the CLI shows a progress bar per stage.
+Stage = Callable[[str, int], AbstractContextManager[Tick]]
+
+
+@contextmanager
+def no_progress(label: str, length: int) -> Iterator[Tick]:
+    yield lambda n: None
+
+
+@dataclass(frozen=True)
+class EvalReport:
+    set: str
+    queries: int
+    skipped: int
+    systems: dict[str, SystemMetrics]
+    outcomes: dict[str, tuple[QueryOutcome, ...]] = field(default_factory=dict)
+    #: Rendered ctxgraph context per scored query id (only when asked for).
+    contexts: dict[str, str] = field(default_factory=dict)
+    #: Wall-clock seconds: loading the store, answering the queries.
+    load_seconds: float = 0.0
+    query_seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "set": self.set,
+            "queries": self.queries,
+            "skipped": self.skipped,
+            "systems": {name: self.systems[name].as_dict() for name in SYSTEMS},
+        }
+
+
+def load_history(svc: ContextService, eval_set: EvalSet, *, stage: Stage = no_progress) -> None:
+    """The history's tasks (one batch) and handoffs, then the context map."""
+    tasks = [line.task() for line in eval_set.history]
+    # Signal extraction dominates loading. ``add_tasks`` extracts one text at a
+    # time; extracting first in nlp.pipe batches fills the extractor's cache,
+    # which add_tasks then reads (same text, same type, same signals).
+    with stage("Extracting signals", len(tasks)) as tick:
+        for start in range(0, len(tasks), SIGNAL_BATCH):
+            batch = tasks[start:start + SIGNAL_BATCH]
+            svc.extractor.extract_many([t.text for t in batch], [t.type for t in batch])
+            tick(len(batch))
+    if tasks:
+        svc.add_tasks(tasks)
+    handoffs: list[tuple[str, Any]] = [
+        (f"{HISTORY}:{n}", line.handoff_doc()) for n, line in enumerate(eval_set.history, start=1)
+    ]
+    with stage("Ingesting handoffs", len(handoffs)) as tick:
+        if handoffs:
+            svc.ingest_handoffs(handoffs, progress=tick)
+    if eval_set.files:
+        svc.add_files(list(eval_set.files))
+
+
+def _timed(fn: Callable[[], str]) -> tuple[str, float]:
+    start = time.perf_counter()
+    text = fn()
+    return text, (time.perf_counter() - start) * 1000.0
+
+
+def run_queries(
+    svc: ContextService,
+    eval_set: EvalSet,
+    *,
+    budget: int | None = None,
+    complexity: Complexity | str | None = None,
+    stage: Stage = no_progress,
+    keep_contexts: bool = False,
+) -> tuple[dict[str, list[QueryOutcome]], int, dict[str, str]]:
+    """Every system's outcome on every scored query, the skipped count and
+    (with ``keep_contexts``) ctxgraph's rendered contexts."""
+    known = eval_set.known_paths
+    map_paths = eval_set.map_paths
+    bm25 = Bm25Files(eval_set.files, eval_set.history)
+    files = list(eval_set.files)
+    outcomes: dict[str, list[QueryOutcome]] = {name: [] for name in SYSTEMS}
+    contexts: dict[str, str] = {}
+    skipped = 0
+    with stage("Computing contexts", len(eval_set.queries)) as tick:
+        for query in eval_set.queries:
+            tick(1)
+            if is_skipped(query.gold_files, map_paths):
+                skipped += 1
+                continue
+            task = query.task()
+
+            def ctxgraph_text(task: Any = task) -> str:
+                return svc.compute(task, complexity=complexity).markdown
+
+            def bm25_text(text: str = query.text) -> str:
+                return render_paths(bm25.rank(text))
+
+            def seed_text(task: Any = task) -> str:
+                return render_paths(seed_paths(files, svc.signals_for(task)))
+
+            def all_text() -> str:
+                return render_all(files, eval_set.history)
+
+            # ctxgraph goes first: it pays for the query's signal extraction;
+            # the seed then reads the same signals from the extractor's cache.
+            for name, make in (("ctxgraph", ctxgraph_text), ("bm25", bm25_text),
+                               ("seed", seed_text), ("all", all_text)):
+                text, ms = _timed(make)
+                text = truncate_to_budget(text, budget)
+                if name == "ctxgraph" and keep_contexts:
+                    contexts[query.id] = text
+                outcomes[name].append(QueryOutcome(
+                    query_id=query.id,
+                    named=tuple(extract_paths(text, known)),
+                    gold=tuple(query.gold_files),
+                    tokens=estimate_tokens(text),
+                    ms=ms,
+                ))
+    return outcomes, skipped, contexts
+
+
+def run_eval(
+    svc: ContextService,
+    eval_set: EvalSet,
+    *,
+    budget: int | None = None,
+    complexity: Complexity | str | None = None,
+    stage: Stage = no_progress,
+    keep_contexts: bool = False,
+) -> EvalReport:
+    """Load ``eval_set`` into ``svc``'s (empty) store and score every system."""
+    started = time.perf_counter()
+    load_history(svc, eval_set, stage=stage)
+    loaded = time.perf_counter()
+    outcomes, skipped, contexts = run_queries(
+        svc, eval_set, budget=budget, complexity=complexity, stage=stage, keep_contexts=keep_contexts
+    )
+    done = time.perf_counter()
+    return EvalReport(
+        set=eval_set.name,
+        queries=len(eval_set.queries),
+        skipped=skipped,
+        systems={name: summarize(outcomes[name], skipped) for name in SYSTEMS},
+        outcomes={name: tuple(found) for name, found in outcomes.items()},
+        contexts=contexts,
+        load_seconds=loaded - started,
+        query_seconds=done - loaded,
+    )
+
+
+def format_table(report: EvalReport) -> str:
+    """The human summary: the set, its counts and one row per system."""
+    head = (f"set: {report.set}   queries: {report.queries}   skipped: {report.skipped}   "
+            f"(loaded in {report.load_seconds:.1f}s, answered in {report.query_seconds:.1f}s)")
+    columns = ("system", "recall@5", "recall@10", "recall", "tokens", "max_tokens", "p50_ms", "p95_ms")
+    rows = [columns]
+    for name in SYSTEMS:
+        m = report.systems[name]
+        rows.append((name, f"{m.recall_at_5:.3f}", f"{m.recall_at_10:.3f}", f"{m.recall:.3f}",
+                     f"{m.tokens:.0f}", str(m.max_tokens), f"{m.p50_ms:.1f}", f"{m.p95_ms:.1f}"))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(columns))]
+    lines = [head, ""]
+    for row in rows:
+        cells = [row[0].ljust(widths[0]), *(c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True))]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["SYSTEMS", "EvalReport", "Stage", "format_table", "load_history", "no_progress", "run_eval",
+           "run_queries"]

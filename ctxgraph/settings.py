@@ -1,0 +1,90 @@
+"""Project settings: ``ctxgraph.toml``, else ``[tool.ctxgraph]`` in ``pyproject.toml``.
+
+Read in the shell (CLI, ``ContextService.open``), never at import::
+
+    # ctxgraph.toml (or [tool.ctxgraph] in pyproject.toml; same keys)
+    strategy = "balanced"          # recent | important | balanced
+    decay_hours = 1.0              # balanced: importance / (1 + hours / decay_hours)
+    budget = 8000                  # overrides the tier budgets below
+    [tier_budgets]
+    easy = 4000
+    [type_priority]                # lower comes first
+    decision = 1.5
+    [scope_split]
+    global = 0.5
+    task = 0.3
+    path = 0.2
+    [domains]                      # extra domains for task signals: name = [trigger words]
+    payments = ["stripe", "invoice", "refund"]
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ctxgraph.compute.config import ContextConfig
+from ctxgraph.errors import ConfigurationError
+from ctxgraph.signals import DEFAULT_DOMAINS
+
+
+@dataclass(frozen=True)
+class Settings:
+    context: ContextConfig = field(default_factory=ContextConfig)
+    domains: dict[str, tuple[str, ...]] | None = None
+    source: str | None = None
+
+
+def find_settings_file(start: Path) -> tuple[Path, bool] | None:
+    """The nearest ``ctxgraph.toml`` (True) or ``pyproject.toml`` with a
+    ``[tool.ctxgraph]`` table (False), from ``start`` upwards."""
+    for folder in (start, *start.parents):
+        own = folder / "ctxgraph.toml"
+        if own.is_file():
+            return own, True
+        py = folder / "pyproject.toml"
+        if py.is_file() and "[tool.ctxgraph" in py.read_text(encoding="utf-8", errors="replace"):
+            return py, False
+    return None
+
+
+def load_settings(path: Path | None = None, *, start: Path | None = None) -> Settings:
+    """Settings from ``path``, or from the file found from ``start`` (default: cwd)."""
+    if path is None:
+        found = find_settings_file((start or Path.cwd()).resolve())
+        if found is None:
+            return Settings()
+        path, own = found
+    else:
+        own = path.name != "pyproject.toml"
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigurationError(f"{path}: cannot read settings: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigurationError(f"{path}: not valid TOML: {exc}") from None
+    table: Any = data if own else data.get("tool", {}).get("ctxgraph", {})
+    if not isinstance(table, dict):
+        raise ConfigurationError(f"{path}: [tool.ctxgraph] must be a table")
+    table = dict(table)
+    domains_raw = table.pop("domains", None)
+    try:
+        context = ContextConfig.model_validate(table)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'settings'}: {err['msg']}" for err in exc.errors()
+        )
+        raise ConfigurationError(f"{path}: invalid settings: {problems}") from None
+    domains = None
+    if domains_raw is not None:
+        if not isinstance(domains_raw, dict) or not all(
+            isinstance(v, list) and all(isinstance(w, str) for w in v) for v in domains_raw.values()
+        ):
+            raise ConfigurationError(f"{path}: domains must map names to lists of words")
+        domains = {**{k: tuple(v) for k, v in DEFAULT_DOMAINS.items()},
+                   **{k: tuple(v) for k, v in domains_raw.items()}}
+    return Settings(context=context, domains=domains, source=str(path))
