@@ -180,3 +180,24 @@ def test_cli_on_neo4j(neo4j_settings: object, neo4j_store: object, tmp_path: Pat
     line = fails(5, "stats", cwd=tmp_path, env=wrong)
     assert "refused the credentials" in line and "definitely-wrong" not in line
     neo4j_store.clear()  # type: ignore[attr-defined]
+
+
+def test_budget_strategy_and_explain(project: Path) -> None:
+    data = json.loads(ok("context", "t-refresh", "--format", "json", "--budget", "400", "--strategy", "important",
+                         "--explain", cwd=project))
+    assert data["budget"] == 400 and 0 < data["tokens"] <= 400
+    assert data["_computed"]["strategy"] == "important"
+    fates = {e["id"]: (e["fate"], e["reason"]) for e in data["explain"]}
+    assert fates["prior:t-auth"][0] in ("kept", "compressed")
+    text = ok("context", "t-refresh", "--explain", cwd=project)
+    assert "## Explain (" in text and "| fate | reason | section |" in text
+    line = fails(6, "context", "t-refresh", "--budget", "20", cwd=project)
+    assert "never compressed" in line and "budget is 20" in line
+
+
+def test_settings_file_sets_the_strategy_and_budget(project: Path) -> None:
+    (project / "ctxgraph.toml").write_text('strategy = "recent"\nbudget = 900\n')
+    data = json.loads(ok("context", "t-refresh", "--format", "json", cwd=project))
+    assert (data["_computed"]["strategy"], data["budget"]) == ("recent", 900)
+    (project / "ctxgraph.toml").write_text('strategy = "fastest"\n')
+    assert "ctxgraph.toml: invalid settings: strategy" in fails(2, "context", "t-refresh", cwd=project)

@@ -189,3 +189,18 @@ def test_query_limits_keyword_20_domain_10(svc: ContextService) -> None:
     assert (ctx.computed.keyword_hits, ctx.computed.domain_hits) == (20, 10)
     assert ctx.computed.patterns_found == 30
     assert len(ctx.patterns_to_follow) == 10
+
+
+def test_context_degrades_gracefully_when_the_store_fails(tmp_path: Path) -> None:
+    from ctxgraph.graph.local import LocalStore
+    from ctxgraph.signals import SignalExtractor
+
+    store = LocalStore.open(tmp_path / "g.db")
+    svc = ContextService(store, SignalExtractor())
+    _setup(svc)
+    store.close()  # every query now fails as if the server were gone
+    ctx = svc.compute(Task(id="adhoc", objective="Fix JWT clock skew", depends_on=("t-auth",)), debug=True)
+    assert ctx.prior_work == () and ctx.patterns_to_follow == ()
+    assert any("missing knowledge (keyword tags)" in n for n in ctx.computed.notes)
+    assert "missing dependency handoffs" in ctx.markdown  # said in the debug section
+    assert ctx.markdown.startswith("## Context (Computed)")
