@@ -8,9 +8,9 @@ then the complexity tiers; plus the working memory of seed 004.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -215,7 +215,10 @@ class Candidates(BaseModel):
 
 def relevance(matched: Sequence[str], signals: TaskSignals) -> float:
     """Keyword tags count 1, domain tags 0.5 (a tag that is both counts once, as a keyword)."""
-    keywords, domains = set(signals.keywords), set(signals.domains)
+    return _relevance(matched, frozenset(signals.keywords), frozenset(signals.domains))
+
+
+def _relevance(matched: Iterable[str], keywords: frozenset[str], domains: frozenset[str]) -> float:
     score = 0.0
     for tag in matched:
         if tag in keywords:
@@ -235,7 +238,8 @@ def merge_hits(
             merged[hit.item.id][1].update(hit.matched_tags)
         else:
             merged[hit.item.id] = (hit.item, set(hit.matched_tags))
-    scored = [(item, relevance(sorted(tags), signals)) for item, tags in merged.values()]
+    kw, dom = frozenset(signals.keywords), frozenset(signals.domains)
+    scored = [(item, _relevance(tags, kw, dom)) for item, tags in merged.values()]
     scored.sort(key=lambda pair: pair[0].id)
     scored.sort(key=lambda pair: pair[0].updated_at or "", reverse=True)
     scored.sort(key=lambda pair: pair[1], reverse=True)
@@ -276,6 +280,20 @@ def filter_context_map(entries: Sequence[FileEntry], signals: TaskSignals) -> li
 
 # --------------------------------------------------------------- level renders
 
+M = TypeVar("M", bound=BaseModel)
+
+
+def _once(model: type[M], **fields: Any) -> Callable[[], M]:
+    """A factory that builds ``model(**fields)`` on first call and then reuses it."""
+    built: list[M] = []
+
+    def make() -> M:
+        if not built:
+            built.append(model(**fields))
+        return built[0]
+    return make
+
+
 
 def _short(text: str, level: Level) -> str:
     if level is Level.SUMMARY:
@@ -285,8 +303,10 @@ def _short(text: str, level: Level) -> str:
     return text
 
 
-def _pattern(ref: PatternRef) -> Callable[[Level], PatternRef]:
+def _pattern(make: Callable[[], PatternRef]) -> Callable[[Level], PatternRef]:
+    """The item at each level; built on first use (most candidates are never shown)."""
     def at(level: Level) -> PatternRef:
+        ref = make()
         if level is Level.FULL:
             return ref
         keep_loc = level is Level.SUMMARY
@@ -295,16 +315,20 @@ def _pattern(ref: PatternRef) -> Callable[[Level], PatternRef]:
     return at
 
 
-def _warning(ref: WarningRef) -> Callable[[Level], WarningRef]:
+def _warning(make: Callable[[], WarningRef]) -> Callable[[Level], WarningRef]:
+    """The item at each level; built on first use (most candidates are never shown)."""
     def at(level: Level) -> WarningRef:
+        ref = make()
         if level is Level.FULL:
             return ref
         return ref.model_copy(update={"issue": _short(ref.issue, level), "level": level.value})
     return at
 
 
-def _decision(ref: DecisionRef) -> Callable[[Level], DecisionRef]:
+def _decision(make: Callable[[], DecisionRef]) -> Callable[[Level], DecisionRef]:
+    """The item at each level; built on first use (most candidates are never shown)."""
     def at(level: Level) -> DecisionRef:
+        ref = make()
         if level is Level.FULL:
             return ref
         rationale = first_sentence(ref.rationale, 100) if ref.rationale and level is Level.SUMMARY else None
@@ -396,6 +420,8 @@ def _chain_winners(items: Sequence[KnowledgeItem]) -> dict[str, str]:
 def collect_blocks(task: Task, signals: TaskSignals, candidates: Candidates) -> tuple[list[Block], ComputedMeta]:
     """Phases 2-4 as blocks with their score parts; filtered ones arrive dropped."""
     blocks: list[Block] = []
+    kw, dom = frozenset(signals.keywords), frozenset(signals.domains)
+    wanted = kw | dom
 
     def add(block: Block, reason: str = "") -> None:
         if reason:
@@ -428,31 +454,31 @@ def collect_blocks(task: Task, signals: TaskSignals, candidates: Candidates) -> 
                   tag_matches=(), importance=1.0, updated_at=dep.task.completed_at,
                   render=_prior(work), fragment=_frag_prior))
         for k in dep.knowledge:
-            rel = DEPENDENCY_BONUS + relevance(k.tags, signals)
+            rel = DEPENDENCY_BONUS + _relevance(k.tags, kw, dom)
             common: dict[str, Any] = dict(id=k.id, kind=k.kind, scope="task", source="memory",
                                           policy=Policy.SUMMARIZABLE, relevance=rel,
-                                          tag_matches=tuple(t for t in k.tags if t in signals.keywords
-                                                            or t in signals.domains),
+                                          tag_matches=tuple(t for t in k.tags if t in wanted),
                                           importance=k.importance, updated_at=k.updated_at)
             if k.id in seen:
                 continue
             seen.add(k.id)
             if k.kind == "pattern":
                 inherited_patterns += 1
-                ref = PatternRef(id=k.id, pattern=k.summary, location=k.location, relevance=rel, from_task=dep.task.id)
-                add(Block(section="patterns", render=_pattern(ref), fragment=_frag_pattern, **common),
+                make_p = _once(PatternRef, id=k.id, pattern=k.summary, location=k.location, relevance=rel,
+                               from_task=dep.task.id)
+                add(Block(section="patterns", render=_pattern(make_p), fragment=_frag_pattern, **common),
                     knowledge_reason(k))
             elif k.kind == "gotcha":
-                wref = WarningRef(id=k.id, issue=k.summary, severity=k.severity or Severity.MEDIUM,
-                                  relevance=rel, from_task=dep.task.id)
+                make_w = _once(WarningRef, id=k.id, issue=k.summary, severity=k.severity or Severity.MEDIUM,
+                               relevance=rel, from_task=dep.task.id)
                 low = k.severity is Severity.LOW
                 inherited_warnings += 0 if low else 1
-                add(Block(section="warnings", render=_warning(wref), fragment=_frag_warning, **common),
+                add(Block(section="warnings", render=_warning(make_w), fragment=_frag_warning, **common),
                     "filtered" if low else knowledge_reason(k))
             elif k.kind == "decision":
-                dref = DecisionRef(id=k.id, decision=k.summary, rationale=k.rationale, relevance=rel,
-                                   from_task=dep.task.id)
-                add(Block(section="decisions", render=_decision(dref), fragment=_frag_decision, **common),
+                make_d = _once(DecisionRef, id=k.id, decision=k.summary, rationale=k.rationale, relevance=rel,
+                               from_task=dep.task.id)
+                add(Block(section="decisions", render=_decision(make_d), fragment=_frag_decision, **common),
                     knowledge_reason(k))
             elif k.kind == "open_question":
                 q = BlockingQuestion(id=k.id, question=k.summary, context=k.context,
@@ -471,21 +497,21 @@ def collect_blocks(task: Task, signals: TaskSignals, candidates: Candidates) -> 
             continue
         seen.add(k.id)
         common = dict(id=k.id, kind=k.kind, scope=k.scope, source="memory", policy=Policy.SUMMARIZABLE,
-                      relevance=rel, tag_matches=tuple(t for t in k.tags if t in signals.keywords
-                                                       or t in signals.domains),
+                      relevance=rel, tag_matches=tuple(t for t in k.tags if t in wanted),
                       importance=k.importance, updated_at=k.updated_at)
         reason = knowledge_reason(k)
         if k.kind == "gotcha":
-            wref = WarningRef(id=k.id, issue=k.summary, severity=k.severity or Severity.MEDIUM, relevance=rel)
-            add(Block(section="warnings", render=_warning(wref), fragment=_frag_warning, **common), reason)
+            make_w = _once(WarningRef, id=k.id, issue=k.summary, severity=k.severity or Severity.MEDIUM,
+                           relevance=rel)
+            add(Block(section="warnings", render=_warning(make_w), fragment=_frag_warning, **common), reason)
         elif k.kind == "decision":
-            dref = DecisionRef(id=k.id, decision=k.summary, rationale=k.rationale, relevance=rel)
-            add(Block(section="decisions", render=_decision(dref), fragment=_frag_decision, **common), reason)
+            make_d = _once(DecisionRef, id=k.id, decision=k.summary, rationale=k.rationale, relevance=rel)
+            add(Block(section="decisions", render=_decision(make_d), fragment=_frag_decision, **common), reason)
         elif k.kind == "open_question":
             continue  # open questions come from dependencies only (the seed's blocking filter)
         else:  # patterns and the ADR 007 kinds (adr, plan, module_memory, changelog)
-            ref = PatternRef(id=k.id, pattern=k.summary, location=k.location, relevance=rel)
-            add(Block(section="patterns", render=_pattern(ref), fragment=_frag_pattern, **common), reason)
+            make_p = _once(PatternRef, id=k.id, pattern=k.summary, location=k.location, relevance=rel)
+            add(Block(section="patterns", render=_pattern(make_p), fragment=_frag_pattern, **common), reason)
 
     # Phase 4: context map.
     code_refs = filter_context_map(candidates.context_map, signals)
@@ -498,7 +524,7 @@ def collect_blocks(task: Task, signals: TaskSignals, candidates: Candidates) -> 
     for h in candidates.related:
         if h.task.id == task.id or h.task.id in dep_ids:
             continue
-        rel = relevance(h.matched_tags, signals)
+        rel = _relevance(h.matched_tags, kw, dom)
         rt = RelatedTask(id=h.task.id, intent=h.task.intent, summary=h.task.outcome_summary, relevance=rel)
         add(Block(id=f"task:{h.task.id}", section="related_tasks", kind="related_task", scope="task",
                   source="docs", policy=Policy.SUMMARIZABLE, relevance=rel, tag_matches=h.matched_tags,

@@ -9,6 +9,7 @@ counted for every three characters (runes); otherwise for every four.
 from __future__ import annotations
 
 import math
+import re
 
 _CJK_RANGES = (
     (0x3040, 0x30FF),  # Hiragana, Katakana
@@ -20,17 +21,16 @@ _CJK_RANGES = (
 )
 
 
-def _is_cjk(ch: str) -> bool:
-    code = ord(ch)
-    return any(lo <= code <= hi for lo, hi in _CJK_RANGES)
+_CJK = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _CJK_RANGES) + "]")
+_SPACE = re.compile(r"\s")
 
 
 def estimate_tokens(text: str) -> int:
     """Estimated tokens of ``text`` (0 for empty text)."""
     if not text:
         return 0
-    visible = [c for c in text if not c.isspace()]
-    cjk = sum(1 for c in visible if _is_cjk(c))
-    if visible and cjk * 3 >= len(visible):
+    visible = len(text) - len(_SPACE.findall(text))
+    cjk = len(_CJK.findall(text))
+    if visible and cjk * 3 >= visible:
         return math.ceil(len(text) / 3)
     return math.ceil(len(text) / 4)
