@@ -34,7 +34,10 @@ from ctxgraph.graph.models import (
 from ctxgraph.signals import SignalExtractor
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
-WORDS = ["jwt", "token", "login", "session", "auth", "api", "route", "schema", "migration", "cache", "queue", "retry", "timeout", "config", "logging", "metrics", "parser", "render", "template", "index", "query", "user", "order", "payment"]
+WORDS = (
+    "jwt token login session auth api route schema migration cache queue retry timeout config logging "
+    "metrics parser render template index query user order payment"
+).split(" ")
 TASK_TEXT = (
     "Add refresh-token rotation to the login endpoint. Store hashed refresh tokens in the sessions "
     "table with a migration, rotate them on every use in src/api/auth.routes.ts, revoke the whole "
