@@ -34,10 +34,11 @@ from ctxgraph.graph.models import (
 from ctxgraph.signals import SignalExtractor
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
-WORDS = (
-    "jwt token login session auth api route schema migration cache queue retry timeout config logging "
-    "metrics parser render template index query user order payment"
-).split(" ")
+WORDS = [
+    "jwt", "token", "login", "session", "auth", "api", "route", "schema", "migration", "cache",
+    "queue", "retry", "timeout", "config", "logging", "metrics", "parser", "render", "template",
+    "index", "query", "user", "order", "payment",
+]
 TASK_TEXT = (
     "Add refresh-token rotation to the login endpoint. Store hashed refresh tokens in the sessions "
     "table with a migration, rotate them on every use in src/api/auth.routes.ts, revoke the whole "
