@@ -201,6 +201,74 @@ class ContextService:
     def unblock(self, task_id: str) -> None:
         self.store.set_status(task_id, TaskStatus.PENDING, reason=None, at=utcnow())
 
+    # -- knowledge by hand (ADR 007's artifacts, chains) ---------------------------
+
+    def _knowledge(self, kind: str, summary: str, tags: Iterable[str], now: str, **fields: Any) -> KnowledgeItem:
+        sig = self.extractor.extract(summary)
+        all_tags = [self.extractor.normalize_tag(t) for t in tags]
+        all_tags = list(dict.fromkeys(t for t in [*all_tags, *sig.keywords, *sig.domains] if t))
+        text = " ".join(x for x in (summary, fields.get("rationale") or "") if x)
+        return KnowledgeItem(
+            id=stable_id(kind, summary), kind=kind, summary=summary, tags=tuple(all_tags),  # type: ignore[arg-type]
+            token_estimate=estimate_tokens(text), created_at=now, updated_at=now, **fields,
+        )
+
+    def add_knowledge(
+        self,
+        kind: str,
+        summary: str,
+        *,
+        tags: Iterable[str] = (),
+        scope: str = "global",
+        importance: float = 0.5,
+        location: str | None = None,
+        rationale: str | None = None,
+        severity: str | None = None,
+    ) -> KnowledgeItem:
+        """Add a pattern, gotcha, decision, ADR, plan, module memory or changelog entry."""
+        fields: dict[str, Any] = {"scope": scope, "importance": importance, "location": location,
+                                  "rationale": rationale}
+        if kind == "gotcha":
+            fields["severity"] = severity or "medium"
+        if kind == "decision":
+            fields["status"] = "active"
+        try:
+            item = self._knowledge(kind, summary, tags, utcnow(), **fields)
+        except ValueError as exc:  # pydantic: an unknown kind, scope or severity
+            raise CtxgraphError(f"invalid knowledge: {exc}".splitlines()[0]) from None
+        self.store.upsert_knowledge([item])
+        return item
+
+    def revise_knowledge(
+        self, item_id: str, summary: str, *, rationale: str | None = None, importance: float | None = None
+    ) -> KnowledgeItem:
+        """A new version of a knowledge node: same chain, version + 1. Only the
+        latest version of a chain is ever shown; a revised decision is superseded."""
+        found = self.store.get_knowledge([item_id])
+        if not found:
+            raise CtxgraphError(f"unknown knowledge id: {item_id!r}")
+        old = found[0]
+        now = utcnow()
+        fields: dict[str, Any] = {
+            "scope": old.scope, "importance": old.importance if importance is None else importance,
+            "location": old.location, "rationale": rationale if rationale is not None else old.rationale,
+            "severity": old.severity, "status": old.status, "chain_id": old.chain_id or old.id,
+            "version": old.version + 1,
+        }
+        new = self._knowledge(old.kind, summary, old.tags, now, **fields)
+        if new.id == old.id:
+            raise CtxgraphError("the new version must say something different from the old one")
+        self.store.upsert_knowledge(
+            [new, old.model_copy(update={"chain_id": old.chain_id or old.id})], supersedes=[(new.id, old.id, now)]
+        )
+        return new
+
+    def get_knowledge(self, item_id: str) -> KnowledgeItem:
+        found = self.store.get_knowledge([item_id])
+        if not found:
+            raise CtxgraphError(f"unknown knowledge id: {item_id!r}")
+        return found[0]
+
     # -- context map -----------------------------------------------------------
 
     def add_files(self, entries: Sequence[FileEntry]) -> None:

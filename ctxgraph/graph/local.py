@@ -27,6 +27,7 @@ from ctxgraph.graph.models import (
     DependencyHandoff,
     FileEntry,
     KnowledgeHit,
+    KnowledgeItem,
     ReadNext,
     RecentTask,
     Stats,
@@ -297,15 +298,8 @@ class LocalStore:
             self._put_node(cur, "Task", task)
 
             for item in record.knowledge:
-                label = item.label
-                props = knowledge_props(item)
-                existing = self._node(cur, label, item.id)
-                if existing is not None:
-                    props["tags"] = merge_tags(existing.get("tags"), props.get("tags", []))
-                    props["created_at"] = existing.get("created_at", props.get("created_at"))
-                self._put_node(cur, label, props)
-                self._tag(cur, (label, item.id), item.tags)
-                self._put_edge(cur, ("Handoff", record.id), "DISCOVERED", (label, item.id))
+                self._put_knowledge(cur, item)
+                self._put_edge(cur, ("Handoff", record.id), "DISCOVERED", (item.label, item.id))
 
             for entry in record.files:
                 existing = self._node(cur, "File", entry.path)
@@ -321,6 +315,48 @@ class LocalStore:
                     props["lines"] = link.lines
                 self._put_edge(cur, ("Handoff", record.id), link.rel, ("File", link.path), props)
             return True
+
+    def _put_knowledge(self, cur: sqlite3.Cursor, item: KnowledgeItem) -> None:
+        props = knowledge_props(item)
+        existing = self._node(cur, item.label, item.id)
+        if existing is not None:
+            props["tags"] = merge_tags(existing.get("tags"), props.get("tags", []))
+            props["created_at"] = existing.get("created_at", props.get("created_at"))
+        self._put_node(cur, item.label, props)
+        self._tag(cur, (item.label, item.id), item.tags)
+
+    def _knowledge_label(self, cur: sqlite3.Cursor, item_id: str) -> str | None:
+        row = cur.execute(
+            "SELECT label FROM nodes WHERE id = ? AND label IN (SELECT value FROM json_each(?))",
+            (item_id, json.dumps(_KNOWLEDGE_LABELS)),
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    def upsert_knowledge(
+        self, items: Sequence[KnowledgeItem], supersedes: Sequence[tuple[str, str, str]] = ()
+    ) -> None:
+        with self._write() as cur:
+            for item in items:
+                self._put_knowledge(cur, item)
+            for new_id, old_id, at in supersedes:
+                new_label, old_label = self._knowledge_label(cur, new_id), self._knowledge_label(cur, old_id)
+                if new_label is None or old_label is None:
+                    continue
+                self._put_edge(cur, (new_label, new_id), "SUPERSEDES", (old_label, old_id))
+                old = self._node(cur, old_label, old_id) or {}
+                if old_label == "Decision":
+                    old["status"] = "superseded"
+                old["updated_at"] = at
+                self._put_node(cur, old_label, old)
+
+    def get_knowledge(self, ids: Sequence[str]) -> list[KnowledgeItem]:
+        with self._read() as cur:
+            rows = cur.execute(
+                "SELECT props FROM nodes WHERE id IN (SELECT value FROM json_each(?)) "
+                "AND label IN (SELECT value FROM json_each(?)) ORDER BY id",
+                (json.dumps(sorted(set(ids))), json.dumps(_KNOWLEDGE_LABELS)),
+            ).fetchall()
+        return [knowledge_from_props(_loads(r[0])) for r in rows]
 
     # -- reads --------------------------------------------------------------------
 

@@ -62,14 +62,21 @@ class Complexity(StrEnum):
     COMPLEX = "complex"
 
 
-KnowledgeKind = Literal["pattern", "gotcha", "decision", "open_question"]
+KnowledgeKind = Literal[
+    "pattern", "gotcha", "decision", "open_question", "adr", "plan", "module_memory", "changelog"
+]
 
 #: Neo4j label of each knowledge kind (every knowledge node also has ``Knowledge``).
+#: The last four are ADR 007's artifact types, added by hand (``ctxgraph knowledge add``).
 KIND_LABELS: dict[str, str] = {
     "pattern": "Pattern",
     "gotcha": "Gotcha",
     "decision": "Decision",
     "open_question": "OpenQuestion",
+    "adr": "ADR",
+    "plan": "Plan",
+    "module_memory": "ModuleMemory",
+    "changelog": "ChangelogEntry",
 }
 
 

@@ -26,6 +26,7 @@ from ctxgraph.graph.models import (
     DependencyHandoff,
     FileEntry,
     KnowledgeHit,
+    KnowledgeItem,
     ReadNext,
     RecentTask,
     Stats,
@@ -260,6 +261,25 @@ class Neo4jStore:
             return True
 
         return self._write(work)
+
+    def upsert_knowledge(
+        self, items: Sequence[KnowledgeItem], supersedes: Sequence[tuple[str, str, str]] = ()
+    ) -> None:
+        rows = [{"label": k.label, "props": knowledge_props(k)} for k in items]
+        pairs = [{"new": n, "old": o, "at": at} for n, o, at in supersedes]
+
+        def work(tx: ManagedTransaction) -> None:
+            if rows:
+                tx.run(cypher.load("knowledge_upsert"), rows=rows).consume()
+            if pairs:
+                tx.run(cypher.load("knowledge_supersede"), pairs=pairs).consume()
+
+        self._write(work)
+
+    def get_knowledge(self, ids: Sequence[str]) -> list[KnowledgeItem]:
+        wanted = sorted(set(ids))
+        rows = self._read(lambda tx: self._rows(tx, "knowledge_get", ids=wanted))
+        return [knowledge_from_props(r["props"]) for r in rows]
 
     # -- reads --------------------------------------------------------------------
 

@@ -18,6 +18,7 @@ from ctxgraph.graph.models import (
     DependencyHandoff,
     FileEntry,
     KnowledgeHit,
+    KnowledgeItem,
     RecentTask,
     Stats,
     Task,
@@ -53,6 +54,15 @@ class KnowledgeStore(Protocol):
 
     def apply_handoff(self, record: HandoffRecord) -> bool:
         """Write a handoff whole; ``False`` when the same content is already there."""
+
+    def upsert_knowledge(
+        self, items: Sequence[KnowledgeItem], supersedes: Sequence[tuple[str, str, str]] = ()
+    ) -> None:
+        """Knowledge added by hand, and (new id, old id, at) SUPERSEDES links: the
+        old node's ``updated_at`` becomes ``at``; an old decision becomes superseded."""
+
+    def get_knowledge(self, ids: Sequence[str]) -> list[KnowledgeItem]:
+        """The knowledge nodes among ``ids``, in id order."""
 
     # -- reads ---------------------------------------------------------------
     def get_task(self, task_id: str) -> Task | None: ...

@@ -68,7 +68,8 @@ def test_help_documents_every_command(tmp_path: Path) -> None:
         assert name in out
     for sub in (["task", "add"], ["task", "show"], ["task", "list"], ["task", "block"],
                 ["ingest", "handoff"], ["ingest", "tasks"], ["ingest", "context-map"], ["context"],
-                ["stats"], ["demo"], ["init"], ["depend"]):
+                ["stats"], ["demo"], ["init"], ["depend"], ["knowledge", "add"], ["knowledge", "revise"],
+                ["knowledge", "show"]):
         text = ok(*sub, "--help", cwd=tmp_path)
         assert "--help" in text and "Usage:" in text
         if sub[0] not in ("demo",):
@@ -201,3 +202,15 @@ def test_settings_file_sets_the_strategy_and_budget(project: Path) -> None:
     assert (data["_computed"]["strategy"], data["budget"]) == ("recent", 900)
     (project / "ctxgraph.toml").write_text('strategy = "fastest"\n')
     assert "ctxgraph.toml: invalid settings: strategy" in fails(2, "context", "t-refresh", cwd=project)
+
+
+def test_knowledge_add_revise_show(project: Path) -> None:
+    added = json.loads(ok("knowledge", "add", "decision", "Sign JWT with HS256", "--tag", "jwt",
+                          "--rationale", "single service", "--format", "json", cwd=project))
+    revised = ok("knowledge", "revise", added["id"], "Sign JWT with RS256", cwd=project)
+    assert f"chain {added['id']} v2" in revised
+    shown = json.loads(ok("knowledge", "show", added["id"], "--format", "json", cwd=project))
+    assert shown["status"] == "superseded"
+    md = ok("context", "t-refresh", cwd=project)
+    assert "Sign JWT with RS256" in md and "HS256" not in md.split("### Relevant Decisions")[1].split("###")[0]
+    assert "unknown knowledge id" in fails(1, "knowledge", "revise", "nope", "x", cwd=project)

@@ -204,3 +204,20 @@ def test_context_degrades_gracefully_when_the_store_fails(tmp_path: Path) -> Non
     assert any("missing knowledge (keyword tags)" in n for n in ctx.computed.notes)
     assert "missing dependency handoffs" in ctx.markdown  # said in the debug section
     assert ctx.markdown.startswith("## Context (Computed)")
+
+
+def test_knowledge_chains_keep_the_latest_version(svc: ContextService) -> None:
+    svc.add_tasks([{"id": "t", "name": "Sign JWT tokens", "objective": "Sign the JWT access token"}])
+    v1 = svc.add_knowledge("decision", "Sign JWT with HS256", tags=["jwt"], rationale="one service")
+    adr = svc.add_knowledge("adr", "ADR 3: tokens are JWTs signed by the api", tags=["jwt"], importance=0.9)
+    assert adr.token_estimate > 0 and "jwt" in adr.tags
+    v2 = svc.revise_knowledge(v1.id, "Sign JWT with RS256", rationale="keys rotate per service")
+    assert (v2.chain_id, v2.version) == (v1.id, 2)
+    ctx = svc.compute("t", explain=True)
+    decisions = [d.decision for d in ctx.relevant_decisions]
+    assert decisions == ["Sign JWT with RS256"]
+    reasons = {e.id: e.reason for e in ctx.explain or ()}
+    assert reasons[v1.id] in ("superseded", "chain")
+    assert ctx.patterns_to_follow[0].pattern.startswith("ADR 3")  # ADR ranks first (type priority 1)
+    assert svc.get_knowledge(v1.id).status == "superseded"
+    assert svc.store.stats().relationships["SUPERSEDES"] == 1
