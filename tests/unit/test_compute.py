@@ -248,3 +248,14 @@ def test_token_estimate_latin_and_cjk() -> None:
     assert estimate_tokens("") == 0
     assert estimate_tokens("abcd" * 10) == 10
     assert estimate_tokens("認証トークンを更新する") == 4  # 11 runes / 3, rounded up
+
+
+def test_an_exact_tokenizer_can_be_plugged_in() -> None:
+    from ctxgraph.compute.tokens import use_tokenizer
+
+    use_tokenizer(lambda text: len(text.split()))
+    try:
+        assert estimate_tokens("three plain words") == 3
+    finally:
+        use_tokenizer(None)
+    assert estimate_tokens("three plain words") == 5
