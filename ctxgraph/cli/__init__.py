@@ -498,4 +498,8 @@ def demo(store_path: Path, task_id: str | None, debug: bool) -> None:
     click.echo(ctx.markdown, nl=False)
 
 
+from ctxgraph.cli._eval import eval_command  # noqa: E402 (needs the names above)
+
+main.add_command(eval_command)
+
 __all__ = ["CliError", "InvalidDocumentError", "TaskDoc", "UnknownTaskError", "main"]

@@ -15,13 +15,15 @@ from typing import Any
 
 import click
 
-from ctxgraph.cli import COMPLEXITIES, CliError, format_option
+from ctxgraph.cli import CliError, format_option
 from ctxgraph.errors import CtxgraphError
+from ctxgraph.graph.models import Complexity
 
 
 @contextmanager
 def _progress(label: str, length: int) -> Iterator[Any]:
-    with click.progressbar(length=length, label=label, file=sys.stderr) as bar:
+    # Only on a terminal: piped or captured, stderr keeps to warnings and errors.
+    with click.progressbar(length=length, label=label, file=sys.stderr, hidden=not sys.stderr.isatty()) as bar:
         yield bar.update
 
 
@@ -95,9 +97,11 @@ _options = [
     click.argument("directory", metavar="DIR", type=click.Path(path_type=Path)),
     format_option,
     click.option("--budget", type=click.IntRange(min=1), metavar="N",
-                 help="Cut every rendered context to its leading whole lines within N estimated tokens "
-                      "before reading the files it names [default: no cut]."),
-    click.option("--complexity", type=click.Choice(COMPLEXITIES),
+                 help="Token budget: ctxgraph computes every context within N tokens (as `context "
+                      "--budget`); the baselines are cut to their leading whole lines within N tokens "
+                      "before the files they name are read [default: ctxgraph's tier budget, baselines "
+                      "uncut]."),
+    click.option("--complexity", type=click.Choice([c.value for c in Complexity]),
                  help="Compute every query on this tier instead of its own."),
     click.option("--neo4j", "neo4j_uri", metavar="URI",
                  help="Run on this Neo4j server instead of a temporary embedded store. The database is "

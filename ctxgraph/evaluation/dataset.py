@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -17,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ctxgraph.errors import InvalidDocumentError
 from ctxgraph.graph.documents import decode, validate
-from ctxgraph.graph.models import Complexity, FileEntry, Task, clean_path
+from ctxgraph.graph.models import Complexity, FileEntry, Task, clean_path, normalize_timestamp
 from ctxgraph.graph.models import ContextMapEntryDoc as _MapEntry
 
 HISTORY = "history.jsonl"
@@ -56,6 +57,11 @@ class HistoryLine(_Line):
     type: str = "change"
     completed_at: str | None = None
     handoff: _HandoffLine = Field(default_factory=_HandoffLine)
+
+    @field_validator("completed_at", mode="before")
+    @classmethod
+    def _timestamp(cls, value: Any) -> str | None:
+        return normalize_timestamp(value)
 
     def task(self) -> Task:
         """The task as ctxgraph stores it (its outcome comes with the handoff)."""
@@ -120,6 +126,12 @@ class EvalSet:
     @property
     def map_paths(self) -> list[str]:
         return [f.path for f in self.files]
+
+    @property
+    def snapshot(self) -> datetime | None:
+        """When the history ends (its latest completion): the "now" of every query."""
+        stamps = [line.completed_at for line in self.history if line.completed_at]
+        return datetime.fromisoformat(max(stamps).replace("Z", "+00:00")) if stamps else None
 
     @property
     def known_paths(self) -> list[str]:

@@ -4,7 +4,16 @@ query with each system and score what the rendered contexts name.
 The store must be empty (the CLI opens a fresh temporary one, or clears the
 Neo4j server it is pointed at). ctxgraph answers through
 :meth:`ContextService.compute` on an unsaved :class:`Task`, exactly as an
-orchestrator calls it; the query is never written.
+orchestrator calls it; the query is never written. Its "now" is the end of
+the history (the latest completion), so recency ranks the same on any day.
+
+``budget``: ctxgraph computes within it (``compute(budget=...)``, its own
+limiter); the baselines, which have none, are cut to their leading whole
+lines within it (:func:`~ctxgraph.evaluation.protocol.truncate_to_budget`).
+
+Times: ctxgraph's include the query's signal extraction; the seed's then read
+the same signals from the extractor's cache, so they time the scoring and
+rendering only. bm25's index is built once per run, before the queries.
 """
 
 from __future__ import annotations
@@ -26,7 +35,7 @@ from ctxgraph.evaluation.protocol import (
     summarize,
     truncate_to_budget,
 )
-from ctxgraph.graph.models import Complexity
+from ctxgraph.graph.models import Complexity, Task
 from ctxgraph.service import ContextService
 
 SYSTEMS = ("ctxgraph", "bm25", "seed", "all")
@@ -107,6 +116,7 @@ def run_queries(
     """Every system's outcome on every scored query, the skipped count and
     (with ``keep_contexts``) ctxgraph's rendered contexts."""
     known = eval_set.known_paths
+    now = eval_set.snapshot
     map_paths = eval_set.map_paths
     bm25 = Bm25Files(eval_set.files, eval_set.history)
     files = list(eval_set.files)
@@ -121,13 +131,13 @@ def run_queries(
                 continue
             task = query.task()
 
-            def ctxgraph_text(task: Any = task) -> str:
-                return svc.compute(task, complexity=complexity).markdown
+            def ctxgraph_text(task: Task = task) -> str:
+                return svc.compute(task, complexity=complexity, budget=budget, now=now).markdown
 
             def bm25_text(text: str = query.text) -> str:
                 return render_paths(bm25.rank(text))
 
-            def seed_text(task: Any = task) -> str:
+            def seed_text(task: Task = task) -> str:
                 return render_paths(seed_paths(files, svc.signals_for(task)))
 
             def all_text() -> str:
@@ -138,7 +148,8 @@ def run_queries(
             for name, make in (("ctxgraph", ctxgraph_text), ("bm25", bm25_text),
                                ("seed", seed_text), ("all", all_text)):
                 text, ms = _timed(make)
-                text = truncate_to_budget(text, budget)
+                if name != "ctxgraph":  # ctxgraph fits the budget itself
+                    text = truncate_to_budget(text, budget)
                 if name == "ctxgraph" and keep_contexts:
                     contexts[query.id] = text
                 outcomes[name].append(QueryOutcome(

@@ -12,7 +12,7 @@ from ctxgraph.graph.models import Task
 from ctxgraph.service import ContextService
 
 VOCAB = ["jwt", "login", "token", "cache", "schema", "migration", "route", "queue", "retry", "session"]
-phrase = st.lists(st.sampled_from(VOCAB + ["the", "uses", "never", "always", "認証"]), min_size=2, max_size=40).map(
+phrase = st.lists(st.sampled_from([*VOCAB, "the", "uses", "never", "always", "認証"]), min_size=2, max_size=40).map(
     " ".join)
 
 
