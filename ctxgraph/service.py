@@ -109,6 +109,17 @@ class ContextService:
             opened = LocalStore.open(Path(path))
         return cls(opened, SignalExtractor(domains=domains) if domains else None, config)
 
+    @classmethod
+    def unavailable(cls, location: str, reason: str) -> ContextService:
+        """A service whose store could not be opened: contexts of ``Task`` values
+        are computed from nothing stored, and say what is missing."""
+        from ctxgraph.graph.store import UnavailableStore
+        from ctxgraph.settings import load_settings
+
+        settings = load_settings()
+        extractor = SignalExtractor(domains=settings.domains) if settings.domains else None
+        return cls(UnavailableStore(location, reason), extractor, settings.context)
+
     def close(self) -> None:
         self.store.close()
 

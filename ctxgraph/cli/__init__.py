@@ -13,8 +13,8 @@ from typing import Any, TypeVar
 
 import click
 
-from ctxgraph.errors import CtxgraphError, InvalidDocumentError, UnknownTaskError
-from ctxgraph.graph.documents import expand_paths, load_context_map, load_tasks
+from ctxgraph.errors import CtxgraphError, InvalidDocumentError, StoreUnavailableError, UnknownTaskError
+from ctxgraph.graph.documents import decode, expand_paths, load_context_map, load_tasks, parse_structured, validate
 from ctxgraph.graph.models import Complexity, Task, TaskDoc, TaskStatus
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -410,7 +410,10 @@ def ingest_context_map(path: str, **kwargs: Any) -> None:
 
 
 @main.command()
-@click.argument("task_id")
+@click.argument("task_id", required=False)
+@click.option("--task-file", type=click.Path(exists=True, dir_okay=False, allow_dash=True),
+              help="Read the task from a YAML/JSON file (one task, as in a tasks file) instead of the store; "
+                   "if the store is unavailable, the context is computed without it and a warning says so.")
 @click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown",
               show_default=True, help="markdown for agents, json for orchestrators.")
 @click.option("--complexity", type=click.Choice(COMPLEXITIES),
@@ -428,20 +431,48 @@ def ingest_context_map(path: str, **kwargs: Any) -> None:
 @click.option("--template", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="A Jinja2 template to render with instead of the built-in one.")
 @store_options
-def context(task_id: str, fmt: str, complexity: str | None, budget: int | None, strategy: str | None,
-            debug: bool, explain: bool, template: Path | None, **kwargs: Any) -> None:
-    """Compute the context of TASK_ID (Markdown within the token budget)."""
+def context(task_id: str | None, task_file: str | None, fmt: str, complexity: str | None, budget: int | None,
+            strategy: str | None, debug: bool, explain: bool, template: Path | None, **kwargs: Any) -> None:
+    """Compute the context of TASK_ID (Markdown within the token budget).
+
+    With --task-file the task need not be stored (an orchestrator can ask
+    before it adds the task), and a store that cannot be reached degrades the
+    context instead of failing it.
+    """
+    if (task_id is None) == (task_file is None):
+        raise CliError("give a TASK_ID or --task-file (one of them)", 2)
+    task: str | Task = task_id or ""
+    if task_file is not None:
+        source, data = _read_input(task_file)
+        task = validate(TaskDoc, parse_structured(decode(data, source), source), source).to_task()
     template_text = None
     if template is not None:
         try:
             template_text = template.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise CliError(f"{template}: cannot read template: {exc}", 2) from None
-    with open_service(_store_params(kwargs)) as svc:
-        ctx = svc.compute(task_id, complexity=complexity, budget=budget, strategy=strategy,
+    params = _store_params(kwargs)
+    try:
+        service = open_service(params)
+        svc = service.__enter__()
+    except StoreUnavailableError as exc:
+        if not isinstance(task, Task):
+            raise
+        from ctxgraph.service import ContextService
+
+        service = None
+        svc = ContextService.unavailable(params.get("neo4j_uri") or str(params.get("store_path")), str(exc))
+    try:
+        ctx = svc.compute(task, complexity=complexity, budget=budget, strategy=strategy,
                           debug=debug, explain=explain, template=template_text)
-    for note in ctx.computed.notes:
-        click.echo(f"ctxgraph: warning: {note}", err=True)
+    finally:
+        if service is not None:
+            service.__exit__(None, None, None)
+    if ctx.computed.notes:
+        more = len(ctx.computed.notes) - 1
+        extra = f" (and {more} more parts; --debug lists them)" if more else ""
+        click.echo(f"ctxgraph: warning: context computed without the store's answer: {ctx.computed.notes[0]}{extra}",
+                   err=True)
     if fmt == "json":
         _echo_json(ctx.model_dump(mode="json", by_alias=True))
         return

@@ -11,8 +11,9 @@ recently updated, then the id ascending.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
+from ctxgraph.errors import StoreUnavailableError
 from ctxgraph.graph.models import (
     Blocker,
     DependencyHandoff,
@@ -105,3 +106,26 @@ class KnowledgeStore(Protocol):
 
     def clear(self) -> None:
         """Delete every node and relationship."""
+
+
+class UnavailableStore:
+    """Stands in for a store that could not be opened: every call raises
+    :class:`StoreUnavailableError` with the original reason, so a context can
+    still be computed (empty where the store would have answered) and says
+    what is missing."""
+
+    def __init__(self, location: str, reason: str) -> None:
+        self.location = location
+        self.reason = reason
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+
+        def unavailable(*args: object, **kwargs: object) -> Any:
+            raise StoreUnavailableError(self.reason)
+
+        return unavailable
+
+    def close(self) -> None:
+        """Nothing to close."""

@@ -214,3 +214,16 @@ def test_knowledge_add_revise_show(project: Path) -> None:
     md = ok("context", "t-refresh", cwd=project)
     assert "Sign JWT with RS256" in md and "HS256" not in md.split("### Relevant Decisions")[1].split("###")[0]
     assert "unknown knowledge id" in fails(1, "knowledge", "revise", "nope", "x", cwd=project)
+
+
+def test_task_file_and_a_store_that_is_down(project: Path) -> None:
+    (project / "task.yaml").write_text("id: adhoc\nname: Rotate JWT\nobjective: Rotate the JWT on login\n"
+                                       "depends_on: [t-auth]\n")
+    md = ok("context", "--task-file", "task.yaml", cwd=project)
+    assert "Wrap handlers with requireAuth()" in md  # the stored dependency's knowledge
+    proc = run("context", "--task-file", "task.yaml", "--debug", "--neo4j", "bolt://127.0.0.1:9", cwd=project,
+               env={"NEO4J_PASSWORD": "x"})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("## Context (Computed)") and "missing dependency handoffs" in proc.stdout
+    assert proc.stderr.count("ctxgraph: warning:") == 1 and "Traceback" not in proc.stderr
+    assert "one of them" in fails(2, "context", cwd=project)
