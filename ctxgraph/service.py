@@ -19,15 +19,17 @@ from pydantic import BaseModel, ConfigDict
 
 from ctxgraph.compute import limits as lim
 from ctxgraph.compute.config import ContextConfig, Strategy
-from ctxgraph.compute.context import Candidates, ComputedContext, compute_context
+from ctxgraph.compute.context import ComputedContext, compute_context
 from ctxgraph.compute.tokens import estimate_tokens
 from ctxgraph.errors import CtxgraphError, DependencyCycleError, StoreUnavailableError, UnknownTaskError
 from ctxgraph.graph.dependencies import find_cycle
 from ctxgraph.graph.documents import load_handoff
 from ctxgraph.graph.local import DEFAULT_PATH, LocalStore
 from ctxgraph.graph.models import (
+    Candidates,
     Complexity,
     FileEntry,
+    GatherQuery,
     HandoffDoc,
     KnowledgeItem,
     Task,
@@ -375,40 +377,23 @@ class ContextService:
     def gather(self, task: Task, signals: TaskSignals) -> Candidates:
         """Phase 2-4 candidates and working memory from the store (the IO half).
 
-        A failing query (server down, timeout) leaves its part empty and a note
-        in the debug section; the rest of the context is still computed.
+        One read (one round trip on Neo4j). If it fails (server down, timeout)
+        the context is computed from nothing stored, with a note in the debug
+        section saying what is missing.
         """
-        notes: list[str] = []
-
-        def attempt(what: str, call: Callable[[], Any], empty: Any) -> Any:
-            try:
-                return call()
-            except StoreUnavailableError as exc:
-                log.warning("context of %s computed without %s: %s", task.id, what, exc)
-                notes.append(f"missing {what}: {exc}")
-                return empty
-
-        s = self.store
-        wm = task.requires_context
-        keyword_hits = attempt("knowledge (keyword tags)",
-                               lambda: s.knowledge_by_tags(signals.keywords, lim.KEYWORD_QUERY_LIMIT), [])
-        domain_hits = attempt("knowledge (domain tags)",
-                              lambda: s.knowledge_by_tags(signals.domains, lim.DOMAIN_QUERY_LIMIT), [])
-        deps = attempt("dependency handoffs", lambda: s.dependency_handoffs(task.depends_on), []) \
-            if task.depends_on else []
-        code = attempt("context map", lambda: s.context_map(
-            signals.keywords, signals.domains, signals.files_mentioned), [])
-        total = attempt("context-map size", lambda: s.stats().labels.get("File", 0), 0)
-        related = attempt("related tasks", lambda: s.tasks_by_tags(
-            [*signals.keywords, *signals.domains], lim.RELATED_TASK_QUERY_LIMIT,
-            exclude=[task.id, *task.depends_on]), [])
-        recent = attempt("recent tasks", lambda: s.recent_tasks(lim.RECENT_TASKS), []) if wm else []
-        blockers = attempt("active blockers", s.active_blockers, []) if wm else []
-        return Candidates(
-            keyword_hits=tuple(keyword_hits), domain_hits=tuple(domain_hits), dependencies=tuple(deps),
-            context_map=tuple(code), context_map_total=total, related=tuple(related),
-            recent_tasks=tuple(recent), active_blockers=tuple(blockers), notes=tuple(notes),
+        query = GatherQuery(
+            keywords=signals.keywords, domains=signals.domains, files=signals.files_mentioned,
+            dep_ids=task.depends_on, exclude=(task.id, *task.depends_on),
+            keyword_limit=lim.KEYWORD_QUERY_LIMIT, domain_limit=lim.DOMAIN_QUERY_LIMIT,
+            related_limit=lim.RELATED_TASK_QUERY_LIMIT, recent_limit=lim.RECENT_TASKS,
+            working_memory=task.requires_context,
         )
+        try:
+            return self.store.gather(query)
+        except StoreUnavailableError as exc:
+            log.warning("context of %s computed without the store: %s", task.id, exc)
+            return Candidates(notes=(f"missing knowledge, dependency handoffs, context map, related tasks "
+                                     f"and working memory: {exc}",))
 
     def compute(
         self,

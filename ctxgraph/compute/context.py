@@ -22,14 +22,13 @@ from ctxgraph.compute.render import render
 from ctxgraph.compute.tokens import estimate_tokens
 from ctxgraph.graph.models import (
     Blocker,
-    DependencyHandoff,
+    Candidates,
     FileEntry,
     KnowledgeHit,
     KnowledgeItem,
     RecentTask,
     Severity,
     Task,
-    TaskHit,
     TaskStatus,
 )
 from ctxgraph.signals import TaskSignals
@@ -192,22 +191,6 @@ class ComputedContext(BaseModel):
     tokens: int = 0
     budget: int = 0
     explain: tuple[ExplainEntry, ...] | None = None
-
-
-class Candidates(BaseModel):
-    """Everything the store returned for one task, before ranking."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    keyword_hits: tuple[KnowledgeHit, ...] = ()
-    domain_hits: tuple[KnowledgeHit, ...] = ()
-    dependencies: tuple[DependencyHandoff, ...] = ()
-    context_map: tuple[FileEntry, ...] = ()
-    context_map_total: int = 0
-    related: tuple[TaskHit, ...] = ()
-    recent_tasks: tuple[RecentTask, ...] = ()
-    active_blockers: tuple[Blocker, ...] = ()
-    notes: tuple[str, ...] = ()
 
 
 # ------------------------------------------------------------------------ phases

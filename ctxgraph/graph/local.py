@@ -15,17 +15,21 @@ import logging
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ctxgraph.errors import StoreUnavailableError, UnknownTaskError
+from ctxgraph.errors import InvalidDocumentError, StoreUnavailableError, UnknownTaskError
+from ctxgraph.graph.backup import batches as backup_batches
+from ctxgraph.graph.backup import node_row, rel_row, sorted_rows
 from ctxgraph.graph.models import (
     KIND_LABELS,
     Blocker,
+    Candidates,
     DependencyHandoff,
     FileEntry,
+    GatherQuery,
     KnowledgeHit,
     KnowledgeItem,
     ReadNext,
@@ -564,8 +568,64 @@ class LocalStore:
             )
         return out
 
+    def gather(self, query: GatherQuery) -> Candidates:
+        # In-process: the per-part queries cost no round trips.
+        wm = query.working_memory
+        return Candidates(
+            keyword_hits=tuple(self.knowledge_by_tags(query.keywords, query.keyword_limit)),
+            domain_hits=tuple(self.knowledge_by_tags(query.domains, query.domain_limit)),
+            dependencies=tuple(self.dependency_handoffs(query.dep_ids)) if query.dep_ids else (),
+            context_map=tuple(self.context_map(query.keywords, query.domains, query.files)),
+            context_map_total=self._count("File"),
+            related=tuple(self.tasks_by_tags([*query.keywords, *query.domains], query.related_limit,
+                                             exclude=query.exclude)),
+            recent_tasks=tuple(self.recent_tasks(query.recent_limit)) if wm else (),
+            active_blockers=tuple(self.active_blockers()) if wm else (),
+        )
+
+    def _count(self, label: str) -> int:
+        with self._read() as cur:
+            row = cur.execute("SELECT count(*) FROM nodes WHERE label = ?", (label,)).fetchone()
+        return int(row[0])
+
     def stats(self) -> Stats:
         with self._read() as cur:
             labels = dict(cur.execute("SELECT label, count(*) FROM nodes GROUP BY label ORDER BY label"))
             rels = dict(cur.execute("SELECT type, count(*) FROM edges GROUP BY type ORDER BY type"))
         return Stats(labels=labels, relationships=rels)
+
+    # -- export / import (the file format: ctxgraph.graph.backup) -------------------
+
+    def export_rows(self) -> Iterator[dict[str, Any]]:
+        """The whole graph as export rows (see ``KnowledgeStore.export_rows``),
+        read in one transaction and yielded after it ends."""
+        with self._read() as cur:
+            nodes = cur.execute("SELECT label, id, props FROM nodes").fetchall()
+            edges = cur.execute(
+                "SELECT type, src_label, src_id, dst_label, dst_id, props FROM edges"
+            ).fetchall()
+        yield from sorted_rows(
+            (node_row(label, node_id, _loads(props)) for label, node_id, props in nodes),
+            (rel_row(rel, (sl, si), (dl, di), _loads(props)) for rel, sl, si, dl, di, props in edges),
+        )
+
+    def import_rows(self, rows: Iterable[dict[str, Any]]) -> None:
+        """Write export rows with MERGE semantics, one transaction per batch
+        (see ``KnowledgeStore.import_rows``)."""
+        for kind, batch in backup_batches(rows):
+            with self._write() as cur:
+                if kind == "node":
+                    for row in batch:
+                        self._put_node(cur, row["label"], row["props"])
+                    continue
+                for row in batch:
+                    src, dst = (row["src"][0], row["src"][1]), (row["dst"][0], row["dst"][1])
+                    for end in (src, dst):
+                        found = cur.execute(
+                            "SELECT 1 FROM nodes WHERE label = ? AND id = ?", end
+                        ).fetchone()
+                        if found is None:
+                            raise InvalidDocumentError(
+                                "<import>", [("", f"{row['type']} relationship: no {end[0]} node {end[1]!r}")]
+                            )
+                    self._put_edge(cur, src, row["type"], dst, row["props"])

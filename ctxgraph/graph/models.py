@@ -272,6 +272,40 @@ class Stats(BaseModel):
     relationships: dict[str, int]
 
 
+class GatherQuery(BaseModel):
+    """What one context asks of the store (one round trip on Neo4j)."""
+
+    model_config = _VALUE
+
+    keywords: tuple[str, ...]
+    domains: tuple[str, ...]
+    files: tuple[str, ...]
+    dep_ids: tuple[str, ...]
+    exclude: tuple[str, ...]
+    keyword_limit: int
+    domain_limit: int
+    related_limit: int
+    recent_limit: int
+    working_memory: bool
+
+
+class Candidates(BaseModel):
+    """Everything the store returned for one task, before ranking."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    keyword_hits: tuple[KnowledgeHit, ...] = ()
+    domain_hits: tuple[KnowledgeHit, ...] = ()
+    dependencies: tuple[DependencyHandoff, ...] = ()
+    context_map: tuple[FileEntry, ...] = ()
+    context_map_total: int = 0
+    related: tuple[TaskHit, ...] = ()
+    recent_tasks: tuple[RecentTask, ...] = ()
+    active_blockers: tuple[Blocker, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+
 # ---------------------------------------------------------------- user documents
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -20,11 +20,22 @@ from neo4j import Driver, GraphDatabase, ManagedTransaction
 from neo4j import exceptions as neo4j_errors
 
 from ctxgraph import cypher
-from ctxgraph.errors import AuthenticationError, ConfigurationError, StoreUnavailableError, UnknownTaskError
+from ctxgraph.errors import (
+    AuthenticationError,
+    ConfigurationError,
+    CtxgraphError,
+    InvalidDocumentError,
+    StoreUnavailableError,
+    UnknownTaskError,
+)
+from ctxgraph.graph.backup import batches as backup_batches
+from ctxgraph.graph.backup import node_row, rel_row, sorted_rows
 from ctxgraph.graph.models import (
     Blocker,
+    Candidates,
     DependencyHandoff,
     FileEntry,
+    GatherQuery,
     KnowledgeHit,
     KnowledgeItem,
     ReadNext,
@@ -305,10 +316,7 @@ class Neo4jStore:
         if not tags or limit <= 0:
             return []
         rows = self._read(lambda tx: self._rows(tx, "knowledge_by_tags", tags=list(tags), limit=limit))
-        return [
-            KnowledgeHit(item=knowledge_from_props(r["props"]), matched_tags=tuple(sorted(r["matched"])))
-            for r in rows
-        ]
+        return [_hit(r) for r in rows]
 
     def tasks_by_tags(
         self, tags: Sequence[str], limit: int, *, exclude: Sequence[str] = ()
@@ -331,23 +339,7 @@ class Neo4jStore:
         def work(tx: ManagedTransaction) -> list[dict[str, Any]]:
             return self._rows(tx, "dependency_handoffs", ids=ids)
 
-        out = []
-        for r in self._read(work):
-            to_read = sorted((r["to_read"] or []), key=lambda x: x["file"])
-            created = sorted((r["created"] or []), key=lambda x: x["file"])
-            knowledge = sorted(
-                (knowledge_from_props(p) for p in (r["knowledge"] or [])), key=lambda k: (k.kind, k.id)
-            )
-            out.append(
-                DependencyHandoff(
-                    task=task_from_props(r["task"], r["deps"]),
-                    summary=r["summary"],
-                    files_to_read=tuple(ReadNext(file=x["file"], reason=x["reason"] or "") for x in to_read),
-                    files_created=tuple(ReadNext(file=x["file"], reason=x["reason"] or "") for x in created),
-                    knowledge=tuple(knowledge),
-                )
-            )
-        return out
+        return [_dependency(r) for r in self._read(work)]
 
     def context_map(
         self, keywords: Sequence[str], domains: Sequence[str], files: Sequence[str]
@@ -377,6 +369,31 @@ class Neo4jStore:
         rows = self._read(lambda tx: self._rows(tx, "active_blockers"))
         return [Blocker(id=r["id"], reason=r["reason"], since=r["since"]) for r in rows]
 
+    def gather(self, query: GatherQuery) -> Candidates:
+        params = {
+            "keywords": list(query.keywords), "domains": list(query.domains), "files": list(query.files),
+            "dep_ids": sorted(set(query.dep_ids)), "keyword_limit": query.keyword_limit,
+            "domain_limit": query.domain_limit, "related_tags": [*query.keywords, *query.domains],
+            "exclude": list(query.exclude), "related_limit": query.related_limit,
+            "working_memory": query.working_memory, "recent_limit": query.recent_limit,
+        }
+        r = self._read(lambda tx: self._rows(tx, "gather", **params))[0]
+        recent = [task_from_props(p) for p in r["recent"]]
+        return Candidates(
+            keyword_hits=tuple(_hit(h) for h in r["keyword_hits"]) if query.keywords else (),
+            domain_hits=tuple(_hit(h) for h in r["domain_hits"]) if query.domains else (),
+            dependencies=tuple(_dependency(d) for d in r["dependencies"]),
+            context_map=tuple(file_from_props(p) for p in r["files"]),
+            context_map_total=r["file_count"],
+            related=tuple(
+                TaskHit(task=task_from_props(t["props"], t["deps"]), matched_tags=tuple(sorted(t["matched"])))
+                for t in r["related"]
+            ),
+            recent_tasks=tuple(RecentTask(id=t.id, intent=t.intent, success=t.success, completed_at=t.completed_at)
+                               for t in recent),
+            active_blockers=tuple(Blocker(id=b["id"], reason=b["reason"], since=b["since"]) for b in r["blockers"]),
+        )
+
     def stats(self) -> Stats:
         def work(tx: ManagedTransaction) -> Stats:
             labels = {r["label"]: r["count"] for r in self._rows(tx, "stats_labels")}
@@ -385,7 +402,77 @@ class Neo4jStore:
 
         return self._read(work)
 
+    # -- export / import (the file format: ctxgraph.graph.backup) -------------------
+
+    def export_rows(self) -> Iterator[dict[str, Any]]:
+        """The whole graph as export rows (see ``KnowledgeStore.export_rows``),
+        read in one read transaction; the shared ``Knowledge`` label is left out."""
+
+        def work(tx: ManagedTransaction) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+            return self._rows(tx, "export_nodes"), self._rows(tx, "export_relationships")
+
+        nodes, rels = self._read(work)
+        yield from sorted_rows(
+            (node_row(_export_label(r["labels"], r["props"].get("id")), r["props"]["id"], r["props"])
+             for r in nodes),
+            (rel_row(r["type"], (_export_label(r["src_labels"], r["src_id"]), r["src_id"]),
+                     (_export_label(r["dst_labels"], r["dst_id"]), r["dst_id"]), r["props"])
+             for r in rels),
+        )
+
+    def import_rows(self, rows: Iterable[dict[str, Any]]) -> None:
+        """Write export rows with MERGE semantics, one managed write transaction
+        per batch (see ``KnowledgeStore.import_rows``)."""
+        for kind, batch in backup_batches(rows):
+            if kind == "node":
+                nodes = [{"label": r["label"], "id": r["id"], "props": r["props"]} for r in batch]
+
+                def write_nodes(tx: ManagedTransaction, nodes: list[dict[str, Any]] = nodes) -> None:
+                    tx.run(cypher.load("import_nodes"), rows=nodes).consume()
+
+                self._write(write_nodes)
+                continue
+            rels = [{"n": i, "type": r["type"], "src": r["src"], "dst": r["dst"], "props": r["props"]}
+                    for i, r in enumerate(batch)]
+
+            def work(tx: ManagedTransaction, rels: list[dict[str, Any]] = rels) -> None:
+                written = set(self._rows(tx, "import_relationships", rows=rels)[0]["written"])
+                for rel in rels:
+                    if rel["n"] not in written:  # raising rolls the batch back
+                        raise InvalidDocumentError("<import>", [("", (
+                            f"{rel['type']} relationship {rel['src']!r} -> {rel['dst']!r}: "
+                            "an end is not in the store"))])
+
+            self._write(work)
+
 
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip() or type(exc).__name__
     return text.splitlines()[0]
+
+
+def _dependency(r: dict[str, Any]) -> DependencyHandoff:
+    to_read = sorted((r["to_read"] or []), key=lambda x: x["file"])
+    created = sorted((r["created"] or []), key=lambda x: x["file"])
+    knowledge = sorted((knowledge_from_props(p) for p in (r["knowledge"] or [])), key=lambda k: (k.kind, k.id))
+    return DependencyHandoff(
+        task=task_from_props(r["task"], r["deps"]),
+        summary=r["summary"],
+        files_to_read=tuple(ReadNext(file=x["file"], reason=x["reason"] or "") for x in to_read),
+        files_created=tuple(ReadNext(file=x["file"], reason=x["reason"] or "") for x in created),
+        knowledge=tuple(knowledge),
+    )
+
+
+def _hit(r: dict[str, Any]) -> KnowledgeHit:
+    return KnowledgeHit(item=knowledge_from_props(r["props"]), matched_tags=tuple(sorted(r["matched"])))
+
+
+def _export_label(labels: list[str], node_id: Any) -> str:
+    """A node's one specific label (``Knowledge`` already left out), for an export."""
+    if len(labels) != 1 or not isinstance(node_id, str):
+        raise CtxgraphError(
+            f"cannot export a node with labels {labels!r} and id {node_id!r}: "
+            "every node needs one ctxgraph label and a text id"
+        )
+    return labels[0]

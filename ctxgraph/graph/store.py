@@ -10,14 +10,16 @@ recently updated, then the id ascending.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Protocol
 
 from ctxgraph.errors import StoreUnavailableError
 from ctxgraph.graph.models import (
     Blocker,
+    Candidates,
     DependencyHandoff,
     FileEntry,
+    GatherQuery,
     KnowledgeHit,
     KnowledgeItem,
     RecentTask,
@@ -104,8 +106,28 @@ class KnowledgeStore(Protocol):
 
     def stats(self) -> Stats: ...
 
+    def gather(self, query: GatherQuery) -> Candidates:
+        """Everything one context needs (one read; one round trip on Neo4j)."""
+
     def clear(self) -> None:
         """Delete every node and relationship."""
+
+    # -- export / import (file format and validation: ctxgraph.graph.backup) --
+    def export_rows(self) -> Iterator[dict[str, Any]]:
+        """The whole graph as export rows, from one consistent snapshot: every
+        node ``{kind: "node", label, id, props}`` sorted by (label, id), then
+        every relationship ``{kind: "rel", type, src: [label, id], dst: [label,
+        id], props}`` sorted by (type, src, dst). Knowledge nodes carry their
+        specific label only. Both stores give the same rows for the same graph."""
+
+    def import_rows(self, rows: Iterable[dict[str, Any]]) -> None:
+        """Write export rows (nodes before the relationships between them) in
+        batches of ``backup.BATCH_SIZE``, one transaction each, with MERGE
+        semantics: nodes by (label, id), relationships by (type, src, dst),
+        properties replaced. Idempotent. Each row is checked; a bad row or a
+        relationship whose end is missing raises ``InvalidDocumentError`` and
+        rolls back its batch (earlier batches stay: validate a whole file with
+        ``backup.ExportReader`` first)."""
 
 
 class UnavailableStore:

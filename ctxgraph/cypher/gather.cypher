@@ -1,0 +1,66 @@
+// Everything one context needs, in one round trip: knowledge by keyword tags
+// and by domain tags, the dependencies with their handoffs, context-map
+// candidates and size, related completed tasks, and working memory.
+CALL () {
+  MATCH (tag:Tag)<-[:TAGGED]-(k:Knowledge)
+  WHERE tag.name IN $keywords
+  WITH k, collect(tag.name) AS matched
+  ORDER BY size(matched) DESC, coalesce(k.updated_at, '') DESC, k.id ASC
+  LIMIT $keyword_limit
+  RETURN collect({props: properties(k), matched: matched}) AS keyword_hits
+}
+CALL () {
+  MATCH (tag:Tag)<-[:TAGGED]-(k:Knowledge)
+  WHERE tag.name IN $domains
+  WITH k, collect(tag.name) AS matched
+  ORDER BY size(matched) DESC, coalesce(k.updated_at, '') DESC, k.id ASC
+  LIMIT $domain_limit
+  RETURN collect({props: properties(k), matched: matched}) AS domain_hits
+}
+CALL () {
+  UNWIND $dep_ids AS id
+  MATCH (d:Task {id: id})
+  OPTIONAL MATCH (d)-[:HANDED_OFF]->(h:Handoff)
+  WITH d, h ORDER BY d.id
+  RETURN collect({
+    task: properties(d),
+    deps: [(d)-[:DEPENDS_ON]->(x:Task) | x.id],
+    summary: h.summary,
+    to_read: CASE WHEN h IS NULL THEN [] ELSE [(h)-[r:READ_NEXT]->(f:File) | {file: f.path, reason: r.reason}] END,
+    created: CASE WHEN h IS NULL THEN [] ELSE [(h)-[r:CREATED]->(f:File) | {file: f.path, reason: r.purpose}] END,
+    knowledge: CASE WHEN h IS NULL THEN [] ELSE [(h)-[:DISCOVERED]->(k:Knowledge) | properties(k)] END
+  }) AS dependencies
+}
+CALL () {
+  MATCH (f:File)
+  WHERE any(k IN $keywords WHERE toLower(f.component) CONTAINS k OR toLower(f.path) CONTAINS k)
+     OR any(d IN $domains WHERE toLower(f.notes) CONTAINS d)
+     OR any(p IN $files WHERE f.path CONTAINS p)
+  WITH f ORDER BY f.path
+  RETURN collect(properties(f)) AS files
+}
+CALL () {
+  RETURN COUNT { (:File) } AS file_count
+}
+CALL () {
+  MATCH (tag:Tag)<-[:TAGGED]-(t:Task)
+  WHERE tag.name IN $related_tags AND t.status = 'completed' AND NOT t.id IN $exclude
+  WITH t, collect(tag.name) AS matched
+  ORDER BY size(matched) DESC, coalesce(t.completed_at, '') DESC, t.id ASC
+  LIMIT $related_limit
+  RETURN collect({props: properties(t), matched: matched, deps: [(t)-[:DEPENDS_ON]->(d:Task) | d.id]}) AS related
+}
+CALL () {
+  MATCH (t:Task)
+  WHERE $working_memory AND t.status IN ['completed', 'failed']
+  WITH t ORDER BY coalesce(t.completed_at, '') DESC, t.id DESC
+  LIMIT $recent_limit
+  RETURN collect(properties(t)) AS recent
+}
+CALL () {
+  MATCH (t:Task {status: 'blocked'})
+  WHERE $working_memory
+  WITH t ORDER BY coalesce(t.blocked_at, ''), t.id
+  RETURN collect({id: t.id, reason: coalesce(t.blocked_reason, ''), since: t.blocked_at}) AS blockers
+}
+RETURN keyword_hits, domain_hits, dependencies, files, file_count, related, recent, blockers
