@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from ctxgraph.compute import limits as lim
+from ctxgraph.compute import ranking
 from ctxgraph.compute.config import ContextConfig, Strategy
 from ctxgraph.compute.context import ComputedContext, compute_context
 from ctxgraph.compute.tokens import estimate_tokens
@@ -40,7 +41,7 @@ from ctxgraph.graph.models import (
 )
 from ctxgraph.graph.records import FileLink, HandoffRecord, canonical_json, stable_id
 from ctxgraph.graph.store import KnowledgeStore
-from ctxgraph.signals import SignalExtractor, TaskSignals
+from ctxgraph.signals import SignalExtractor, TaskSignals, terms
 
 log = logging.getLogger(__name__)
 
@@ -388,8 +389,11 @@ class ContextService:
             related_limit=lim.RELATED_TASK_QUERY_LIMIT, recent_limit=lim.RECENT_TASKS,
             working_memory=task.requires_context,
         )
+        query_terms = tuple(terms(task.text))
         try:
-            return self.store.gather(query)
+            found = self.store.gather(query)
+            history = self.store.history_evidence(query_terms, ranking.MAX_DF_SHARE)
+            return found.model_copy(update={"history": history, "query_terms": query_terms})
         except StoreUnavailableError as exc:
             log.warning("context of %s computed without the store: %s", task.id, exc)
             return Candidates(notes=(f"missing knowledge, dependency handoffs, context map, related tasks "

@@ -18,6 +18,7 @@ from ctxgraph.compute.budget import Block, BudgetExceededError, fit, score
 from ctxgraph.compute.compress import Level, Policy, first_sentence
 from ctxgraph.compute.config import SCOPE_ORDER, ContextConfig
 from ctxgraph.compute.limits import CONTEXT_MAP_TOP, Limits
+from ctxgraph.compute.ranking import rank_files
 from ctxgraph.compute.render import render
 from ctxgraph.compute.tokens import estimate_tokens
 from ctxgraph.graph.models import (
@@ -107,7 +108,8 @@ class CodeRef(BaseModel):
     file: str
     component: str
     notes: str
-    relevance: int
+    relevance: float
+    seed_score: int = 0
 
 
 class RelatedTask(BaseModel):
@@ -251,7 +253,7 @@ def score_file(entry: FileEntry, signals: TaskSignals) -> int:
 def filter_context_map(entries: Sequence[FileEntry], signals: TaskSignals) -> list[CodeRef]:
     """Phase 4: entries with a positive score, highest first (path breaks ties), top 10."""
     refs = [
-        CodeRef(file=e.location, component=e.component, notes=e.notes, relevance=s)
+        CodeRef(file=e.location, component=e.component, notes=e.notes, relevance=s, seed_score=s)
         for e in entries
         if (s := score_file(e, signals)) > 0
     ]
@@ -496,8 +498,16 @@ def collect_blocks(task: Task, signals: TaskSignals, candidates: Candidates) -> 
             make_p = _once(PatternRef, id=k.id, pattern=k.summary, location=k.location, relevance=rel)
             add(Block(section="patterns", render=_pattern(make_p), fragment=_frag_pattern, **common), reason)
 
-    # Phase 4: context map.
-    code_refs = filter_context_map(candidates.context_map, signals)
+    # Phase 4: context map — ranked with the history's evidence when there is
+    # some, else by the seed's scores alone.
+    if candidates.history is not None and candidates.history.files:
+        code_refs = [
+            CodeRef(file=entry.location, component=entry.component, notes=entry.notes, relevance=score,
+                    seed_score=int(parts["seed"]))
+            for entry, score, parts in rank_files(candidates.history, signals)[:CONTEXT_MAP_TOP]
+        ]
+    else:
+        code_refs = filter_context_map(candidates.context_map, signals)
     for ref_ in code_refs:
         add(Block(id=f"file:{ref_.file}", section="code_references", kind="code_reference", scope="path",
                   source="code", policy=Policy.SUMMARIZABLE, relevance=float(ref_.relevance), tag_matches=(),
@@ -522,7 +532,7 @@ def collect_blocks(task: Task, signals: TaskSignals, candidates: Candidates) -> 
         dependency_ids=tuple(d.task.id for d in candidates.dependencies), dependencies_skipped=skipped,
         patterns_inherited=inherited_patterns, warnings_inherited=inherited_warnings,
         context_map_total=candidates.context_map_total, context_map_candidates=len(candidates.context_map),
-        top_relevance_score=code_refs[0].relevance if code_refs else 0,
+        top_relevance_score=max((r.seed_score for r in code_refs), default=0),
         working_memory=task.requires_context, notes=candidates.notes,
     )
     return blocks, meta

@@ -1,5 +1,6 @@
 // Create or replace tasks ($rows: [{props, tags, deps}]): properties replaced
-// whole (created_at kept), tags re-linked, dependency edges added.
+// whole (created_at kept), tags and full-text terms re-linked, dependency
+// edges added.
 UNWIND $rows AS row
 MERGE (t:Task {id: row.props.id})
 WITH t, row, t.created_at AS old_created
@@ -15,6 +16,16 @@ CALL (t, row) {
   MERGE (tag:Tag {name: name})
     ON CREATE SET tag.id = name
   MERGE (t)-[:TAGGED]->(tag)
+}
+CALL (t) {
+  MATCH (t)-[old:MENTIONS]->(:Term)
+  DELETE old
+}
+CALL (t, row) {
+  UNWIND coalesce(row.props.terms, []) AS name
+  MERGE (term:Term {name: name})
+    ON CREATE SET term.id = name
+  MERGE (t)-[:MENTIONS]->(term)
 }
 CALL (t, row) {
   UNWIND row.deps AS dep_id

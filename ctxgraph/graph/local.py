@@ -29,13 +29,16 @@ from ctxgraph.graph.models import (
     Candidates,
     DependencyHandoff,
     FileEntry,
+    FileEvidence,
     GatherQuery,
+    HistoryEvidence,
     KnowledgeHit,
     KnowledgeItem,
     ReadNext,
     RecentTask,
     Stats,
     Task,
+    TaskEvidence,
     TaskHit,
     TaskStatus,
 )
@@ -79,6 +82,11 @@ CREATE INDEX IF NOT EXISTS edges_by_type ON edges (type, src_label);
 """
 
 _KNOWLEDGE_LABELS = tuple(KIND_LABELS.values())
+#: A CTE naming the finished tasks, for the history-evidence queries.
+_COMPLETED = (
+    "WITH completed AS (SELECT id FROM nodes WHERE label = 'Task' "
+    "AND json_extract(props, '$.status') = 'completed') "
+)
 
 
 def _loads(text: str) -> dict[str, Any]:
@@ -226,6 +234,16 @@ class LocalStore:
             (*src, rel, *dst, _dumps(props or {})),
         )
 
+    def _mention(self, cur: sqlite3.Cursor, src: tuple[str, str], names: Sequence[str]) -> None:
+        """Link ``src`` to its full-text terms (replacing earlier links)."""
+        cur.execute("DELETE FROM edges WHERE src_label = ? AND src_id = ? AND type = 'MENTIONS'", src)
+        for name in names:
+            cur.execute(
+                "INSERT INTO nodes (label, id, props) VALUES ('Term', ?, ?) ON CONFLICT DO NOTHING",
+                (name, _dumps({"id": name, "name": name})),
+            )
+            self._put_edge(cur, src, "MENTIONS", ("Term", name))
+
     def _tag(self, cur: sqlite3.Cursor, src: tuple[str, str], names: Sequence[str]) -> None:
         for name in names:
             cur.execute(
@@ -254,6 +272,7 @@ class LocalStore:
                     (task.id,),
                 )
                 self._tag(cur, ("Task", task.id), task_tags(task))
+                self._mention(cur, ("Task", task.id), props.get("terms", []))
                 for dep in task.depends_on:
                     self._put_edge(cur, ("Task", task.id), "DEPENDS_ON", ("Task", dep))
 
@@ -275,7 +294,9 @@ class LocalStore:
     def upsert_files(self, files: Sequence[FileEntry]) -> None:
         with self._write() as cur:
             for entry in files:
-                self._put_node(cur, "File", file_props(entry))
+                props = file_props(entry)
+                self._put_node(cur, "File", props)
+                self._mention(cur, ("File", entry.path), props["terms"])
 
     def apply_handoff(self, record: HandoffRecord) -> bool:
         with self._write() as cur:
@@ -308,7 +329,9 @@ class LocalStore:
             for entry in record.files:
                 existing = self._node(cur, "File", entry.path)
                 if existing is None:
-                    self._put_node(cur, "File", file_props(entry))
+                    props = file_props(entry, in_map=False)
+                    self._put_node(cur, "File", props)
+                    self._mention(cur, ("File", entry.path), props["terms"])
                 elif not existing.get("notes") and entry.notes:
                     existing["notes"] = entry.notes
                     self._put_node(cur, "File", existing)
@@ -582,6 +605,66 @@ class LocalStore:
             recent_tasks=tuple(self.recent_tasks(query.recent_limit)) if wm else (),
             active_blockers=tuple(self.active_blockers()) if wm else (),
         )
+
+    def history_evidence(self, terms: Sequence[str], max_df_share: float) -> HistoryEvidence:
+        with self._read() as cur:
+            n, total = cur.execute(
+                "SELECT count(*), coalesce(sum(coalesce(json_extract(props, '$.term_count'), 0)), 0) "
+                "FROM nodes WHERE label = 'Task' AND json_extract(props, '$.status') = 'completed'"
+            ).fetchone()
+            max_df = max(1, int(n * max_df_share))
+            df_rows = cur.execute(
+                _COMPLETED + "SELECT e.dst_id, count(*) FROM edges e JOIN completed c ON c.id = e.src_id "
+                "WHERE e.type = 'MENTIONS' AND e.src_label = 'Task' AND e.dst_label = 'Term' "
+                "AND e.dst_id IN (SELECT value FROM json_each(?)) GROUP BY e.dst_id",
+                (json.dumps(list(terms)),),
+            ).fetchall()
+            df = {name: count for name, count in df_rows if 0 < count <= max_df}
+            matched: dict[str, list[tuple[str, int]]] = {}
+            for src, name in cur.execute(
+                _COMPLETED + "SELECT e.src_id, e.dst_id FROM edges e JOIN completed c ON c.id = e.src_id "
+                "WHERE e.type = 'MENTIONS' AND e.src_label = 'Task' AND e.dst_label = 'Term' "
+                "AND e.dst_id IN (SELECT value FROM json_each(?))",
+                (json.dumps(sorted(df)),),
+            ):
+                matched.setdefault(src, []).append((name, df[name]))
+            tasks = []
+            for task_id in sorted(matched):
+                props = self._node(cur, "Task", task_id) or {}
+                files = cur.execute(
+                    "SELECT DISTINCT f.dst_id FROM edges h JOIN edges f ON f.src_label = 'Handoff' "
+                    "AND f.src_id = h.dst_id AND f.type IN ('MODIFIED', 'CREATED') "
+                    "WHERE h.src_label = 'Task' AND h.src_id = ? AND h.type = 'HANDED_OFF' ORDER BY f.dst_id",
+                    (task_id,),
+                ).fetchall()
+                tasks.append(TaskEvidence(
+                    id=task_id, term_count=int(props.get("term_count", 0)),
+                    completed_at=props.get("completed_at") or "",
+                    matched=tuple(sorted(matched[task_id])), files=tuple(r[0] for r in files),
+                ))
+            touched = {
+                path: (count, length)
+                for path, count, length in cur.execute(
+                    _COMPLETED + "SELECT p.file, count(*), sum(coalesce(json_extract(t.props, '$.term_count'), 0)) "
+                    "FROM (SELECT DISTINCT f.dst_id AS file, h.src_id AS task FROM edges f "
+                    "      JOIN edges h ON h.type = 'HANDED_OFF' AND h.dst_label = 'Handoff' AND h.dst_id = f.src_id "
+                    "      JOIN completed c ON c.id = h.src_id "
+                    "      WHERE f.src_label = 'Handoff' AND f.type IN ('MODIFIED', 'CREATED') "
+                    "        AND f.dst_label = 'File') p "
+                    "JOIN nodes t ON t.label = 'Task' AND t.id = p.task GROUP BY p.file"
+                )
+            }
+            wanted = set(terms)
+            files_out = []
+            for (text,) in cur.execute("SELECT props FROM nodes WHERE label = 'File' ORDER BY id"):
+                props = _loads(text)
+                own = props.get("terms") or []
+                count, length = touched.get(props["path"], (0, 0))
+                files_out.append(FileEvidence(
+                    entry=file_from_props(props), touches=count, task_len=length, own_len=len(own),
+                    own_terms=tuple(t for t in own if t in wanted), in_map=bool(props.get("in_map", True)),
+                ))
+        return HistoryEvidence(n_tasks=n, total_task_len=total, tasks=tuple(tasks), files=tuple(files_out))
 
     def _count(self, label: str) -> int:
         with self._read() as cur:

@@ -289,6 +289,44 @@ class GatherQuery(BaseModel):
     working_memory: bool
 
 
+class TaskEvidence(BaseModel):
+    """A finished task sharing full-text terms with the query: the matched terms
+    with their document frequency, its length in terms and the files it touched."""
+
+    model_config = _VALUE
+
+    id: str
+    term_count: int
+    completed_at: str
+    matched: tuple[tuple[str, int], ...]
+    files: tuple[str, ...]
+
+
+class FileEvidence(BaseModel):
+    """A context-map file with its history: how many finished tasks touched it,
+    their total length in terms, and which query terms its own text has."""
+
+    model_config = _VALUE
+
+    entry: FileEntry
+    touches: int
+    task_len: int
+    own_len: int
+    own_terms: tuple[str, ...]
+    in_map: bool = True
+
+
+class HistoryEvidence(BaseModel):
+    """What the history says about a query's files (ranked by compute/, not here)."""
+
+    model_config = _VALUE
+
+    n_tasks: int
+    total_task_len: int
+    tasks: tuple[TaskEvidence, ...]
+    files: tuple[FileEvidence, ...]
+
+
 class Candidates(BaseModel):
     """Everything the store returned for one task, before ranking."""
 
@@ -302,6 +340,8 @@ class Candidates(BaseModel):
     related: tuple[TaskHit, ...] = ()
     recent_tasks: tuple[RecentTask, ...] = ()
     active_blockers: tuple[Blocker, ...] = ()
+    history: HistoryEvidence | None = None
+    query_terms: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
 
 

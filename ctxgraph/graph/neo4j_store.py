@@ -28,20 +28,23 @@ from ctxgraph.errors import (
     StoreUnavailableError,
     UnknownTaskError,
 )
+from ctxgraph.graph.backup import KNOWLEDGE_LABELS, node_row, rel_row, sorted_rows
 from ctxgraph.graph.backup import batches as backup_batches
-from ctxgraph.graph.backup import node_row, rel_row, sorted_rows
 from ctxgraph.graph.models import (
     Blocker,
     Candidates,
     DependencyHandoff,
     FileEntry,
+    FileEvidence,
     GatherQuery,
+    HistoryEvidence,
     KnowledgeHit,
     KnowledgeItem,
     ReadNext,
     RecentTask,
     Stats,
     Task,
+    TaskEvidence,
     TaskHit,
     TaskStatus,
 )
@@ -242,7 +245,7 @@ class Neo4jStore:
     def apply_handoff(self, record: HandoffRecord) -> bool:
         status = TaskStatus.COMPLETED if record.success else TaskStatus.FAILED
         knowledge = [{"label": k.label, "props": knowledge_props(k)} for k in record.knowledge]
-        files = [file_props(f) for f in record.files]
+        files = [file_props(f, in_map=False) for f in record.files]
         links = []
         for link in record.links:
             props: dict[str, Any] = {"reason" if link.rel == "READ_NEXT" else "purpose": link.note}
@@ -394,6 +397,33 @@ class Neo4jStore:
             active_blockers=tuple(Blocker(id=b["id"], reason=b["reason"], since=b["since"]) for b in r["blockers"]),
         )
 
+    def history_evidence(self, terms: Sequence[str], max_df_share: float) -> HistoryEvidence:
+        wanted = list(terms)
+
+        def work(tx: ManagedTransaction) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
+            corpus = self._rows(tx, "history_corpus")[0]
+            max_df = max(1, int(corpus["n"] * max_df_share))
+            tasks = self._rows(tx, "history_tasks", terms=wanted, max_df=max_df) if wanted else []
+            files = self._rows(tx, "history_files", terms=wanted)
+            return corpus, tasks, files
+
+        corpus, tasks, files = self._read(work)
+        return HistoryEvidence(
+            n_tasks=corpus["n"], total_task_len=corpus["total"] or 0,
+            tasks=tuple(
+                TaskEvidence(id=t["id"], term_count=t["term_count"], completed_at=t["completed_at"],
+                             matched=tuple(sorted((m[0], m[1]) for m in t["matched"])),
+                             files=tuple(sorted(set(t["files"]))))
+                for t in tasks
+            ),
+            files=tuple(
+                FileEvidence(entry=file_from_props(f["props"]), touches=f["touches"], task_len=f["task_len"],
+                             own_len=f["own_len"], own_terms=tuple(f["own_terms"]),
+                             in_map=bool(f["props"].get("in_map", True)))
+                for f in files
+            ),
+        )
+
     def stats(self) -> Stats:
         def work(tx: ManagedTransaction) -> Stats:
             labels = {r["label"]: r["count"] for r in self._rows(tx, "stats_labels")}
@@ -428,7 +458,7 @@ class Neo4jStore:
                 nodes = [{"label": r["label"], "id": r["id"], "props": r["props"]} for r in batch]
 
                 def write_nodes(tx: ManagedTransaction, nodes: list[dict[str, Any]] = nodes) -> None:
-                    tx.run(cypher.load("import_nodes"), rows=nodes).consume()
+                    tx.run(cypher.load("import_nodes"), rows=nodes, knowledge_labels=list(KNOWLEDGE_LABELS)).consume()
 
                 self._write(write_nodes)
                 continue

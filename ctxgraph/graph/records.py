@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from ctxgraph.graph.models import FileEntry, KnowledgeItem, Task
-from ctxgraph.signals import TaskSignals
+from ctxgraph.signals import TaskSignals, path_terms, terms
 
 LinkType = Literal["CREATED", "MODIFIED", "READ_NEXT"]
 
@@ -99,8 +99,15 @@ def task_props(task: Task) -> dict[str, Any]:
             "signal_domains": list(sig.domains) if sig else None,
             "signal_files": list(sig.files_mentioned) if sig else None,
             "signal_types": list(sig.task_types) if sig else None,
+            "terms": task_terms(task),
+            "term_count": len(task_terms(task)),
         }
     )
+
+
+def task_terms(task: Task) -> list[str]:
+    """Full-text terms of a task (name, objective, criteria), linked as MENTIONS."""
+    return terms(task.text)
 
 
 def task_tags(task: Task) -> list[str]:
@@ -148,11 +155,19 @@ def merge_tags(existing: list[str] | None, new: list[str]) -> list[str]:
 # -------------------------------------------------------------------------- file
 
 
-def file_props(entry: FileEntry) -> dict[str, Any]:
-    return {"id": entry.path, "path": entry.path, "component": entry.component, "notes": entry.notes}
+def file_props(entry: FileEntry, *, in_map: bool = True) -> dict[str, Any]:
+    """``in_map``: the file came from a context map (else only from a handoff)."""
+    return {"id": entry.path, "path": entry.path, "component": entry.component, "notes": entry.notes,
+            "terms": file_terms(entry.path, entry.component, entry.notes), "in_map": in_map}
+
+
+def file_terms(path: str, component: str, notes: str) -> list[str]:
+    """Full-text terms of a context-map entry: its path, component and notes."""
+    return list(dict.fromkeys([*path_terms(path), *terms(component), *terms(notes)]))
 
 
 def file_from_props(props: dict[str, Any], lines: str | None = None) -> FileEntry:
+    """The context-map entry of a File node (``in_map`` and ``terms`` stay in the store)."""
     return FileEntry(
         path=props["path"],
         component=props.get("component") or "",

@@ -20,6 +20,7 @@ from ctxgraph.graph.models import (
     DependencyHandoff,
     FileEntry,
     GatherQuery,
+    HistoryEvidence,
     KnowledgeHit,
     KnowledgeItem,
     RecentTask,
@@ -108,6 +109,11 @@ class KnowledgeStore(Protocol):
 
     def gather(self, query: GatherQuery) -> Candidates:
         """Everything one context needs (one read; one round trip on Neo4j)."""
+
+    def history_evidence(self, terms: Sequence[str], max_df_share: float) -> HistoryEvidence:
+        """Finished tasks sharing full-text terms with a query (terms in more than
+        ``max(1, int(n * max_df_share))`` of the n finished tasks left out), and
+        every context-map file with its history."""
 
     def clear(self) -> None:
         """Delete every node and relationship."""

@@ -18,6 +18,7 @@ from ctxgraph.signals._extract import (
     extract_signals,
 )
 from ctxgraph.signals._pipeline import SignalsFallbackWarning
+from ctxgraph.signals._terms import path_terms, terms
 
 __all__ = [
     "DEFAULT_DOMAINS",
@@ -27,4 +28,6 @@ __all__ = [
     "TaskSignals",
     "default_extractor",
     "extract_signals",
+    "path_terms",
+    "terms",
 ]

@@ -90,9 +90,12 @@ def test_apply_handoff_completes_task_and_links_everything(store: KnowledgeStore
     assert (t1.status, t1.success, t1.outcome_summary, t1.completed_at) == (
         TaskStatus.COMPLETED, True, "t1 done", "2026-02-01T00:00:00Z")
     stats = store.stats()
-    assert stats.labels == {"File": 2, "Gotcha": 1, "Handoff": 1, "Pattern": 1, "Tag": 3, "Task": 1}
-    assert stats.relationships == {"CREATED": 1, "DISCOVERED": 2, "HANDED_OFF": 1, "MODIFIED": 1,
-                                   "READ_NEXT": 1, "TAGGED": 3}
+    labels, rels = dict(stats.labels), dict(stats.relationships)
+    # full-text terms: the task (task, t1, do), src/auth/jwt.ts (src, auth, jwt, verify, helper) and
+    # src/app.ts (src, app, mount): 10 distinct terms, 11 mentions
+    assert (labels.pop("Term"), rels.pop("MENTIONS")) == (10, 11)
+    assert labels == {"File": 2, "Gotcha": 1, "Handoff": 1, "Pattern": 1, "Tag": 3, "Task": 1}
+    assert rels == {"CREATED": 1, "DISCOVERED": 2, "HANDED_OFF": 1, "MODIFIED": 1, "READ_NEXT": 1, "TAGGED": 3}
     deps = store.dependency_handoffs(["t1"])
     assert len(deps) == 1
     dep = deps[0]

@@ -1,0 +1,126 @@
+"""Graph-aware ranking of code references. Pure.
+
+The seed scores a context-map file by the words of its path, component and
+notes. The history knows more: which finished tasks resemble this one and
+which files they changed. Four pieces of evidence, fused per file:
+
+- **votes** — BM25 (k1 1.2, b 0.75) of the query's full-text terms against
+  every finished task's terms; the :data:`NEIGHBOURS` most similar tasks
+  vote for the files their handoffs touched, each vote its similarity
+  relative to the best one, divided by the square root of how many files the
+  task touched (a commit touching 30 files says little about each);
+- **text** — BM25 of the query against one document per file: its own terms
+  plus the terms of every finished task that touched it (what a file "is
+  about", as its history describes it), scaled to the best vote;
+- **prior** — how often the file changes: log(1 + touches) / log(1 + tasks);
+- **seed** — the seed's own context-map score (component +2, location +1,
+  domain in notes +1, mentioned file +3).
+
+Only files of the context map are ranked when one was loaded; files known
+only from handoffs count when there is none.
+
+``score = votes + 2 x text + 0.2 x prior + 0.3 x seed`` — weights tuned on the
+click and werkzeug evaluation sets (``ctxgraph eval``). The store returns the
+evidence; every number is computed here, so both stores rank identically.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+
+from ctxgraph.graph.models import FileEntry, HistoryEvidence
+from ctxgraph.signals import TaskSignals
+
+K1 = 1.2
+B = 0.75
+NEIGHBOURS = 20
+TEXT_WEIGHT = 2.0
+PRIOR_WEIGHT = 0.2
+SEED_WEIGHT = 0.3
+#: Terms in more than this share of the finished tasks are left out (no signal).
+MAX_DF_SHARE = 0.5
+
+
+def idf(n: int, df: int) -> float:
+    """BM25's (Lucene's) inverse document frequency."""
+    return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+
+
+def task_similarity(history: HistoryEvidence) -> list[tuple[float, str, int]]:
+    """(score, task id, index) of every matched task, best first (newest, then id, break ties)."""
+    n = history.n_tasks
+    avg = history.total_task_len / n if n else 1.0
+    scored = []
+    for i, task in enumerate(history.tasks):
+        norm = K1 * (1 - B + B * task.term_count / (avg or 1.0))
+        score = sum(idf(n, df) for _, df in task.matched) * (K1 + 1) / (1 + norm)
+        scored.append((round(score, 9), task.completed_at, task.id, i))
+    scored.sort(key=lambda s: (-s[0], _desc(s[1]), s[2]))
+    return [(s[0], s[2], s[3]) for s in scored]
+
+
+def _desc(text: str) -> tuple[int, ...]:
+    return tuple(-ord(c) for c in text)
+
+
+def rank_files(history: HistoryEvidence, signals: TaskSignals) -> list[tuple[FileEntry, float, dict[str, float]]]:
+    """Context-map files with a positive fused score, best first (path breaks ties),
+    each with its score parts."""
+    from ctxgraph.compute.context import score_file as seed_score
+
+    # A loaded context map is the authority on which files exist: files known only
+    # from handoffs (perhaps deleted since) are ranked only when there is no map.
+    mapped = [f for f in history.files if f.in_map]
+    files = {f.entry.path: f for f in (mapped or history.files)}
+    votes: dict[str, float] = defaultdict(float)
+    similar = task_similarity(history)[:NEIGHBOURS]
+    if similar and similar[0][0] > 0:
+        top = similar[0][0]
+        for score, _, i in similar:
+            touched = [p for p in history.tasks[i].files if p in files]
+            for path in touched:
+                votes[path] += (score / top) / math.sqrt(len(touched))
+
+    # BM25 over per-file documents: own terms + the terms of the tasks that touched it.
+    tf: dict[str, Counter[str]] = defaultdict(Counter)
+    for task in history.tasks:
+        for path in task.files:
+            if path in files:
+                for term, _ in task.matched:
+                    tf[path][term] += 1
+    for path, f in files.items():
+        for term in f.own_terms:
+            tf[path][term] += 1
+    n_files = len(files)
+    lengths = {p: f.task_len + f.own_len for p, f in files.items()}
+    avg_len = (sum(lengths.values()) / n_files) if n_files else 1.0
+    file_df: Counter[str] = Counter(term for counts in tf.values() for term in counts)
+    text: dict[str, float] = {}
+    for path, counts in tf.items():
+        norm = K1 * (1 - B + B * lengths[path] / (avg_len or 1.0))
+        text[path] = round(sum(
+            idf(n_files, file_df[term]) * c * (K1 + 1) / (c + norm) for term, c in counts.items()
+        ), 9)
+    best_vote = max(votes.values(), default=0.0) or 1.0
+    best_text = max(text.values(), default=0.0) or 1.0
+    log_n = math.log(1 + history.n_tasks) if history.n_tasks else 1.0
+
+    ranked = []
+    for path, f in files.items():
+        parts = {
+            "votes": round(votes.get(path, 0.0), 9),
+            "text": round(best_vote * text.get(path, 0.0) / best_text, 9),
+            "prior": round(math.log(1 + f.touches) / log_n, 9) if f.touches else 0.0,
+            "seed": float(seed_score(f.entry, signals)),
+        }
+        total = round(parts["votes"] + TEXT_WEIGHT * parts["text"] + PRIOR_WEIGHT * parts["prior"]
+                      + SEED_WEIGHT * parts["seed"], 6)
+        if total > 0:
+            ranked.append((f.entry, total, parts))
+    ranked.sort(key=lambda r: (-r[1], r[0].path))
+    return ranked
+
+
+__all__: Sequence[str] = ("rank_files", "task_similarity")

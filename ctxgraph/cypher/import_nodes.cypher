@@ -1,0 +1,38 @@
+// Nodes of an import ($rows: [{label, id, props}]): merged by their label's
+// key, properties replaced whole. Knowledge nodes ($knowledge_labels) are
+// merged on the shared Knowledge label (its id constraint) and given their
+// specific label; File is keyed by path, Tag and Term by name (props.id
+// holds the same value).
+UNWIND $rows AS row
+CALL (row) {
+  WITH * WHERE row.label = 'Task'
+  MERGE (n:Task {id: row.id})
+  SET n = row.props
+}
+CALL (row) {
+  WITH * WHERE row.label = 'Handoff'
+  MERGE (n:Handoff {id: row.id})
+  SET n = row.props
+}
+CALL (row) {
+  WITH * WHERE row.label IN $knowledge_labels
+  MERGE (n:Knowledge {id: row.id})
+  SET n = row.props
+  SET n:$(row.label)
+}
+CALL (row) {
+  WITH * WHERE row.label = 'File'
+  MERGE (n:File {path: row.id})
+  SET n = row.props
+}
+CALL (row) {
+  WITH * WHERE row.label = 'Tag'
+  MERGE (n:Tag {name: row.id})
+  SET n = row.props
+}
+CALL (row) {
+  WITH * WHERE row.label = 'Term'
+  MERGE (n:Term {name: row.id})
+  SET n = row.props
+}
+RETURN count(row) AS written
