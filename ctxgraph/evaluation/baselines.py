@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-import bm25s  # type: ignore[import-untyped]
+import bm25s
 
 from ctxgraph.compute.context import filter_context_map
 from ctxgraph.compute.limits import CONTEXT_MAP_TOP
