@@ -628,20 +628,31 @@ class LocalStore:
                 (json.dumps(sorted(df)),),
             ):
                 matched.setdefault(src, []).append((name, df[name]))
-            tasks = []
-            for task_id in sorted(matched):
-                props = self._node(cur, "Task", task_id) or {}
-                files = cur.execute(
-                    "SELECT DISTINCT f.dst_id FROM edges h JOIN edges f ON f.src_label = 'Handoff' "
-                    "AND f.src_id = h.dst_id AND f.type IN ('MODIFIED', 'CREATED') "
-                    "WHERE h.src_label = 'Task' AND h.src_id = ? AND h.type = 'HANDED_OFF' ORDER BY f.dst_id",
-                    (task_id,),
-                ).fetchall()
-                tasks.append(TaskEvidence(
-                    id=task_id, term_count=int(props.get("term_count", 0)),
-                    completed_at=props.get("completed_at") or "",
-                    matched=tuple(sorted(matched[task_id])), files=tuple(r[0] for r in files),
-                ))
+            ids = json.dumps(sorted(matched))
+            meta = {
+                tid: (int(count or 0), done or "")
+                for tid, count, done in cur.execute(
+                    "SELECT id, json_extract(props, '$.term_count'), json_extract(props, '$.completed_at') "
+                    "FROM nodes WHERE label = 'Task' AND id IN (SELECT value FROM json_each(?))",
+                    (ids,),
+                )
+            }
+            touched_by: dict[str, set[str]] = {}
+            for tid, path in cur.execute(
+                "SELECT h.src_id, f.dst_id FROM edges h JOIN edges f ON f.src_label = 'Handoff' "
+                "AND f.src_id = h.dst_id AND f.type IN ('MODIFIED', 'CREATED') "
+                "WHERE h.src_label = 'Task' AND h.type = 'HANDED_OFF' "
+                "AND h.src_id IN (SELECT value FROM json_each(?))",
+                (ids,),
+            ):
+                touched_by.setdefault(tid, set()).add(path)
+            tasks = [
+                TaskEvidence(
+                    id=tid, term_count=meta[tid][0], completed_at=meta[tid][1],
+                    matched=tuple(sorted(matched[tid])), files=tuple(sorted(touched_by.get(tid, ()))),
+                )
+                for tid in sorted(matched)
+            ]
             touched = {
                 path: (count, length)
                 for path, count, length in cur.execute(
