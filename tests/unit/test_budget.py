@@ -244,6 +244,9 @@ def test_rendered_context_never_exceeds_the_budget(case: tuple[Candidates, int, 
         assert "never compressed" in str(exc) or "nothing optional" in str(exc)
         return
     assert ctx.tokens <= budget
+    # exact blocks (working memory) are never altered
+    for r in candidates.recent_tasks:
+        assert f'{r.id}: "{" ".join(r.intent.split())}"' in ctx.markdown
     entries = ctx.explain or ()
     # the latest version of each chain wins
     by_chain: dict[str, list[KnowledgeItem]] = {}
