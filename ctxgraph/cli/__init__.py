@@ -529,8 +529,11 @@ def demo(store_path: Path, task_id: str | None, debug: bool) -> None:
     click.echo(ctx.markdown, nl=False)
 
 
-from ctxgraph.cli._eval import eval_command  # noqa: E402 (needs the names above)
+from ctxgraph.cli._backup import export_command, import_command  # noqa: E402 (needs the names above)
+from ctxgraph.cli._eval import eval_command  # noqa: E402
 
 main.add_command(eval_command)
+main.add_command(export_command)
+main.add_command(import_command)
 
 __all__ = ["CliError", "InvalidDocumentError", "TaskDoc", "UnknownTaskError", "main"]

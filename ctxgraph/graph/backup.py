@@ -21,6 +21,7 @@ nothing.
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -239,7 +240,16 @@ def export_to_path(store: KnowledgeStore, path: str | os.PathLike[str]) -> Expor
     """Export to a file, written whole or not at all (a temporary file renamed
     into place), or to standard output when ``path`` is ``-``."""
     if str(path) == "-":
-        return write_export(store, sys.stdout)
+        buffer = getattr(sys.stdout, "buffer", None)
+        if buffer is None:  # a text-only stream (some test runners)
+            return write_export(store, sys.stdout)
+        sys.stdout.flush()
+        out = io.TextIOWrapper(buffer, encoding="utf-8", newline="\n")  # UTF-8 whatever the locale
+        try:
+            return write_export(store, out)
+        finally:
+            out.flush()
+            out.detach()  # leave sys.stdout open
     target = Path(path)
     tmp = target.parent / f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
     try:
@@ -269,8 +279,6 @@ class ExportReader:
 
     @classmethod
     def from_bytes(cls, data: bytes, source: str = "<stdin>") -> ExportReader:
-        import io
-
         return cls(source, lambda: io.BytesIO(data))
 
     def _fail(self, number: int, reason: str) -> InvalidDocumentError:

@@ -64,12 +64,13 @@ def project(tmp_path: Path) -> Path:
 
 def test_help_documents_every_command(tmp_path: Path) -> None:
     out = ok("--help", cwd=tmp_path)
-    for name in ("init", "task", "depend", "ingest", "context", "stats", "demo"):
+    for name in ("init", "task", "depend", "ingest", "context", "stats", "demo", "knowledge", "eval", "export",
+                 "import"):
         assert name in out
     for sub in (["task", "add"], ["task", "show"], ["task", "list"], ["task", "block"],
                 ["ingest", "handoff"], ["ingest", "tasks"], ["ingest", "context-map"], ["context"],
                 ["stats"], ["demo"], ["init"], ["depend"], ["knowledge", "add"], ["knowledge", "revise"],
-                ["knowledge", "show"]):
+                ["knowledge", "show"], ["export"], ["import"]):
         text = ok(*sub, "--help", cwd=tmp_path)
         assert "--help" in text and "Usage:" in text
         if sub[0] not in ("demo",):
