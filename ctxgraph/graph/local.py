@@ -17,6 +17,7 @@ import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -82,11 +83,6 @@ CREATE INDEX IF NOT EXISTS edges_by_type ON edges (type, src_label);
 """
 
 _KNOWLEDGE_LABELS = tuple(KIND_LABELS.values())
-#: A CTE naming the finished tasks, for the history-evidence queries.
-_COMPLETED = (
-    "WITH completed AS (SELECT id FROM nodes WHERE label = 'Task' "
-    "AND json_extract(props, '$.status') = 'completed') "
-)
 
 
 def _loads(text: str) -> dict[str, Any]:
@@ -102,6 +98,15 @@ def _dumps(props: dict[str, Any]) -> str:
     return json.dumps(props, sort_keys=True, ensure_ascii=False)
 
 
+@dataclass
+class _Corpus:
+    version: tuple[int, int]
+    completed: dict[str, tuple[int, str]]  # task id -> (term count, completed_at)
+    touched_by: dict[str, set[str]]  # task id -> files its handoff created or modified
+    touches: dict[str, list[int]]  # file -> [finished tasks touching it, their total terms]
+    files: list[tuple[FileEntry, tuple[str, ...], bool]]  # entry, its terms, in_map
+
+
 class LocalStore:
     """The embedded store. ``LocalStore.open(path)`` creates the file if needed."""
 
@@ -110,6 +115,8 @@ class LocalStore:
         self.location = str(path)
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.RLock()
+        self._writes = 0  # own commits (PRAGMA data_version only counts other connections')
+        self._corpus_cache: _Corpus | None = None
 
     # -- lifecycle ------------------------------------------------------------
 
@@ -193,6 +200,7 @@ class LocalStore:
                 raise
             else:
                 cur.execute("COMMIT")
+                self._writes += 1
             finally:
                 cur.close()
 
@@ -606,76 +614,72 @@ class LocalStore:
             active_blockers=tuple(self.active_blockers()) if wm else (),
         )
 
+    def _corpus(self, cur: sqlite3.Cursor) -> _Corpus:
+        """Corpus-wide facts of the history (cached until the database changes)."""
+        version = (int(cur.execute("PRAGMA data_version").fetchone()[0]), self._writes)
+        if self._corpus_cache is not None and self._corpus_cache.version == version:
+            return self._corpus_cache
+        completed: dict[str, tuple[int, str]] = {
+            tid: (int(count or 0), done or "")
+            for tid, count, done in cur.execute(
+                "SELECT id, json_extract(props, '$.term_count'), json_extract(props, '$.completed_at') "
+                "FROM nodes WHERE label = 'Task' AND json_extract(props, '$.status') = 'completed'"
+            )
+        }
+        touched_by: dict[str, set[str]] = {}
+        for tid, path in cur.execute(
+            "SELECT h.src_id, f.dst_id FROM edges h JOIN edges f ON f.src_label = 'Handoff' "
+            "AND f.src_id = h.dst_id AND f.type IN ('MODIFIED', 'CREATED') AND f.dst_label = 'File' "
+            "WHERE h.src_label = 'Task' AND h.type = 'HANDED_OFF'"
+        ):
+            if tid in completed:
+                touched_by.setdefault(tid, set()).add(path)
+        touches: dict[str, list[int]] = {}
+        for tid, paths in touched_by.items():
+            for path in paths:
+                entry = touches.setdefault(path, [0, 0])
+                entry[0] += 1
+                entry[1] += completed[tid][0]
+        files = []
+        for (text,) in cur.execute("SELECT props FROM nodes WHERE label = 'File' ORDER BY id"):
+            props = _loads(text)
+            files.append((file_from_props(props), tuple(props.get("terms") or ()), bool(props.get("in_map", True))))
+        self._corpus_cache = _Corpus(version=version, completed=completed, touched_by=touched_by,
+                                     touches=touches, files=files)
+        return self._corpus_cache
+
     def history_evidence(self, terms: Sequence[str], max_df_share: float) -> HistoryEvidence:
         with self._read() as cur:
-            n, total = cur.execute(
-                "SELECT count(*), coalesce(sum(coalesce(json_extract(props, '$.term_count'), 0)), 0) "
-                "FROM nodes WHERE label = 'Task' AND json_extract(props, '$.status') = 'completed'"
-            ).fetchone()
-            max_df = max(1, int(n * max_df_share))
-            df_rows = cur.execute(
-                _COMPLETED + "SELECT e.dst_id, count(*) FROM edges e JOIN completed c ON c.id = e.src_id "
-                "WHERE e.type = 'MENTIONS' AND e.src_label = 'Task' AND e.dst_label = 'Term' "
-                "AND e.dst_id IN (SELECT value FROM json_each(?)) GROUP BY e.dst_id",
+            corpus = self._corpus(cur)
+            mentions: dict[str, list[str]] = {}
+            for name, tid in cur.execute(
+                "SELECT dst_id, src_id FROM edges WHERE dst_label = 'Term' AND type = 'MENTIONS' "
+                "AND src_label = 'Task' AND dst_id IN (SELECT value FROM json_each(?))",
                 (json.dumps(list(terms)),),
-            ).fetchall()
-            df = {name: count for name, count in df_rows if 0 < count <= max_df}
-            matched: dict[str, list[tuple[str, int]]] = {}
-            for src, name in cur.execute(
-                _COMPLETED + "SELECT e.src_id, e.dst_id FROM edges e JOIN completed c ON c.id = e.src_id "
-                "WHERE e.type = 'MENTIONS' AND e.src_label = 'Task' AND e.dst_label = 'Term' "
-                "AND e.dst_id IN (SELECT value FROM json_each(?))",
-                (json.dumps(sorted(df)),),
             ):
-                matched.setdefault(src, []).append((name, df[name]))
-            ids = json.dumps(sorted(matched))
-            meta = {
-                tid: (int(count or 0), done or "")
-                for tid, count, done in cur.execute(
-                    "SELECT id, json_extract(props, '$.term_count'), json_extract(props, '$.completed_at') "
-                    "FROM nodes WHERE label = 'Task' AND id IN (SELECT value FROM json_each(?))",
-                    (ids,),
-                )
-            }
-            touched_by: dict[str, set[str]] = {}
-            for tid, path in cur.execute(
-                "SELECT h.src_id, f.dst_id FROM edges h JOIN edges f ON f.src_label = 'Handoff' "
-                "AND f.src_id = h.dst_id AND f.type IN ('MODIFIED', 'CREATED') "
-                "WHERE h.src_label = 'Task' AND h.type = 'HANDED_OFF' "
-                "AND h.src_id IN (SELECT value FROM json_each(?))",
-                (ids,),
-            ):
-                touched_by.setdefault(tid, set()).add(path)
-            tasks = [
-                TaskEvidence(
-                    id=tid, term_count=meta[tid][0], completed_at=meta[tid][1],
-                    matched=tuple(sorted(matched[tid])), files=tuple(sorted(touched_by.get(tid, ()))),
-                )
-                for tid in sorted(matched)
-            ]
-            touched = {
-                path: (count, length)
-                for path, count, length in cur.execute(
-                    _COMPLETED + "SELECT p.file, count(*), sum(coalesce(json_extract(t.props, '$.term_count'), 0)) "
-                    "FROM (SELECT DISTINCT f.dst_id AS file, h.src_id AS task FROM edges f "
-                    "      JOIN edges h ON h.type = 'HANDED_OFF' AND h.dst_label = 'Handoff' AND h.dst_id = f.src_id "
-                    "      JOIN completed c ON c.id = h.src_id "
-                    "      WHERE f.src_label = 'Handoff' AND f.type IN ('MODIFIED', 'CREATED') "
-                    "        AND f.dst_label = 'File') p "
-                    "JOIN nodes t ON t.label = 'Task' AND t.id = p.task GROUP BY p.file"
-                )
-            }
-            wanted = set(terms)
-            files_out = []
-            for (text,) in cur.execute("SELECT props FROM nodes WHERE label = 'File' ORDER BY id"):
-                props = _loads(text)
-                own = props.get("terms") or []
-                count, length = touched.get(props["path"], (0, 0))
-                files_out.append(FileEvidence(
-                    entry=file_from_props(props), touches=count, task_len=length, own_len=len(own),
-                    own_terms=tuple(t for t in own if t in wanted), in_map=bool(props.get("in_map", True)),
-                ))
-        return HistoryEvidence(n_tasks=n, total_task_len=total, tasks=tuple(tasks), files=tuple(files_out))
+                if tid in corpus.completed:
+                    mentions.setdefault(name, []).append(tid)
+        n = len(corpus.completed)
+        max_df = max(1, int(n * max_df_share))
+        matched: dict[str, list[tuple[str, int]]] = {}
+        for name, tids in mentions.items():
+            if len(tids) <= max_df:
+                for tid in tids:
+                    matched.setdefault(tid, []).append((name, len(tids)))
+        tasks = tuple(
+            TaskEvidence(id=tid, term_count=corpus.completed[tid][0], completed_at=corpus.completed[tid][1],
+                         matched=tuple(sorted(matched[tid])), files=tuple(sorted(corpus.touched_by.get(tid, ()))))
+            for tid in sorted(matched)
+        )
+        wanted = set(terms)
+        files = tuple(
+            FileEvidence(entry=entry, touches=corpus.touches.get(entry.path, [0, 0])[0],
+                         task_len=corpus.touches.get(entry.path, [0, 0])[1], own_len=len(own),
+                         own_terms=tuple(t for t in own if t in wanted), in_map=in_map)
+            for entry, own, in_map in corpus.files
+        )
+        total = sum(count for count, _ in corpus.completed.values())
+        return HistoryEvidence(n_tasks=n, total_task_len=total, tasks=tasks, files=files)
 
     def _count(self, label: str) -> int:
         with self._read() as cur:

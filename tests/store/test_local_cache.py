@@ -1,0 +1,29 @@
+"""The embedded store caches corpus-wide history facts; writes from this or
+another process (another connection) must invalidate the cache."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ctxgraph.graph.local import LocalStore
+from ctxgraph.service import ContextService
+from ctxgraph.signals import SignalExtractor
+
+
+def test_history_cache_sees_own_and_other_connections_writes(tmp_path: Path, extractor: SignalExtractor) -> None:
+    path = tmp_path / "g.db"
+    first, second = LocalStore.open(path), LocalStore.open(path)
+    try:
+        a, b = ContextService(first, extractor), ContextService(second, extractor)
+        a.add_tasks([{"id": "t1", "objective": "parse cookies"}, {"id": "t2", "objective": "parse headers"}])
+        a.ingest_handoff({"task_id": "t1", "summary": "s", "files_modified": [{"path": "cookies.py"}]})
+        assert first.history_evidence(["parse"], 1.0).n_tasks == 1
+        b.ingest_handoff({"task_id": "t2", "summary": "s", "files_modified": [{"path": "headers.py"}]})
+        seen = first.history_evidence(["parse"], 1.0)
+        assert seen.n_tasks == 2
+        assert {f.entry.path: f.touches for f in seen.files} == {"cookies.py": 1, "headers.py": 1}
+        a.add_files([])  # an own write that changes nothing still leaves the answers right
+        assert first.history_evidence(["headers"], 1.0).tasks[0].id == "t2"
+    finally:
+        first.close()
+        second.close()
