@@ -121,6 +121,8 @@ class Neo4jStore:
         self._driver = driver
         self._database = database
         self.location = location
+        #: Statements sent through ``_rows`` (each one round trip), for tests and benchmarks.
+        self.statements_run = 0
 
     # -- lifecycle ----------------------------------------------------------------
 
@@ -190,8 +192,8 @@ class Neo4jStore:
 
         return self._call(run)
 
-    @staticmethod
-    def _rows(tx: ManagedTransaction, name: str, **params: Any) -> list[dict[str, Any]]:
+    def _rows(self, tx: ManagedTransaction, name: str, **params: Any) -> list[dict[str, Any]]:
+        self.statements_run += 1
         return [_row(r) for r in tx.run(cypher.load(name), params)]
 
     def init_schema(self) -> None:
@@ -398,23 +400,15 @@ class Neo4jStore:
         )
 
     def history_evidence(self, terms: Sequence[str], max_df_share: float) -> HistoryEvidence:
-        wanted = list(terms)
-
-        def work(tx: ManagedTransaction) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
-            corpus = self._rows(tx, "history_corpus")[0]
-            max_df = max(1, int(corpus["n"] * max_df_share))
-            tasks = self._rows(tx, "history_tasks", terms=wanted, max_df=max_df) if wanted else []
-            files = self._rows(tx, "history_files", terms=wanted)
-            return corpus, tasks, files
-
-        corpus, tasks, files = self._read(work)
+        row = self._read(lambda tx: self._rows(tx, "history", terms=list(terms), max_df_share=max_df_share))[0]
+        tasks, files = row["tasks"], row["files"]
         return HistoryEvidence(
-            n_tasks=corpus["n"], total_task_len=corpus["total"] or 0,
+            n_tasks=row["n"], total_task_len=row["total"] or 0,
             tasks=tuple(
                 TaskEvidence(id=t["id"], term_count=t["term_count"], completed_at=t["completed_at"],
                              matched=tuple(sorted((m[0], m[1]) for m in t["matched"])),
                              files=tuple(sorted(set(t["files"]))))
-                for t in tasks
+                for t in sorted(tasks, key=lambda t: t["id"])
             ),
             files=tuple(
                 FileEvidence(entry=file_from_props(f["props"]), touches=f["touches"], task_len=f["task_len"],

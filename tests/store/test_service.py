@@ -222,3 +222,18 @@ def test_knowledge_chains_keep_the_latest_version(svc: ContextService) -> None:
     assert ctx.patterns_to_follow[0].pattern.startswith("ADR 3")  # ADR ranks first (type priority 1)
     assert svc.get_knowledge(v1.id).status == "superseded"
     assert svc.store.stats().relationships["SUPERSEDES"] == 1
+
+
+def test_one_context_is_at_most_two_round_trips_on_neo4j(neo4j_store: object, extractor: object) -> None:
+    from ctxgraph.graph.neo4j_store import Neo4jStore
+    from ctxgraph.signals import SignalExtractor
+
+    assert isinstance(neo4j_store, Neo4jStore) and isinstance(extractor, SignalExtractor)
+    neo4j_store.clear()
+    svc = ContextService(neo4j_store, extractor)
+    _setup(svc)
+    task = svc.get_task("t-refresh")
+    before = neo4j_store.statements_run
+    ctx = svc.compute(task)
+    assert ctx.prior_work and neo4j_store.statements_run - before == 2
+    neo4j_store.clear()
