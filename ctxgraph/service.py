@@ -163,9 +163,10 @@ class ContextService:
         self._check_cycles([(t.id, d) for t in given for d in t.depends_on])
         now = utcnow()
         prepared = []
-        for task in given:
+        signals = self.extractor.extract_many([t.text for t in given], [t.type for t in given])
+        for task, sig in zip(given, signals, strict=True):
             old = existing.get(task.id)
-            update: dict[str, Any] = {"signals": self.signals_for(task), "updated_at": now,
+            update: dict[str, Any] = {"signals": sig, "updated_at": now,
                                       "created_at": old.created_at if old else now}
             if old is not None:
                 update["depends_on"] = tuple(sorted(set(old.depends_on) | set(task.depends_on)))
