@@ -57,6 +57,8 @@ LOG_FILE = RUN_DIR / "neo4j.log"
 LOCK_FILE = RUN_DIR / "lock"
 PASSWORD_FILE = CACHE / "password"
 DEFAULT_HOME = CACHE / "home"
+INSTANCE_ENV = "NEO4J_LOCAL_INSTANCE"
+INSTANCE_NAME = re.compile(r"[A-Za-z0-9_-]{1,40}")
 
 HOST = "127.0.0.1"
 DEFAULT_BOLT_PORT = 7687
@@ -689,6 +691,28 @@ def cmd_run(args: argparse.Namespace) -> int:
             stop()
 
 
+def use_instance(name: str | None) -> None:
+    """Scope run state, password and default home to a named instance.
+
+    The unnamed (default) instance keeps the historical layout under
+    ``.cache/neo4j``; a named one lives in ``.cache/neo4j/instances/NAME`` so
+    that several servers (on other ports) can run side by side.
+    """
+    global RUN_DIR, PID_FILE, STATE_FILE, LOG_FILE, LOCK_FILE, PASSWORD_FILE, DEFAULT_HOME
+    if not name:
+        return
+    if not INSTANCE_NAME.fullmatch(name):
+        raise Fail(f"instance names are 1-40 letters, digits, '-' or '_': {name!r}")
+    base = CACHE / "instances" / name
+    RUN_DIR = base / "run"
+    PID_FILE = RUN_DIR / "neo4j.pid"
+    STATE_FILE = RUN_DIR / "neo4j.json"
+    LOG_FILE = RUN_DIR / "neo4j.log"
+    LOCK_FILE = RUN_DIR / "lock"
+    PASSWORD_FILE = base / "password"
+    DEFAULT_HOME = base / "home"
+
+
 def port_number(text: str) -> int:
     try:
         port = int(text)
@@ -708,14 +732,21 @@ def build_parser() -> argparse.ArgumentParser:
             ".cache/neo4j/password and is never printed."
         ),
     )
+    parser.add_argument(
+        "--instance",
+        default=os.environ.get(INSTANCE_ENV) or None,
+        metavar="NAME",
+        help=f"a separate server with its own home, state and password under "
+        f".cache/neo4j/instances/NAME (env {INSTANCE_ENV}); pair it with other ports",
+    )
     sub = parser.add_subparsers(dest="command_name", metavar="COMMAND", required=True)
 
     def server_options(p: argparse.ArgumentParser) -> None:
         p.add_argument(
             "--home",
             type=Path,
-            default=DEFAULT_HOME,
-            help="Neo4j home (data, logs); default .cache/neo4j/home",
+            default=None,
+            help="Neo4j home (data, logs); default .cache/neo4j/home, or the instance's",
         )
         p.add_argument(
             "--bolt-port",
@@ -796,6 +827,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        use_instance(args.instance)
+        if getattr(args, "home", "absent") is None:
+            args.home = DEFAULT_HOME
         return int(args.func(args))
     except Fail as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
