@@ -87,9 +87,15 @@ class ContextService:
         domains: Mapping[str, Iterable[str]] | None = None,
         config: ContextConfig | None = None,
         settings_file: str | os.PathLike[str] | None = None,
+        read_only: bool = False,
     ) -> ContextService:
         """Open the embedded store (``store`` path, ``CTXGRAPH_STORE``, or
         ``.ctxgraph/graph.db``) or, with ``neo4j_uri``, a Neo4j server.
+
+        ``read_only`` opens the store for reading only: the embedded file with
+        SQLite's ``mode=ro`` (it must exist; nothing is created), Neo4j with
+        READ sessions and no schema statements. A write then fails with
+        ``StoreUnavailableError``.
 
         Limiter settings and extra domains come from ``config``/``domains`` when
         given, else from ``settings_file``, else from the nearest
@@ -106,10 +112,10 @@ class ContextService:
             neo4j_settings = Neo4jSettings.from_env(
                 uri=neo4j_uri, user=neo4j_user, password=neo4j_password, database=neo4j_database
             )
-            opened: KnowledgeStore = Neo4jStore.connect(neo4j_settings)
+            opened: KnowledgeStore = Neo4jStore.connect(neo4j_settings, read_only=read_only)
         else:
             path = store or os.environ.get("CTXGRAPH_STORE") or DEFAULT_PATH
-            opened = LocalStore.open(Path(path))
+            opened = LocalStore.open(Path(path), read_only=read_only)
         return cls(opened, SignalExtractor(domains=domains) if domains else None, config)
 
     @classmethod

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -28,7 +29,7 @@ class CliError(click.ClickException):
 
     def __init__(self, message: str, exit_code: int = 1) -> None:
         super().__init__(message)
-        self.exit_code = exit_code
+        self.exit_code = exit_code  # type: ignore[misc]  # click types it as a ClassVar
 
     def show(self, file: Any = None) -> None:
         click.echo(f"ctxgraph: error: {self.format_message()}", err=True)
@@ -65,11 +66,14 @@ def store_options(fn: F) -> F:
                      help="Embedded store file [default: .ctxgraph/graph.db]."),
         click.option("--neo4j", "neo4j_uri", metavar="URI", envvar="NEO4J_URI", show_envvar=True,
                      help="Use a Neo4j server (neo4j://, bolt://, +s/+ssc variants) instead of "
-                          "the embedded store. Password from NEO4J_PASSWORD or NEO4J_PASSWORD_FILE."),
+                          "the embedded store. Password from NEO4J_PASSWORD or NEO4J_PASSWORD_FILE, "
+                          "--password-stdin, or a prompt when standard input is a terminal."),
         click.option("--neo4j-user", metavar="NAME", envvar="NEO4J_USER", show_envvar=True,
                      help="Neo4j user [default: neo4j]."),
         click.option("--neo4j-database", metavar="NAME", envvar="NEO4J_DATABASE", show_envvar=True,
                      help="Neo4j database [default: the server's default]."),
+        click.option("--password-stdin", is_flag=True,
+                     help="Read the Neo4j password from the first line of standard input."),
     ]
     for option in reversed(options):
         fn = option(fn)
@@ -82,14 +86,18 @@ def format_option(fn: F) -> F:
 
 
 @contextmanager
-def open_service(params: dict[str, Any]) -> Iterator[Any]:
+def open_service(params: dict[str, Any], *, read_only: bool = False) -> Iterator[Any]:
+    """The service on the store the options name; ``read_only`` for commands
+    that only read (the store is then opened so that it cannot be written)."""
     from ctxgraph.service import ContextService
 
     svc = ContextService.open(
         params.get("store_path"),
         neo4j_uri=params.get("neo4j_uri"),
         neo4j_user=params.get("neo4j_user"),
+        neo4j_password=_neo4j_password(params),
         neo4j_database=params.get("neo4j_database"),
+        read_only=read_only,
     )
     try:
         yield svc
@@ -97,8 +105,45 @@ def open_service(params: dict[str, Any]) -> Iterator[Any]:
         svc.close()
 
 
+_STDIN_USED = "ctxgraph.stdin_used"
+
+
+def _mark_stdin_used() -> None:
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.meta[_STDIN_USED] = True
+
+
+def _neo4j_password(params: dict[str, Any]) -> str | None:
+    """The password when the CLI must supply it: ``--password-stdin``, else a
+    prompt (hidden input) when no NEO4J_PASSWORD / NEO4J_PASSWORD_FILE is set
+    and standard input is a terminal; else None (the environment's, if any)."""
+    uri = params.get("neo4j_uri")
+    if not uri:
+        if params.get("password_stdin"):
+            raise CliError("--password-stdin needs a Neo4j server (--neo4j URI or NEO4J_URI)", 2)
+        return None
+    if params.get("password_stdin"):
+        ctx = click.get_current_context(silent=True)
+        if ctx is not None and ctx.meta.get(_STDIN_USED):
+            raise CliError("--password-stdin cannot be used when a document comes from standard input (-); "
+                           "use NEO4J_PASSWORD_FILE", 2)
+        password = sys.stdin.readline().rstrip("\r\n")
+        if not password:
+            raise CliError("--password-stdin: no password on the first line of standard input", 2)
+        return password
+    if os.environ.get("NEO4J_PASSWORD") or os.environ.get("NEO4J_PASSWORD_FILE"):
+        return None
+    if sys.stdin is not None and sys.stdin.isatty():
+        user = params.get("neo4j_user") or "neo4j"
+        password = click.prompt(f"Neo4j password for {user} at {uri}", hide_input=True, err=True,
+                                default="", show_default=False)
+        return str(password) or None
+    return None
+
+
 def _store_params(kwargs: dict[str, Any]) -> dict[str, Any]:
-    keys = ("store_path", "neo4j_uri", "neo4j_user", "neo4j_database")
+    keys = ("store_path", "neo4j_uri", "neo4j_user", "neo4j_database", "password_stdin")
     return {k: kwargs.pop(k) for k in keys}
 
 
@@ -108,6 +153,7 @@ def _echo_json(value: Any) -> None:
 
 def _read_input(path: str) -> tuple[str, bytes]:
     if path == "-":
+        _mark_stdin_used()
         return "<stdin>", sys.stdin.buffer.read()
     p = Path(path)
     try:
@@ -135,6 +181,10 @@ def main(verbose: bool) -> None:
     """
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
+    if not verbose:
+        # The driver logs each retry of a failed transaction; the outcome is
+        # what the user needs (one line on failure), the retries are --verbose.
+        logging.getLogger("neo4j").setLevel(logging.CRITICAL)
 
 
 @main.command()
@@ -210,7 +260,7 @@ def _task_lines(t: Task) -> list[str]:
 @format_option
 def task_show(task_id: str, fmt: str, **kwargs: Any) -> None:
     """Show one task with its signals and outcome."""
-    with open_service(_store_params(kwargs)) as svc:
+    with open_service(_store_params(kwargs), read_only=True) as svc:
         t = svc.get_task(task_id)
     if fmt == "json":
         _echo_json(t.model_dump(mode="json"))
@@ -224,7 +274,7 @@ def task_show(task_id: str, fmt: str, **kwargs: Any) -> None:
 @format_option
 def task_list(status: str | None, fmt: str, **kwargs: Any) -> None:
     """List tasks, in id order."""
-    with open_service(_store_params(kwargs)) as svc:
+    with open_service(_store_params(kwargs), read_only=True) as svc:
         tasks = svc.list_tasks(TaskStatus(status) if status else None)
     if fmt == "json":
         _echo_json([t.model_dump(mode="json") for t in tasks])
@@ -332,7 +382,7 @@ def knowledge_revise(knowledge_id: str, summary: str, rationale: str | None, imp
 @format_option
 def knowledge_show(knowledge_id: str, fmt: str, **kwargs: Any) -> None:
     """Show one knowledge node."""
-    with open_service(_store_params(kwargs)) as svc:
+    with open_service(_store_params(kwargs), read_only=True) as svc:
         item = svc.get_knowledge(knowledge_id)
     _knowledge_out(item, fmt)
 
@@ -453,15 +503,17 @@ def context(task_id: str | None, task_file: str | None, fmt: str, complexity: st
             raise CliError(f"{template}: cannot read template: {exc}", 2) from None
     params = _store_params(kwargs)
     try:
-        service = open_service(params)
+        service = open_service(params, read_only=True)
         svc = service.__enter__()
     except StoreUnavailableError as exc:
         if not isinstance(task, Task):
             raise
+        from ctxgraph.graph.local import DEFAULT_PATH
         from ctxgraph.service import ContextService
 
         service = None
-        svc = ContextService.unavailable(params.get("neo4j_uri") or str(params.get("store_path")), str(exc))
+        location = params.get("neo4j_uri") or str(params.get("store_path") or DEFAULT_PATH)
+        svc = ContextService.unavailable(location, str(exc))
     try:
         ctx = svc.compute(task, complexity=complexity, budget=budget, strategy=strategy,
                           debug=debug, explain=explain, template=template_text)
@@ -492,7 +544,7 @@ def context(task_id: str | None, task_file: str | None, fmt: str, complexity: st
 @format_option
 def stats(fmt: str, **kwargs: Any) -> None:
     """Count nodes per label and relationships per type."""
-    with open_service(_store_params(kwargs)) as svc:
+    with open_service(_store_params(kwargs), read_only=True) as svc:
         counts = svc.stats()
         location = svc.store.location
     if fmt == "json":

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from ctxgraph.cli import CliError, _store_params, open_service, store_options
+from ctxgraph.cli import CliError, _mark_stdin_used, _store_params, open_service, store_options
 from ctxgraph.graph.backup import BATCH_SIZE, ExportReader, export_to_path, import_rows_into
 
 
@@ -35,7 +35,7 @@ def export_command(path: str, **kwargs: Any) -> None:
             raise CliError(f"{target}: is a folder; expected a file", 2)
         if not target.parent.is_dir():
             raise CliError(f"{target.parent}: no such folder", 2)
-    with open_service(_store_params(kwargs)) as svc:
+    with open_service(_store_params(kwargs), read_only=True) as svc:
         try:
             summary = export_to_path(svc.store, path)
         except OSError as exc:
@@ -62,6 +62,7 @@ def import_command(path: str, check: bool, **kwargs: Any) -> None:
     beyond the file stays.
     """
     if path == "-":
+        _mark_stdin_used()
         reader = ExportReader.from_bytes(sys.stdin.buffer.read())
     else:
         p = Path(path)

@@ -4,22 +4,31 @@ The graph is kept as a property graph (``nodes`` and ``edges`` tables with
 JSON properties, the same properties the Neo4j store keeps), so both stores
 hold the same graph and answer the same questions the same way. SQLite gives
 durability and safe use by several processes (WAL journal, ``BEGIN
-IMMEDIATE`` for writes, a busy timeout); dependency-graph traversal is
+IMMEDIATE`` for writes, a busy timeout, and a retry with backoff when SQLite
+still answers "database is locked"); dependency-graph traversal is
 networkx's (``ctxgraph.graph.dependencies``), the same for both stores.
+
+Every write method is one transaction: a process killed in the middle of one
+leaves the store as it was before it (SQLite rolls the WAL tail back on the
+next open). ``LocalStore.open(path, read_only=True)`` opens an existing file
+with SQLite's ``mode=ro`` and creates nothing: no file, no schema.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
+import random
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ctxgraph.errors import InvalidDocumentError, StoreUnavailableError, UnknownTaskError
 from ctxgraph.graph.backup import batches as backup_batches
@@ -60,6 +69,11 @@ log = logging.getLogger(__name__)
 DEFAULT_PATH = Path(".ctxgraph") / "graph.db"
 SCHEMA_VERSION = 1
 _BUSY_TIMEOUT_MS = 60_000
+#: How long to keep retrying when SQLite says "locked" or "busy" despite the busy
+#: timeout (it does so without waiting in a few cases, e.g. while a WAL is recovered).
+_LOCK_RETRY_SECONDS = 60.0
+
+T = TypeVar("T")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -98,6 +112,48 @@ def _dumps(props: dict[str, Any]) -> str:
     return json.dumps(props, sort_keys=True, ensure_ascii=False)
 
 
+def _probe(conn: sqlite3.Connection) -> None:
+    conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+
+
+def _reason(exc: BaseException) -> str:
+    return (str(exc).strip() or type(exc).__name__).splitlines()[0]
+
+
+def _is_locked(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
+
+
+def _open_failure(path: Path, exc: BaseException) -> str:
+    reason = _reason(exc)
+    if "readonly" in reason.replace(" ", "").lower() or "read-only" in reason.lower():
+        return (f"cannot write to the embedded store at {path}: the file or its folder is read-only "
+                f"({reason}); commands that only read still work")
+    return f"cannot write to the embedded store at {path}: {reason}"
+
+
+def _retry_locked(fn: Callable[[], T], what: str) -> T:
+    """Run ``fn``, retrying with jittered exponential backoff while SQLite says
+    the database is locked or busy; after ``_LOCK_RETRY_SECONDS`` give up with
+    a ``StoreUnavailableError`` (never a bare "database is locked")."""
+    deadline = time.monotonic() + _LOCK_RETRY_SECONDS
+    delay = 0.01
+    while True:
+        try:
+            return fn()
+        except sqlite3.OperationalError as exc:
+            if not _is_locked(exc):
+                raise
+            if time.monotonic() >= deadline:
+                raise StoreUnavailableError(
+                    f"cannot {what}: still locked by another process after {_LOCK_RETRY_SECONDS:.0f} s"
+                ) from None
+            log.info("%s: %s; retrying in %.2f s", what, _reason(exc), delay)
+            time.sleep(delay * (0.5 + random.random()))
+            delay = min(delay * 2, 1.0)
+
+
 @dataclass
 class _Corpus:
     version: tuple[int, int]
@@ -108,11 +164,13 @@ class _Corpus:
 
 
 class LocalStore:
-    """The embedded store. ``LocalStore.open(path)`` creates the file if needed."""
+    """The embedded store. ``LocalStore.open(path)`` creates the file if needed;
+    ``LocalStore.open(path, read_only=True)`` only reads an existing one."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, read_only: bool = False) -> None:
         self.path = path
         self.location = str(path)
+        self.read_only = read_only
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.RLock()
         self._writes = 0  # own commits (PRAGMA data_version only counts other connections')
@@ -121,27 +179,87 @@ class LocalStore:
     # -- lifecycle ------------------------------------------------------------
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str] | None = None) -> LocalStore:
-        store = cls(Path(path) if path else DEFAULT_PATH)
-        store._connect()
-        store.init_schema()
+    def open(cls, path: str | os.PathLike[str] | None = None, *, read_only: bool = False) -> LocalStore:
+        store = cls(Path(path) if path else DEFAULT_PATH, read_only=read_only)
+        if read_only:
+            store._connect_read_only()
+            try:
+                store._check_schema()
+            except BaseException:
+                store.close()
+                raise
+            return store
+        _retry_locked(store._connect, f"open {store.path}")
+        try:
+            store.init_schema()
+        except BaseException:
+            store.close()
+            raise
         return store
 
     def _connect(self) -> None:
+        self.close()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(
                 self.path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None,
                 check_same_thread=False,
             )
+        except (sqlite3.Error, OSError) as exc:
+            raise StoreUnavailableError(f"cannot open the embedded store at {self.path}: {_reason(exc)}") from None
+        try:
             conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("PRAGMA foreign_keys = OFF")
-            # Unicode lower-casing as Cypher's toLower does it (SQLite's is ASCII only).
-            conn.create_function("pylower", 1, _lower, deterministic=True)
-        except (sqlite3.Error, OSError) as exc:
-            raise StoreUnavailableError(f"cannot open the embedded store at {self.path}: {exc}") from None
+        except sqlite3.Error as exc:
+            conn.close()
+            if _is_locked(exc):
+                raise
+            raise StoreUnavailableError(_open_failure(self.path, exc)) from None
+        self._setup(conn)
+
+    def _connect_read_only(self) -> None:
+        """``mode=ro``: SQLite never writes the file. A read-only folder cannot
+        hold the WAL index SQLite needs even for reading, so there the file is
+        read as ``immutable`` — only when no WAL with unmerged commits exists."""
+        if not self.path.exists():
+            raise StoreUnavailableError(
+                f"no embedded store at {self.path} (nothing was written there yet: "
+                "check --store / CTXGRAPH_STORE, or create it with `ctxgraph init`)"
+            )
+        if not self.path.is_file():
+            raise StoreUnavailableError(f"cannot open the embedded store at {self.path}: not a file")
+        uri = self.path.resolve().as_uri() + "?mode=ro"
+        wal = self.path.with_name(self.path.name + "-wal")
+        last: sqlite3.Error | None = None
+        for candidate in (uri, uri + "&immutable=1"):
+            if candidate.endswith("immutable=1") and wal.exists() and wal.stat().st_size > 0:
+                break
+            try:
+                conn = sqlite3.connect(candidate, uri=True, timeout=_BUSY_TIMEOUT_MS / 1000,
+                                       isolation_level=None, check_same_thread=False)
+            except sqlite3.Error as exc:
+                last = exc
+                continue
+            try:
+                conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+                _retry_locked(functools.partial(_probe, conn), f"read {self.path}")
+            except sqlite3.Error as exc:
+                conn.close()
+                last = exc
+                if isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError):
+                    break  # not a database: no point in another mode
+                continue
+            self.close()
+            self._setup(conn)
+            return
+        reason = _reason(last) if last is not None else "unknown error"
+        raise StoreUnavailableError(f"cannot open the embedded store at {self.path} for reading: {reason}")
+
+    def _setup(self, conn: sqlite3.Connection) -> None:
+        # Unicode lower-casing as Cypher's toLower does it (SQLite's is ASCII only).
+        conn.create_function("pylower", 1, _lower, deterministic=True)
         self._conn = conn
 
     @property
@@ -163,6 +281,18 @@ class LocalStore:
                 raise StoreUnavailableError(
                     f"{self.path} was written by a newer ctxgraph (schema {row[0]})"
                 )
+
+    def _check_schema(self) -> None:
+        """Read-only open: the file must already be a ctxgraph store."""
+        with self._read() as cur:
+            tables = {r[0] for r in cur.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if not {"meta", "nodes", "edges"} <= tables:
+                raise StoreUnavailableError(
+                    f"{self.path} is not a ctxgraph store (no ctxgraph tables; `ctxgraph init` creates them)"
+                )
+            row = cur.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        if row is not None and int(row[0]) > SCHEMA_VERSION:
+            raise StoreUnavailableError(f"{self.path} was written by a newer ctxgraph (schema {row[0]})")
 
     def clear(self) -> None:
         """Delete everything (tests, ``init --reset``)."""
@@ -186,20 +316,29 @@ class LocalStore:
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Cursor]:
-        """One write transaction: committed on clean exit, rolled back on error."""
+        """One write transaction: committed on clean exit, rolled back on error
+        (and by SQLite on the next open if the process dies inside it)."""
+        if self.read_only:
+            raise StoreUnavailableError(f"the embedded store at {self.path} was opened read-only")
         with self._lock:
             cur = self.conn.cursor()
             try:
-                cur.execute("BEGIN IMMEDIATE")
-            except sqlite3.OperationalError as exc:
-                raise StoreUnavailableError(f"cannot write to {self.path}: {exc}") from None
+                _retry_locked(lambda: cur.execute("BEGIN IMMEDIATE"), f"write to {self.path}")
+            except sqlite3.Error as exc:
+                cur.close()
+                raise StoreUnavailableError(_open_failure(self.path, exc)) from None
             try:
                 yield cur
             except BaseException:
                 cur.execute("ROLLBACK")
                 raise
             else:
-                cur.execute("COMMIT")
+                try:
+                    _retry_locked(lambda: cur.execute("COMMIT"), f"commit to {self.path}")
+                except sqlite3.Error as exc:
+                    if self.conn.in_transaction:
+                        cur.execute("ROLLBACK")
+                    raise StoreUnavailableError(_open_failure(self.path, exc)) from None
                 self._writes += 1
             finally:
                 cur.close()
@@ -212,8 +351,13 @@ class LocalStore:
             cur.execute("BEGIN")
             try:
                 yield cur
+            except sqlite3.OperationalError as exc:
+                if not _is_locked(exc):
+                    raise
+                raise StoreUnavailableError(f"cannot read {self.path}: {_reason(exc)}") from None
             finally:
-                cur.execute("COMMIT")
+                if self.conn.in_transaction:
+                    cur.execute("COMMIT")
                 cur.close()
 
     # -- low-level helpers (all parameterized) ------------------------------------

@@ -1,18 +1,24 @@
 """Neo4jStore: the knowledge graph on a Neo4j 5.26 server.
 
 Every statement is a parameterized file in ``ctxgraph/cypher``; writes run in
-managed write transactions (retried by the driver on transient errors) and
-reads in managed read transactions (routed to readers on a cluster). The
-driver is created by :meth:`Neo4jStore.connect` or handed in by the caller;
-``__init__`` does no IO.
+managed write transactions (retried by the driver on transient errors — a
+deadlock, a leader switch, a server that went away and came back — for up to
+``Neo4jSettings.max_retry_time`` seconds) and reads in managed read
+transactions (routed to readers on a cluster). The driver is created by
+:meth:`Neo4jStore.connect` or handed in by the caller; ``__init__`` does no IO.
+
+``Neo4jStore.connect(settings, read_only=True)`` applies no schema and opens
+every session with READ access: the server itself refuses a write in it.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import urllib.parse
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import neo4j
@@ -66,14 +72,25 @@ T = TypeVar("T")
 _SCHEMES = ("neo4j", "neo4j+s", "neo4j+ssc", "bolt", "bolt+s", "bolt+ssc")
 
 
+#: Default for how long the driver retries a transaction that failed transiently.
+DEFAULT_MAX_RETRY_TIME = 15.0
+RETRY_TIME_ENV = "CTXGRAPH_NEO4J_RETRY_SECONDS"
+
+
 @dataclass(frozen=True)
 class Neo4jSettings:
-    """Where and how to connect. ``from_env`` reads ``NEO4J_*`` variables."""
+    """Where and how to connect. ``from_env`` reads ``NEO4J_*`` variables.
+
+    The password is never part of ``repr`` or ``str``; it comes from the
+    caller, ``NEO4J_PASSWORD`` or the file named by ``NEO4J_PASSWORD_FILE`` —
+    there is no default.
+    """
 
     uri: str
     user: str = "neo4j"
-    password: str | None = None
+    password: str | None = field(default=None, repr=False)
     database: str | None = None
+    max_retry_time: float = DEFAULT_MAX_RETRY_TIME
 
     @classmethod
     def from_env(
@@ -88,26 +105,64 @@ class Neo4jSettings:
         uri = uri or env.get("NEO4J_URI")
         if not uri:
             raise ConfigurationError("no Neo4j URI: pass --neo4j URI or set NEO4J_URI")
-        if password is None:
-            password = env.get("NEO4J_PASSWORD")
+        if "@" in urllib.parse.urlsplit(uri).netloc:
+            # Never echo the URI: it may hold a password.
+            raise ConfigurationError(
+                "the Neo4j URI must not contain credentials (user:password@): "
+                "set NEO4J_USER and NEO4J_PASSWORD or NEO4J_PASSWORD_FILE instead"
+            )
+        if not password:
+            password = env.get("NEO4J_PASSWORD") or None
         if password is None and env.get("NEO4J_PASSWORD_FILE"):
             path = env["NEO4J_PASSWORD_FILE"]
             try:
                 with open(path, encoding="utf-8") as fh:
-                    password = fh.read().strip()
+                    password = fh.read().strip() or None
             except OSError as exc:
                 raise ConfigurationError(
                     f"cannot read NEO4J_PASSWORD_FILE {path}: {exc.strerror}"
                 ) from None
+            if password is None:
+                raise ConfigurationError(f"NEO4J_PASSWORD_FILE {path} is empty")
+        retry = env.get(RETRY_TIME_ENV)
+        try:
+            max_retry_time = float(retry) if retry else DEFAULT_MAX_RETRY_TIME
+        except ValueError:
+            raise ConfigurationError(f"{RETRY_TIME_ENV} must be a number of seconds, not {retry!r}") from None
         return cls(
             uri=uri,
             user=user or env.get("NEO4J_USER") or env.get("NEO4J_USERNAME") or "neo4j",
             password=password,
             database=database or env.get("NEO4J_DATABASE") or None,
+            max_retry_time=max(0.0, max_retry_time),
         )
 
     def __repr__(self) -> str:  # never show the password
         return f"Neo4jSettings(uri={self.uri!r}, user={self.user!r}, database={self.database!r})"
+
+    __str__ = __repr__
+
+
+def make_driver(settings: Neo4jSettings) -> Driver:
+    """The driver for ``settings``, without connecting (the first query does).
+
+    TLS comes from the URI scheme alone: ``neo4j+s``/``bolt+s`` verify the
+    server's certificate, ``+ssc`` accepts a self-signed one.
+    """
+    scheme = settings.uri.split("://", 1)[0].lower()
+    if scheme not in _SCHEMES:
+        raise ConfigurationError(
+            f"unsupported Neo4j URI scheme {scheme!r}: use one of {', '.join(_SCHEMES)}"
+        )
+    auth = (settings.user, settings.password) if settings.password is not None else None
+    try:
+        return GraphDatabase.driver(
+            settings.uri, auth=auth, connection_timeout=10.0,
+            max_transaction_retry_time=settings.max_retry_time,
+            notifications_min_severity="OFF",
+        )
+    except (neo4j_errors.ConfigurationError, ValueError) as exc:
+        raise ConfigurationError(f"bad Neo4j settings for {settings.uri}: {_first_line(exc)}") from None
 
 
 def _row(record: neo4j.Record) -> dict[str, Any]:
@@ -117,43 +172,52 @@ def _row(record: neo4j.Record) -> dict[str, Any]:
 class Neo4jStore:
     """The store on a Neo4j server. Use :meth:`connect`, or pass your own driver."""
 
-    def __init__(self, driver: Driver, *, database: str | None = None, location: str = "neo4j") -> None:
+    def __init__(
+        self, driver: Driver, *, database: str | None = None, location: str = "neo4j", read_only: bool = False
+    ) -> None:
         self._driver = driver
         self._database = database
         self.location = location
+        self.read_only = read_only
         #: Statements sent through ``_rows`` (each one round trip), for tests and benchmarks.
         self.statements_run = 0
+        #: Managed transactions started, by kind ("read", "write", "schema"), for tests.
+        self.transactions: Counter[str] = Counter()
 
     # -- lifecycle ----------------------------------------------------------------
 
     @classmethod
-    def connect(cls, settings: Neo4jSettings) -> Neo4jStore:
-        scheme = settings.uri.split("://", 1)[0].lower()
-        if scheme not in _SCHEMES:
-            raise ConfigurationError(
-                f"unsupported Neo4j URI scheme {scheme!r}: use one of {', '.join(_SCHEMES)}"
-            )
-        auth = (settings.user, settings.password) if settings.password is not None else None
+    def connect(cls, settings: Neo4jSettings, *, read_only: bool = False) -> Neo4jStore:
+        """Connect and check the credentials; apply the schema unless ``read_only``."""
+        driver = make_driver(settings)
         try:
-            driver = GraphDatabase.driver(
-                settings.uri, auth=auth, connection_timeout=10.0,
-                max_transaction_retry_time=15.0,
-                notifications_min_severity="OFF",
-            )
             driver.verify_connectivity()
         except neo4j_errors.AuthError:
+            driver.close()
+            if settings.password is None:
+                raise AuthenticationError(
+                    f"Neo4j at {settings.uri} needs a password for user {settings.user!r}: set "
+                    "NEO4J_PASSWORD or NEO4J_PASSWORD_FILE, or use --password-stdin"
+                ) from None
             raise AuthenticationError(
                 f"Neo4j at {settings.uri} refused the credentials of user {settings.user!r} "
                 "(check NEO4J_USER / NEO4J_PASSWORD)"
             ) from None
         except (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired, OSError) as exc:
+            driver.close()
             raise StoreUnavailableError(
                 f"cannot reach Neo4j at {settings.uri}: {_first_line(exc)}"
             ) from None
         except (neo4j_errors.ConfigurationError, ValueError) as exc:
+            driver.close()
             raise ConfigurationError(f"bad Neo4j settings for {settings.uri}: {_first_line(exc)}") from None
-        store = cls(driver, database=settings.database, location=settings.uri)
-        store.init_schema()
+        store = cls(driver, database=settings.database, location=settings.uri, read_only=read_only)
+        if not read_only:
+            try:
+                store.init_schema()
+            except BaseException:
+                store.close()
+                raise
         return store
 
     def close(self) -> None:
@@ -167,8 +231,10 @@ class Neo4jStore:
 
     # -- plumbing -----------------------------------------------------------------
 
-    def _session(self) -> neo4j.Session:
-        return self._driver.session(database=self._database)
+    def _session(self, access: str = neo4j.WRITE_ACCESS) -> neo4j.Session:
+        if self.read_only:
+            access = neo4j.READ_ACCESS
+        return self._driver.session(database=self._database, default_access_mode=access)
 
     def _call(self, fn: Callable[[], T]) -> T:
         try:
@@ -177,16 +243,28 @@ class Neo4jStore:
             raise AuthenticationError(f"Neo4j at {self.location} refused the credentials") from None
         except (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired) as exc:
             raise StoreUnavailableError(f"Neo4j at {self.location} is unavailable: {_first_line(exc)}") from None
+        except neo4j_errors.TransientError as exc:  # still failing when the retry time ran out
+            raise StoreUnavailableError(
+                f"Neo4j at {self.location} kept failing transiently: {exc.code or _first_line(exc)}"
+            ) from None
 
     def _read(self, work: Callable[[ManagedTransaction], T]) -> T:
         def run() -> T:
-            with self._session() as session:
+            self.transactions["read"] += 1
+            with self._session(neo4j.READ_ACCESS) as session:
                 return session.execute_read(work)
 
         return self._call(run)
 
+    def _refuse_write(self, what: str) -> None:
+        if self.read_only:
+            raise StoreUnavailableError(f"Neo4j at {self.location} was opened read-only; {what} needs write access")
+
     def _write(self, work: Callable[[ManagedTransaction], T]) -> T:
+        self._refuse_write("this command")
+
         def run() -> T:
+            self.transactions["write"] += 1
             with self._session() as session:
                 return session.execute_write(work)
 
@@ -197,7 +275,10 @@ class Neo4jStore:
         return [_row(r) for r in tx.run(cypher.load(name), params)]
 
     def init_schema(self) -> None:
+        self._refuse_write("applying the schema")
+
         def run() -> None:
+            self.transactions["schema"] += 1
             with self._session() as session:
                 for statement in cypher.statements("schema"):
                     session.run(statement).consume()
