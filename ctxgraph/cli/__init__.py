@@ -185,6 +185,9 @@ def main(verbose: bool) -> None:
         # The driver logs each retry of a failed transaction; the outcome is
         # what the user needs (one line on failure), the retries are --verbose.
         logging.getLogger("neo4j").setLevel(logging.CRITICAL)
+        # A context computed without the store is reported by `context` itself,
+        # in one "ctxgraph: warning:" line; the service's log record would repeat it.
+        logging.getLogger("ctxgraph.service").setLevel(logging.ERROR)
 
 
 @main.command()

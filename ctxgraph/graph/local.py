@@ -329,8 +329,16 @@ class LocalStore:
                 raise StoreUnavailableError(_open_failure(self.path, exc)) from None
             try:
                 yield cur
+            except sqlite3.Error as exc:
+                if self.conn.in_transaction:
+                    cur.execute("ROLLBACK")
+                if type(exc) in (sqlite3.OperationalError, sqlite3.DatabaseError):
+                    # read-only file, disk full, I/O error: one clear line, nothing written
+                    raise StoreUnavailableError(_open_failure(self.path, exc)) from None
+                raise
             except BaseException:
-                cur.execute("ROLLBACK")
+                if self.conn.in_transaction:
+                    cur.execute("ROLLBACK")
                 raise
             else:
                 try:

@@ -203,6 +203,11 @@ class Neo4jStore:
                 f"Neo4j at {settings.uri} refused the credentials of user {settings.user!r} "
                 "(check NEO4J_USER / NEO4J_PASSWORD)"
             ) from None
+        except neo4j_errors.ClientError as exc:
+            driver.close()
+            if exc.code == _RATE_LIMITED:
+                raise AuthenticationError(_rate_limited(settings.uri, settings.user)) from None
+            raise
         except (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired, OSError) as exc:
             driver.close()
             raise StoreUnavailableError(
@@ -241,6 +246,10 @@ class Neo4jStore:
             return fn()
         except neo4j_errors.AuthError:
             raise AuthenticationError(f"Neo4j at {self.location} refused the credentials") from None
+        except neo4j_errors.ClientError as exc:
+            if exc.code == _RATE_LIMITED:
+                raise AuthenticationError(_rate_limited(self.location, None)) from None
+            raise
         except (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired) as exc:
             raise StoreUnavailableError(f"Neo4j at {self.location} is unavailable: {_first_line(exc)}") from None
         except neo4j_errors.TransientError as exc:  # still failing when the retry time ran out
@@ -549,6 +558,15 @@ class Neo4jStore:
                             "an end is not in the store"))])
 
             self._write(work)
+
+
+_RATE_LIMITED = "Neo.ClientError.Security.AuthenticationRateLimit"
+
+
+def _rate_limited(uri: str, user: str | None) -> str:
+    who = f" user {user!r}" if user else ""
+    return (f"Neo4j at {uri} refuses to log in{who} for now: too many wrong passwords in a row "
+            "(check NEO4J_USER / NEO4J_PASSWORD, then retry in a few seconds)")
 
 
 def _first_line(exc: BaseException) -> str:
