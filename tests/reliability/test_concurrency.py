@@ -123,6 +123,7 @@ def test_four_processes_create_and_write_one_fresh_embedded_store(tmp_path: Path
             if proc.poll() is None:
                 proc.kill()
             proc.communicate()
+    FAULTS["concurrent writers (one fresh embedded store)"] += len(procs)
     store = LocalStore.open(db, read_only=True)
     try:
         assert store.stats().labels["File"] == WRITERS * 60 + 1
