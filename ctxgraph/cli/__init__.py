@@ -29,7 +29,8 @@ class CliError(click.ClickException):
 
     def __init__(self, message: str, exit_code: int = 1) -> None:
         super().__init__(message)
-        self.exit_code = exit_code  # type: ignore[misc]  # click types it as a ClassVar
+        # click >= 8.2 declares exit_code a ClassVar; this instance's own value shadows it.
+        vars(self)["exit_code"] = exit_code
 
     def show(self, file: Any = None) -> None:
         click.echo(f"ctxgraph: error: {self.format_message()}", err=True)
