@@ -50,6 +50,7 @@ def _parser() -> argparse.ArgumentParser:
         help="handoffs ingested through the API and timed; the rest of the graph is "
         "bulk-loaded (default: every handoff up to 10,000 nodes, else 1,000)",
     )
+    parser.add_argument("--seconds", type=float, help="time cap of the timed loops per row (default 90; --quick 30)")
     parser.add_argument("--row", help=argparse.SUPPRESS)  # STORE:NODES, one row in this process (internal)
     return parser
 
@@ -58,9 +59,19 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     calls = args.calls or (200 if args.quick else 300)
     signal_calls = args.signal_calls or (40 if args.quick else 60)
+    seconds = args.seconds or (30.0 if args.quick else 90.0)
     if args.row:
         store, _, nodes = args.row.partition(":")
-        row = run_row(store, int(nodes), seed=args.seed, calls=calls, signal_calls=signal_calls, tail=args.tail)
+        row = run_row(
+            store,
+            int(nodes),
+            seed=args.seed,
+            calls=calls,
+            signal_calls=signal_calls,
+            tail=args.tail,
+            seconds=seconds,
+            quick=args.quick,
+        )
         print(json.dumps(row))
         return 0
 
@@ -94,8 +105,11 @@ def main(argv: list[str] | None = None) -> int:
                 "--signal-calls",
                 str(signal_calls),
             ]
+            cmd += ["--seconds", str(seconds)]
             if args.tail is not None:
                 cmd += ["--tail", str(args.tail)]
+            if args.quick:
+                cmd.append("--quick")
             done = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, check=False)
             if done.returncode != 0:
                 log(f"row {store}:{nodes} failed (exit {done.returncode})")

@@ -273,13 +273,22 @@ def _found(markdown: str, items: Sequence[str]) -> int:
     return sum(1 for item in items if item in markdown)
 
 
-def default_tail(ds: Dataset) -> int:
-    """Handoffs timed through the API: all of them up to 10,000 nodes, else 1,000."""
-    return len(ds.handoffs) if ds.nodes <= 10_000 else min(1_000, len(ds.handoffs))
+def default_tail(ds: Dataset, quick: bool = False) -> int:
+    """Handoffs timed through the API: all of them up to 10,000 nodes, else
+    1,000 (200 with ``quick``)."""
+    return len(ds.handoffs) if ds.nodes <= 10_000 else min(200 if quick else 1_000, len(ds.handoffs))
 
 
 def run_row(
-    store: str, nodes: int, *, seed: int = 42, calls: int = 300, signal_calls: int = 60, tail: int | None = None
+    store: str,
+    nodes: int,
+    *,
+    seed: int = 42,
+    calls: int = 300,
+    signal_calls: int = 60,
+    tail: int | None = None,
+    seconds: float = 90.0,
+    quick: bool = False,
 ) -> dict[str, Any]:
     """Measure one row (see the module docstring)."""
 
@@ -289,7 +298,7 @@ def run_row(
     say("generating")
     ds = generate(nodes, seed)
     base = accumulated(ds)
-    tail = min(len(ds.handoffs), default_tail(ds) if tail is None else tail)
+    tail = min(len(ds.handoffs), default_tail(ds, quick) if tail is None else tail)
     split = len(ds.handoffs) - tail
     with tempfile.TemporaryDirectory(prefix="ctxgraph-bench-") as tmp:
         svc = open_service(store, Path(tmp))
@@ -298,7 +307,7 @@ def run_row(
             times = load(svc, ds, tail, say)
             graph_nodes = sum(svc.stats()["labels"].values())
             say(f"loaded in {sum(times.values()):.1f}s ({graph_nodes:,} graph nodes)")
-            row = measure(svc, ds, base, store=store, calls=calls, signal_calls=signal_calls, say=say)
+            row = measure(svc, ds, base, store=store, calls=calls, signal_calls=signal_calls, say=say, seconds=seconds)
             if store == "neo4j":
                 svc.store.clear()
         finally:
@@ -334,7 +343,11 @@ def measure(
     calls: int,
     signal_calls: int,
     say: Callable[[str], None],
+    seconds: float = 90.0,
 ) -> dict[str, Any]:
+    """Quality figures from each query's first context, then ``calls`` timed
+    contexts (and ``signal_calls`` with fresh signals), each loop stopping early
+    after ``seconds`` (two thirds and one third of it) once every query ran once."""
     tasks = [svc.get_task(q) for q in ds.queries]
     recalls, tokens, base_tokens, base_recalls, same_recall = [], [], [], [], []
     for task in tasks:  # first call of each query: quality figures, and warm-up
@@ -349,17 +362,23 @@ def measure(
         same_recall.append(base.tokens_for(items, found))
 
     gc.collect()
-    excluded = []
-    rounds = max(1, math.ceil(calls / len(tasks)))
-    for _ in range(rounds):
-        for task in tasks:
-            t0 = time.perf_counter()
-            svc.compute(task)
-            excluded.append((time.perf_counter() - t0) * 1000)
+    excluded: list[float] = []
+    deadline = time.perf_counter() + seconds * 2 / 3
+    for i in range(calls):
+        if i >= min(len(tasks), 10) and time.perf_counter() > deadline:
+            break
+        task = tasks[i % len(tasks)]
+        t0 = time.perf_counter()
+        svc.compute(task)
+        excluded.append((time.perf_counter() - t0) * 1000)
     say(f"compute p50 {statistics.median(excluded):.2f} ms over {len(excluded)} calls")
 
-    included, signals = [], []
+    included: list[float] = []
+    signals: list[float] = []
+    deadline = time.perf_counter() + seconds / 3
     for i in range(signal_calls):
+        if i >= min(len(tasks), 10) and time.perf_counter() > deadline:
+            break
         task = tasks[i % len(tasks)]
         fresh = task.model_copy(update={"signals": None, "objective": f"{task.objective} Pass {i}."})
         t0 = time.perf_counter()
@@ -378,6 +397,7 @@ def measure(
         "nodes": ds.nodes,
         "queries": len(tasks),
         "calls": len(excluded),
+        "signal_calls": len(included),
         "compute_p50_ms": round(statistics.median(excluded), 2),
         "compute_p95_ms": round(percentile(excluded, 95), 2),
         "compute_p99_ms": round(percentile(excluded, 99), 2),
