@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.generator import generate
-from benchmarks.suite import load, log, open_service
+from benchmarks.suite import load, log, open_service, reset
 
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
@@ -57,7 +57,7 @@ def soak(store: str, nodes: int, calls: int, warmup: int, every: int, trace: boo
     with tempfile.TemporaryDirectory(prefix="ctxgraph-soak-") as tmp:
         svc = open_service(store, Path(tmp))
         try:
-            svc.store.clear()
+            reset(svc, store, say)
             load(svc, ds, len(ds.handoffs), say)
             tasks = [svc.get_task(q) for q in ds.queries]
             samples: list[tuple[int, float]] = []
@@ -92,7 +92,7 @@ def soak(store: str, nodes: int, calls: int, warmup: int, every: int, trace: boo
                 top = [str(d) for d in diff[:5]]
                 tracemalloc.stop()
             if store == "neo4j":
-                svc.store.clear()
+                reset(svc, store, say)
         finally:
             svc.close()
     start_rss = samples[0][1] if samples else rss_mb()

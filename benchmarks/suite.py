@@ -186,6 +186,33 @@ def open_service(store: str, folder: Path) -> ContextService:
     raise SystemExit(f"unknown store {store!r}: use local or neo4j")
 
 
+def reset(svc: ContextService, store: str, say: Callable[[str], None]) -> None:
+    """Empty the store. On Neo4j in batches of auto-commit transactions
+    (``benchmarks/cypher``): ``KnowledgeStore.clear`` deletes everything in one
+    transaction, which runs out of transaction memory on a 100k-node graph."""
+    if store != "neo4j":
+        svc.store.clear()
+        return
+    from neo4j import GraphDatabase
+
+    from ctxgraph.graph.neo4j_store import Neo4jSettings
+
+    settings = Neo4jSettings.from_env()
+    auth = (settings.user, settings.password) if settings.password is not None else None
+    folder = Path(__file__).resolve().parent / "cypher"
+    with GraphDatabase.driver(settings.uri, auth=auth) as driver, driver.session(database=settings.database) as session:
+        for name in ("delete_relationships_batch", "delete_nodes_batch"):
+            statement = (folder / f"{name}.cypher").read_text(encoding="utf-8")
+            total = 0
+            while True:
+                deleted = session.run(statement, batch=50_000).single(strict=True)["deleted"]
+                total += deleted
+                if not deleted:
+                    break
+            if total:
+                say(f"reset: {name.split('_')[1]} deleted: {total:,}")
+
+
 def _batches(items: Sequence[Any], size: int) -> list[Sequence[Any]]:
     return [items[i : i + size] for i in range(0, len(items), size)]
 
@@ -303,13 +330,13 @@ def run_row(
     with tempfile.TemporaryDirectory(prefix="ctxgraph-bench-") as tmp:
         svc = open_service(store, Path(tmp))
         try:
-            svc.store.clear()
+            reset(svc, store, say)
             times = load(svc, ds, tail, say)
             graph_nodes = sum(svc.stats()["labels"].values())
             say(f"loaded in {sum(times.values()):.1f}s ({graph_nodes:,} graph nodes)")
             row = measure(svc, ds, base, store=store, calls=calls, signal_calls=signal_calls, say=say, seconds=seconds)
             if store == "neo4j":
-                svc.store.clear()
+                reset(svc, store, say)
         finally:
             svc.close()
     timed_tasks = ds.tasks[split:] if split > 0 else ds.tasks
