@@ -439,8 +439,8 @@ def measure(
         "accumulated_recall": round(statistics.mean(base_recalls), 3),
         "accumulated_full_tokens": base.total,
         "accumulated_tokens_same_recall": round(same),
-        "token_ratio": round(tokens_mean / statistics.mean(base_tokens), 3),
-        "token_ratio_same_recall": round(tokens_mean / same, 3) if same else None,
+        "token_ratio": round(tokens_mean / statistics.mean(base_tokens), 4),
+        "token_ratio_same_recall": round(tokens_mean / same, 5) if same else None,
     }
 
 
@@ -462,8 +462,9 @@ COLUMNS = (
     ("planted_recall", "recall", "{:.2f}"),
     ("accumulated_tokens", "acc tokens", "{:,}"),
     ("accumulated_recall", "acc recall", "{:.2f}"),
+    ("token_ratio", "ratio", "{:.3f}"),
     ("accumulated_tokens_same_recall", "acc@recall", "{:,}"),
-    ("token_ratio_same_recall", "ratio", "{:.3f}"),
+    ("token_ratio_same_recall", "ratio@recall", "{:.4f}"),
     ("peak_rss_mb", "rss MiB", "{:,.0f}"),
 )
 
