@@ -73,7 +73,7 @@ def soak(store: str, nodes: int, calls: int, warmup: int, every: int, trace: boo
                 if i == warmup:
                     gc.collect()
                     if trace:
-                        tracemalloc.start(10)
+                        tracemalloc.start(1)
                         snapshot = tracemalloc.take_snapshot()
                 if i >= warmup and (i % every == 0 or i == calls):
                     gc.collect()
