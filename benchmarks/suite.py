@@ -1,0 +1,495 @@
+"""The speed-and-scale suite: one row per (store, size), through the public API.
+
+For each row a synthetic project (``benchmarks.generator``) is loaded into an
+empty store with ``ContextService`` — context map, then tasks, then handoffs,
+all batched — and the query tasks' contexts are computed many times:
+
+- ingest throughput: handoffs/s (``ingest_handoffs`` alone), tasks/s
+  (``add_tasks``, signals included) and nodes/s (content nodes over the whole
+  load);
+- ``compute`` latency p50/p95/p99 with the task's stored signals (signals
+  excluded: ``compute(task)`` of a ``Task`` read once, so the store work is
+  the context's own two reads) and with fresh signals (the same task text
+  with a new suffix each call, so no cache answers);
+- signals alone: ``SignalExtractor.extract`` of a fresh ~100-word query text;
+- rendered tokens and ``planted_recall`` (the share of the planted items —
+  knowledge markers and file paths — the Markdown names), mean over queries;
+- the "accumulated context" baseline for the same queries: every document
+  the orchestrator received (the context map, then each handoff in the order
+  it arrived), truncated to the same budget keeping the most recent part, as
+  a transcript window does. ``accumulated_tokens`` is what it renders,
+  ``accumulated_recall`` what it finds, ``accumulated_full_tokens`` everything,
+  and ``accumulated_tokens_same_recall`` the smallest recent window that
+  reaches ctxgraph's recall on each query (mean);
+- ``peak_rss_mb``: the peak resident set of the process that ran the row
+  (each row runs in its own process; a Neo4j server's memory is not in it).
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import math
+import os
+import platform
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchmarks.generator import GENERATOR_VERSION, Dataset, generate
+from ctxgraph import ContextService
+from ctxgraph.compute.tokens import estimate_tokens
+from ctxgraph.graph.models import FileEntry
+
+FILE_BATCH = 5_000
+TASK_BATCH = 5_000
+HANDOFF_BATCH = 500
+
+#: Keys every JSON row has (the issue's contract), then the extras.
+REQUIRED_KEYS = (
+    "store",
+    "nodes",
+    "compute_p50_ms",
+    "compute_p95_ms",
+    "signals_p50_ms",
+    "ingest_handoffs_per_s",
+    "tokens",
+    "accumulated_tokens",
+    "planted_recall",
+    "peak_rss_mb",
+)
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def percentile(values: Sequence[float], p: float) -> float:
+    """The ``p``-th percentile (nearest rank) of ``values``."""
+    ordered = sorted(values)
+    rank = max(1, math.ceil(p / 100 * len(ordered)))
+    return ordered[rank - 1]
+
+
+def peak_rss_mb() -> float:
+    """Peak resident set of this process so far, in MiB (Linux: ru_maxrss is KiB)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 1024 if sys.platform != "darwin" else peak / (1024 * 1024)
+
+
+def machine() -> dict[str, Any]:
+    mem_gib = None
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            kib = int(fh.readline().split()[1])
+            mem_gib = round(kib / 1024 / 1024, 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    cpu = platform.processor() or ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            cpu = next((line.split(":", 1)[1].strip() for line in fh if line.startswith("model name")), cpu)
+    except OSError:
+        pass
+    return {
+        "cpus": os.cpu_count(),
+        "cpu": cpu,
+        "memory_gib": mem_gib,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+    }
+
+
+# ------------------------------------------------------------------ the baseline
+
+
+@dataclass(frozen=True)
+class Accumulated:
+    """The accumulated-context baseline of one dataset: chunk sizes in arrival
+    order and, per planted item, the index of the chunk naming it."""
+
+    chunk_tokens: list[int]
+    where: dict[str, int]
+
+    @property
+    def total(self) -> int:
+        return sum(self.chunk_tokens)
+
+    def window(self, budget: int) -> tuple[int, int]:
+        """(first chunk index kept, tokens) of the most recent chunks that fit ``budget``."""
+        used = 0
+        first = len(self.chunk_tokens)
+        while first > 0 and used + self.chunk_tokens[first - 1] <= budget:
+            first -= 1
+            used += self.chunk_tokens[first]
+        return first, used
+
+    def tokens_for(self, items: Sequence[str], wanted: int) -> int:
+        """Tokens of the smallest recent window naming ``wanted`` of ``items``."""
+        if wanted <= 0:
+            return 0
+        starts = sorted((self.where[i] for i in items), reverse=True)
+        first = starts[min(wanted, len(starts)) - 1]
+        return sum(self.chunk_tokens[first:])
+
+
+def accumulated(ds: Dataset) -> Accumulated:
+    """Every document rendered as Markdown, one chunk per context-map line and
+    per handoff (see the module docstring); planted items located."""
+    wanted = {item for p in ds.planted.values() for item in p.items}
+    chunk_tokens: list[int] = []
+    where: dict[str, int] = {}
+
+    def add(text: str) -> None:
+        for item in wanted:
+            if item in text:
+                where.setdefault(item, len(chunk_tokens))
+        chunk_tokens.append(estimate_tokens(text))
+
+    add("## Context (Everything)\n\n### Context Map\n")
+    for f in ds.files:
+        add(f"- `{f['path']}` ({f['component']}): {f['notes']}\n")
+    names = {t["id"]: t["name"] for t in ds.tasks}
+    for h in ds.handoffs:
+        lines = [f"\n### {h['task_id']}: {names[h['task_id']]} ({h['completed_at']})\n", f"{h['summary']}\n"]
+        lines += [f"- created `{x['path']}`: {x['purpose']}\n" for x in h["files_created"]]
+        lines += [f"- modified `{x['path']}`: {x['purpose']}\n" for x in h["files_modified"]]
+        lines += [f"- read next `{x['file']}`: {x['reason']}\n" for x in h["dependencies_for_next"]]
+        lines += [f"- pattern: {x['pattern']}\n" for x in h["patterns_discovered"]]
+        lines += [f"- gotcha ({x['severity']}): {x['issue']}\n" for x in h["gotchas"]]
+        lines += [f"- decision: {x['decision']} — {x['rationale']}\n" for x in h["decisions"]]
+        lines += [f"- question: {x['question']}\n" for x in h["open_questions"]]
+        add("".join(lines))
+    missing = wanted - set(where)
+    if missing:
+        raise AssertionError(f"planted items absent from the documents: {sorted(missing)[:3]}")
+    return Accumulated(chunk_tokens=chunk_tokens, where=where)
+
+
+# ----------------------------------------------------------------------- one row
+
+
+def open_service(store: str, folder: Path) -> ContextService:
+    if store == "local":
+        return ContextService.open(folder / "bench.db")
+    if store == "neo4j":
+        uri = os.environ.get("NEO4J_URI")
+        if not uri:
+            raise SystemExit("store neo4j: set NEO4J_URI (and NEO4J_PASSWORD or NEO4J_PASSWORD_FILE)")
+        return ContextService.open(neo4j_uri=uri)
+    raise SystemExit(f"unknown store {store!r}: use local or neo4j")
+
+
+def reset(svc: ContextService, store: str, say: Callable[[str], None]) -> None:
+    """Empty the store. On Neo4j in batches of auto-commit transactions
+    (``benchmarks/cypher``): ``KnowledgeStore.clear`` deletes everything in one
+    transaction, which runs out of transaction memory on a 100k-node graph."""
+    if store != "neo4j":
+        svc.store.clear()
+        return
+    from neo4j import GraphDatabase
+
+    from ctxgraph.graph.neo4j_store import Neo4jSettings
+
+    settings = Neo4jSettings.from_env()
+    auth = (settings.user, settings.password) if settings.password is not None else None
+    folder = Path(__file__).resolve().parent / "cypher"
+    with GraphDatabase.driver(settings.uri, auth=auth) as driver, driver.session(database=settings.database) as session:
+        for name in ("delete_relationships_batch", "delete_nodes_batch"):
+            statement = (folder / f"{name}.cypher").read_text(encoding="utf-8")
+            total = 0
+            while True:
+                deleted = session.run(statement, batch=50_000).single(strict=True)["deleted"]
+                total += deleted
+                if not deleted:
+                    break
+            if total:
+                say(f"reset: {name.split('_')[1]} deleted: {total:,}")
+
+
+def _batches(items: Sequence[Any], size: int) -> list[Sequence[Any]]:
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+def ingest(
+    svc: ContextService,
+    ds: Dataset,
+    say: Callable[[str], None],
+    *,
+    files: bool = True,
+    tasks: Sequence[dict[str, Any]] | None = None,
+    handoffs: Sequence[dict[str, Any]] | None = None,
+) -> dict[str, float]:
+    """Load (part of) the dataset through the API; seconds per phase."""
+    tasks = ds.tasks if tasks is None else tasks
+    handoffs = ds.handoffs if handoffs is None else handoffs
+    t0 = time.perf_counter()
+    if files:
+        for batch in _batches(ds.files, FILE_BATCH):
+            svc.add_files([FileEntry(**f) for f in batch])
+    t1 = time.perf_counter()
+    done = 0
+    for batch in _batches(tasks, TASK_BATCH):
+        svc.add_tasks(batch)
+        done += len(batch)
+        say(f"tasks {done:,}/{len(tasks):,}")
+    t2 = time.perf_counter()
+    done = 0
+    for batch in _batches(handoffs, HANDOFF_BATCH):
+        svc.ingest_handoffs([(h["task_id"], h) for h in batch])
+        done += len(batch)
+        if done % (HANDOFF_BATCH * 10) == 0 or done == len(handoffs):
+            say(f"handoffs {done:,}/{len(handoffs):,}")
+    t3 = time.perf_counter()
+    return {"files_s": t1 - t0, "tasks_s": t2 - t1, "handoffs_s": t3 - t2}
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("CTXGRAPH_BENCH_CACHE") or Path(".ctxgraph") / "bench-cache")
+
+
+def prefix_rows(ds: Dataset, split: int, say: Callable[[str], None]) -> Path:
+    """The graph of the first ``split`` finished tasks (context map, those tasks
+    and their handoffs) as an export file, built once through the API into an
+    embedded store and cached (keyed by generator version, size, seed and split)."""
+    path = cache_dir() / f"prefix-v{GENERATOR_VERSION}-{ds.nodes}-{ds.seed}-{split}.jsonl"
+    if path.exists():
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    say(f"building the bulk part once through the API ({split:,} handoffs; cached in {path.parent})")
+    with (
+        tempfile.TemporaryDirectory(prefix="ctxgraph-bench-") as tmp,
+        ContextService.open(Path(tmp) / "prefix.db") as svc,
+    ):
+        ingest(svc, ds, say, tasks=ds.tasks[:split], handoffs=ds.handoffs[:split])
+        part = path.with_suffix(".part")
+        with part.open("w", encoding="utf-8") as fh:
+            for row in svc.store.export_rows():
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+        part.replace(path)
+    return path
+
+
+def bulk_load(svc: ContextService, path: Path) -> None:
+    """Write an export file into the store (``KnowledgeStore.import_rows``, batched)."""
+    with path.open(encoding="utf-8") as fh:
+        svc.store.import_rows(json.loads(line) for line in fh)
+
+
+def load(svc: ContextService, ds: Dataset, tail: int, say: Callable[[str], None]) -> dict[str, float]:
+    """Load the dataset; the last ``tail`` finished tasks (and every pending task)
+    with their handoffs go through the API and are timed, the rest is bulk-loaded."""
+    split = len(ds.handoffs) - tail
+    if split <= 0:
+        return ingest(svc, ds, say) | {"bulk_s": 0.0}
+    path = prefix_rows(ds, split, say)
+    t0 = time.perf_counter()
+    bulk_load(svc, path)
+    bulk_s = time.perf_counter() - t0
+    say(f"bulk-loaded the first {split:,} handoffs in {bulk_s:.1f}s")
+    return ingest(svc, ds, say, files=False, tasks=ds.tasks[split:], handoffs=ds.handoffs[split:]) | {"bulk_s": bulk_s}
+
+
+def _found(markdown: str, items: Sequence[str]) -> int:
+    return sum(1 for item in items if item in markdown)
+
+
+def default_tail(ds: Dataset, quick: bool = False) -> int:
+    """Handoffs timed through the API: all of them up to 10,000 nodes, else
+    1,000 (200 with ``quick``)."""
+    return len(ds.handoffs) if ds.nodes <= 10_000 else min(200 if quick else 1_000, len(ds.handoffs))
+
+
+def run_row(
+    store: str,
+    nodes: int,
+    *,
+    seed: int = 42,
+    calls: int = 300,
+    signal_calls: int = 60,
+    tail: int | None = None,
+    seconds: float = 90.0,
+    quick: bool = False,
+) -> dict[str, Any]:
+    """Measure one row (see the module docstring)."""
+
+    def say(message: str) -> None:
+        log(f"[{store} {nodes:,}] {message}")
+
+    say("generating")
+    ds = generate(nodes, seed)
+    base = accumulated(ds)
+    tail = min(len(ds.handoffs), default_tail(ds, quick) if tail is None else tail)
+    split = len(ds.handoffs) - tail
+    with tempfile.TemporaryDirectory(prefix="ctxgraph-bench-") as tmp:
+        svc = open_service(store, Path(tmp))
+        try:
+            reset(svc, store, say)
+            times = load(svc, ds, tail, say)
+            graph_nodes = sum(svc.stats()["labels"].values())
+            say(f"loaded in {sum(times.values()):.1f}s ({graph_nodes:,} graph nodes)")
+            row = measure(svc, ds, base, store=store, calls=calls, signal_calls=signal_calls, say=say, seconds=seconds)
+            if store == "neo4j":
+                reset(svc, store, say)
+        finally:
+            svc.close()
+    timed_tasks = ds.tasks[split:] if split > 0 else ds.tasks
+    timed_handoffs = ds.handoffs[split:]
+    knowledge = sum(
+        len(h[k]) for h in timed_handoffs for k in ("patterns_discovered", "gotchas", "decisions", "open_questions")
+    )
+    written = len(timed_tasks) + len(timed_handoffs) + knowledge + (len(ds.files) if split <= 0 else 0)
+    api_s = times["files_s"] + times["tasks_s"] + times["handoffs_s"]
+    row.update(
+        {
+            "graph_nodes": graph_nodes,
+            "ingest_handoffs_per_s": round(len(timed_handoffs) / times["handoffs_s"], 1),
+            "ingest_tasks_per_s": round(len(timed_tasks) / times["tasks_s"], 1),
+            "ingest_nodes_per_s": round(written / api_s, 1),
+            "ingest_timed_handoffs": len(timed_handoffs),
+            "bulk_load_s": round(times["bulk_s"], 2),
+            "ingest_s": round(api_s, 2),
+            "peak_rss_mb": round(peak_rss_mb(), 1),
+        }
+    )
+    return {k: row[k] for k in (*REQUIRED_KEYS, *sorted(set(row) - set(REQUIRED_KEYS)))}
+
+
+def measure(
+    svc: ContextService,
+    ds: Dataset,
+    base: Accumulated,
+    *,
+    store: str,
+    calls: int,
+    signal_calls: int,
+    say: Callable[[str], None],
+    seconds: float = 90.0,
+) -> dict[str, Any]:
+    """Quality figures from each query's first context, then ``calls`` timed
+    contexts (and ``signal_calls`` with fresh signals), each loop stopping early
+    after ``seconds`` (two thirds and one third of it) once every query ran once."""
+    tasks = [svc.get_task(q) for q in ds.queries]
+    recalls, tokens, base_tokens, base_recalls, same_recall = [], [], [], [], []
+    for task in tasks:  # first call of each query: quality figures, and warm-up
+        ctx = svc.compute(task)
+        items = ds.planted[task.id].items
+        found = _found(ctx.markdown, items)
+        recalls.append(found / len(items))
+        tokens.append(ctx.tokens)
+        first, used = base.window(ctx.budget)
+        base_tokens.append(used)
+        base_recalls.append(sum(1 for i in items if base.where[i] >= first) / len(items))
+        same_recall.append(base.tokens_for(items, found))
+
+    gc.collect()
+    excluded: list[float] = []
+    deadline = time.perf_counter() + seconds * 2 / 3
+    for i in range(calls):
+        if i >= min(len(tasks), 10) and time.perf_counter() > deadline:
+            break
+        task = tasks[i % len(tasks)]
+        t0 = time.perf_counter()
+        svc.compute(task)
+        excluded.append((time.perf_counter() - t0) * 1000)
+    say(f"compute p50 {statistics.median(excluded):.2f} ms over {len(excluded)} calls")
+
+    included: list[float] = []
+    signals: list[float] = []
+    deadline = time.perf_counter() + seconds / 3
+    for i in range(signal_calls):
+        if i >= min(len(tasks), 10) and time.perf_counter() > deadline:
+            break
+        task = tasks[i % len(tasks)]
+        fresh = task.model_copy(update={"signals": None, "objective": f"{task.objective} Pass {i}."})
+        t0 = time.perf_counter()
+        svc.compute(fresh)
+        included.append((time.perf_counter() - t0) * 1000)
+        text = f"{task.text} Again {i}."
+        t0 = time.perf_counter()
+        svc.extractor.extract(text, task.type)
+        signals.append((time.perf_counter() - t0) * 1000)
+    words = statistics.mean(len(t.text.split()) for t in tasks)
+
+    tokens_mean = statistics.mean(tokens)
+    same = statistics.mean(same_recall)
+    return {
+        "store": store,
+        "nodes": ds.nodes,
+        "queries": len(tasks),
+        "calls": len(excluded),
+        "signal_calls": len(included),
+        "compute_p50_ms": round(statistics.median(excluded), 2),
+        "compute_p95_ms": round(percentile(excluded, 95), 2),
+        "compute_p99_ms": round(percentile(excluded, 99), 2),
+        "compute_signals_p50_ms": round(statistics.median(included), 2),
+        "compute_signals_p95_ms": round(percentile(included, 95), 2),
+        "compute_signals_p99_ms": round(percentile(included, 99), 2),
+        "signals_p50_ms": round(statistics.median(signals), 2),
+        "signals_words": round(words),
+        "tokens": round(tokens_mean),
+        "planted_recall": round(statistics.mean(recalls), 3),
+        "accumulated_tokens": round(statistics.mean(base_tokens)),
+        "accumulated_recall": round(statistics.mean(base_recalls), 3),
+        "accumulated_full_tokens": base.total,
+        "accumulated_tokens_same_recall": round(same),
+        "token_ratio": round(tokens_mean / statistics.mean(base_tokens), 4),
+        "token_ratio_same_recall": round(tokens_mean / same, 5) if same else None,
+    }
+
+
+# ----------------------------------------------------------------------- output
+
+COLUMNS = (
+    ("store", "store", "{}"),
+    ("nodes", "nodes", "{:,}"),
+    ("graph_nodes", "graph", "{:,}"),
+    ("ingest_handoffs_per_s", "handoffs/s", "{:,.0f}"),
+    ("ingest_nodes_per_s", "nodes/s", "{:,.0f}"),
+    ("compute_p50_ms", "p50 ms", "{:.2f}"),
+    ("compute_p95_ms", "p95 ms", "{:.2f}"),
+    ("compute_p99_ms", "p99 ms", "{:.2f}"),
+    ("compute_signals_p50_ms", "+sig p50", "{:.2f}"),
+    ("compute_signals_p95_ms", "+sig p95", "{:.2f}"),
+    ("signals_p50_ms", "sig ms", "{:.2f}"),
+    ("tokens", "tokens", "{:,}"),
+    ("planted_recall", "recall", "{:.2f}"),
+    ("accumulated_tokens", "acc tokens", "{:,}"),
+    ("accumulated_recall", "acc recall", "{:.2f}"),
+    ("token_ratio", "ratio", "{:.3f}"),
+    ("accumulated_tokens_same_recall", "acc@recall", "{:,}"),
+    ("token_ratio_same_recall", "ratio@recall", "{:.4f}"),
+    ("peak_rss_mb", "rss MiB", "{:,.0f}"),
+)
+
+
+def table(rows: Sequence[dict[str, Any]]) -> str:
+    """The rows as an aligned text table."""
+    cells = [[title for _, title, _ in COLUMNS]]
+    for row in rows:
+        cells.append([fmt.format(row[key]) if row.get(key) is not None else "-" for key, _, fmt in COLUMNS])
+    widths = [max(len(r[i]) for r in cells) for i in range(len(COLUMNS))]
+    return "\n".join(
+        "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))
+        for r in cells
+    )
+
+
+def markdown_table(rows: Sequence[dict[str, Any]]) -> str:
+    """The rows as a Markdown table (for the README)."""
+    head = "| " + " | ".join(title for _, title, _ in COLUMNS) + " |"
+    rule = "|" + "|".join("---" for _ in COLUMNS) + "|"
+    body = [
+        "| " + " | ".join(fmt.format(row[key]) if row.get(key) is not None else "-" for key, _, fmt in COLUMNS) + " |"
+        for row in rows
+    ]
+    return "\n".join([head, rule, *body])
+
+
+__all__ = ["REQUIRED_KEYS", "accumulated", "machine", "markdown_table", "percentile", "run_row", "table"]
