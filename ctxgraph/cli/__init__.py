@@ -484,9 +484,14 @@ def ingest_context_map(path: str, **kwargs: Any) -> None:
                    "or dropped (and why); in JSON under \"explain\".")
 @click.option("--template", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="A Jinja2 template to render with instead of the built-in one.")
+@click.option("--memory/--no-memory", default=True, show_default=True,
+              help="Use the associative memory (the code indexed by `ctxgraph index`) when one is usable.")
+@click.option("--project", "memory_project", metavar="NAME", envvar="CTXGRAPH_PROJECT", show_envvar=True,
+              help="The indexed project to search [default: the only one indexed].")
 @store_options
 def context(task_id: str | None, task_file: str | None, fmt: str, complexity: str | None, budget: int | None,
-            strategy: str | None, debug: bool, explain: bool, template: Path | None, **kwargs: Any) -> None:
+            strategy: str | None, debug: bool, explain: bool, template: Path | None, memory: bool,
+            memory_project: str | None, **kwargs: Any) -> None:
     """Compute the context of TASK_ID (Markdown within the token budget).
 
     With --task-file the task need not be stored (an orchestrator can ask
@@ -518,6 +523,9 @@ def context(task_id: str | None, task_file: str | None, fmt: str, complexity: st
         service = None
         location = params.get("neo4j_uri") or str(params.get("store_path") or DEFAULT_PATH)
         svc = ContextService.unavailable(location, str(exc))
+    svc.memory = memory
+    if memory_project:
+        svc.memory_project = memory_project
     try:
         ctx = svc.compute(task, complexity=complexity, budget=budget, strategy=strategy,
                           debug=debug, explain=explain, template=template_text)
@@ -587,8 +595,10 @@ def demo(store_path: Path, task_id: str | None, debug: bool) -> None:
 
 from ctxgraph.cli._backup import export_command, import_command  # noqa: E402 (needs the names above)
 from ctxgraph.cli._eval import eval_command  # noqa: E402
+from ctxgraph.cli._index import index_command  # noqa: E402
 
 main.add_command(eval_command)
+main.add_command(index_command)
 main.add_command(export_command)
 main.add_command(import_command)
 

@@ -51,7 +51,8 @@ def _service(neo4j_uri: str | None, neo4j_user: str | None, neo4j_database: str 
 
 
 def _eval(directory: Path, fmt: str, budget: int | None, complexity: str | None, neo4j_uri: str | None,
-          neo4j_user: str | None, neo4j_database: str | None, limit_queries: int | None) -> None:
+          neo4j_user: str | None, neo4j_database: str | None, limit_queries: int | None,
+          index_source: bool, embeddings: bool) -> None:
     """Measure ctxgraph's retrieval on an evaluation set against baselines.
 
     DIR holds history.jsonl (completed tasks with their handoffs),
@@ -67,6 +68,13 @@ def _eval(directory: Path, fmt: str, budget: int | None, complexity: str | None,
     queries), tokens (mean) and max_tokens, p50_ms and p95_ms (nearest-rank
     percentiles of the time to compute one context), skipped (queries none
     of whose gold files is in the context map; not scored).
+
+    With --index-source, the project's source at the snapshot (the PyPI
+    release meta.json names, fetched with pip into .ctxgraph/cache or
+    $CTXGRAPH_CACHE_DIR) is indexed into the same store, and a
+    "ctxgraph+memory" row gives ctxgraph with its associative memory on (the
+    "ctxgraph" row has it off). Vectors are cached by text in that folder, so
+    only the first run pays for embedding.
     """
     if not directory.exists():
         raise CliError(f"{directory}: no such folder", 2)
@@ -79,10 +87,25 @@ def _eval(directory: Path, fmt: str, budget: int | None, complexity: str | None,
     missing = missing_files(directory)
     if missing:
         raise CliError(f"{directory}: not an evaluation set: missing {', '.join(missing)}", 2)
+    if not embeddings and not index_source:
+        raise CliError("--no-embeddings applies to --index-source only", 2)
     try:
         eval_set = load_set(directory, limit_queries=limit_queries)
+        source = embedder = None
+        if index_source:
+            from ctxgraph.evaluation.source import cache_dir, source_tree
+            from ctxgraph.memory.embed import CachedEmbedder
+
+            source = source_tree(eval_set.meta, eval_set.name)
+            if embeddings:
+                embedder = CachedEmbedder(cache_dir() / "embeddings" / "all-MiniLM-L6-v2.npz")
         with _service(neo4j_uri, neo4j_user, neo4j_database) as svc:
-            report = run_eval(svc, eval_set, budget=budget, complexity=complexity, stage=_progress)
+            try:
+                report = run_eval(svc, eval_set, budget=budget, complexity=complexity, stage=_progress,
+                                  source=source, embeddings=embeddings, embedder=embedder)
+            finally:
+                if embedder is not None:
+                    embedder.save()
     except CtxgraphError as exc:
         raise CliError(str(exc), exc.exit_code) from None
     if fmt == "json":
@@ -113,6 +136,13 @@ _options = [
                  help="Neo4j database [default: the server's default]."),
     click.option("--limit-queries", type=click.IntRange(min=1), metavar="N",
                  help="Only the first N queries of the set."),
+    click.option("--index-source", is_flag=True,
+                 help="Also index the project's source at the snapshot (the PyPI release in meta.json, "
+                      "fetched with pip) and add a ctxgraph+memory row: ctxgraph with its associative "
+                      "memory on."),
+    click.option("--embeddings/--no-embeddings", default=True, show_default=True,
+                 help="With --index-source: the embedding index, or the lightweight one (file names and "
+                      "first lines, no ML)."),
 ]
 for _option in reversed(_options):
     _eval = _option(_eval)

@@ -24,6 +24,7 @@ DEFAULT_TYPE_PRIORITY: dict[str, float] = {
     "decision": 5,
     "open_question": 5.5,
     "dependency": 6,  # a dependency's handoff (prior work)
+    "code_snippet": 6.4,  # a chunk of code from the associative memory
     "code_reference": 6.5,
     "changelog": 7,
     "related_task": 7.5,
@@ -53,6 +54,20 @@ class ContextConfig(BaseModel):
     source_priority: dict[str, int] = Field(default_factory=lambda: dict(DEFAULT_SOURCE_PRIORITY))
     strategy: Strategy = "balanced"
     decay_hours: float = Field(default=1.0, gt=0, description="balanced: importance / (1 + hours / decay_hours)")
+    # -- associative memory (ctxgraph.compute.memory) --
+    memory_snippets: int = Field(default=3, ge=0, description="code snippets injected at most")
+    memory_max_bytes: int = Field(default=2048, ge=0, description="bytes of snippet text injected at most")
+    memory_snippet_chars: int = Field(default=120, ge=20, description="characters of one snippet at most")
+    memory_min_similarity: float = Field(default=0.3, ge=-1, le=1,
+                                         description="cosine a vector match needs to count")
+    memory_min_bm25: float = Field(default=2.0, ge=0, description="BM25 score a full-text match needs to count")
+    memory_snippet_similarity: float = Field(default=0.5, ge=-1, le=1,
+                                             description="cosine a chunk needs to be shown as a snippet")
+    memory_snippet_bm25: float = Field(default=30.0, ge=0,
+                                       description="BM25 a chunk needs to be shown without a vector match")
+    memory_rrf_k: int = Field(default=60, ge=1, description="reciprocal rank fusion constant")
+    memory_stale_hours: float = Field(default=24.0, gt=0,
+                                      description="an index older than this is stale and not used")
 
     @field_validator("tier_budgets", "type_priority", "source_priority", "scope_split", mode="before")
     @classmethod

@@ -18,6 +18,7 @@ from ctxgraph.compute.budget import Block, BudgetExceededError, fit, score
 from ctxgraph.compute.compress import Level, Policy, first_sentence
 from ctxgraph.compute.config import SCOPE_ORDER, ContextConfig
 from ctxgraph.compute.limits import CONTEXT_MAP_TOP, Limits
+from ctxgraph.compute.memory import Snippet, excerpt, fuse
 from ctxgraph.compute.ranking import rank_files
 from ctxgraph.compute.render import render
 from ctxgraph.compute.tokens import estimate_tokens
@@ -41,6 +42,8 @@ KEYWORD_WEIGHT = 1.0
 DOMAIN_WEIGHT = 0.5
 #: Added to the tag relevance of knowledge a task's own dependencies discovered.
 DEPENDENCY_BONUS = 2.0
+#: Files named (snippets and code references) when the associative memory ranks them.
+MEMORY_FILES_TOP = 9
 
 _SEVERITY_RANK = {Severity.CRITICAL: 0, Severity.HIGH: 1, Severity.MEDIUM: 2, Severity.LOW: 3}
 
@@ -152,6 +155,8 @@ class ComputedMeta(BaseModel):
     scope_allowed: dict[str, int] = Field(default_factory=dict)
     dropped_by_budget: int = 0
     compressed: int = 0
+    #: what the associative memory contributed (empty when it was not used)
+    memory: str = ""
 
 
 class ExplainEntry(BaseModel):
@@ -184,6 +189,7 @@ class ComputedContext(BaseModel):
     relevant_decisions: tuple[DecisionRef, ...] = ()
     prior_work: tuple[PriorWork, ...] = ()
     blocking_questions: tuple[BlockingQuestion, ...] = ()
+    codebase_context: tuple[Snippet, ...] = ()
     code_references: tuple[CodeRef, ...] = ()
     related_tasks: tuple[RelatedTask, ...] = ()
     recent_tasks: tuple[RecentTask, ...] = ()
@@ -343,6 +349,15 @@ def _code(ref: CodeRef) -> Callable[[Level], CodeRef]:
     return at
 
 
+def _snippet(snip: Snippet) -> Callable[[Level], Snippet]:
+    def at(level: Level) -> Snippet:
+        if level is Level.FULL:
+            return snip
+        text = excerpt(snip.text, 80).split("\n", 1)[0] if level is Level.SUMMARY else ""
+        return snip.model_copy(update={"text": text, "level": level.value})
+    return at
+
+
 def _related(ref: RelatedTask) -> Callable[[Level], RelatedTask]:
     def at(level: Level) -> RelatedTask:
         if level is Level.FULL:
@@ -379,6 +394,11 @@ def _frag_code(r: CodeRef) -> str:
     return f"| `{r.file}` | {r.component} | {r.notes} |\n"
 
 
+def _frag_snippet(s: Snippet) -> str:
+    body = "".join(f"   `{line}`\n" for line in s.text.splitlines())
+    return f"1. `{s.path}` lines {s.start_line}-{s.end_line} (similarity 0.00)\n{body}"
+
+
 def _frag_related(r: RelatedTask) -> str:
     return f"- {r.id}: {r.intent}\n"
 
@@ -402,8 +422,11 @@ def _chain_winners(items: Sequence[KnowledgeItem]) -> dict[str, str]:
     return {chain: item.id for chain, item in best.items()}
 
 
-def collect_blocks(task: Task, signals: TaskSignals, candidates: Candidates) -> tuple[list[Block], ComputedMeta]:
+def collect_blocks(
+    task: Task, signals: TaskSignals, candidates: Candidates, config: ContextConfig | None = None,
+) -> tuple[list[Block], ComputedMeta]:
     """Phases 2-4 as blocks with their score parts; filtered ones arrive dropped."""
+    config = config or ContextConfig()
     blocks: list[Block] = []
     kw, dom = frozenset(signals.keywords), frozenset(signals.domains)
     wanted = kw | dom
@@ -504,10 +527,33 @@ def collect_blocks(task: Task, signals: TaskSignals, candidates: Candidates) -> 
         code_refs = [
             CodeRef(file=entry.location, component=entry.component, notes=entry.notes, relevance=score,
                     seed_score=int(parts["seed"]))
-            for entry, score, parts in rank_files(candidates.history, signals)[:CONTEXT_MAP_TOP]
+            for entry, score, parts in rank_files(candidates.history, signals)
         ]
     else:
         code_refs = filter_context_map(candidates.context_map, signals)
+    memory_note = ""
+    if candidates.memory is not None:
+        # Associative memory: files fused with the graph's ranking; the best
+        # chunks shown as snippets, their files not repeated below.
+        fusion = fuse([r.file for r in code_refs], candidates.memory, config)
+        known = {r.file: r for r in code_refs}
+        shown = {s.path for s in fusion.snippets}
+        code_refs = [
+            (known.get(path) or CodeRef(file=path, component="", notes="", relevance=0.0)).model_copy(
+                update={"relevance": round(fused * 1000, 4)})
+            for path, fused, _ in fusion.files if path not in shown
+        ]
+        for n, snip in enumerate(fusion.snippets):
+            add(Block(id=f"chunk:{snip.path}:{snip.start_line}", section="codebase_context", kind="code_snippet",
+                      scope="path", source="code", policy=Policy.SUMMARIZABLE,
+                      relevance=round(snip.score * 1000, 4) + (len(fusion.snippets) - n) * 1e-6, tag_matches=(),
+                      importance=0.5, updated_at=None, render=_snippet(snip), fragment=_frag_snippet))
+        memory_note = (f"project {candidates.memory.project}: {len(candidates.memory.by_vector)} vector and "
+                       f"{len(candidates.memory.by_text)} full-text matches, {len(fusion.snippets)} snippets, "
+                       f"{sum(1 for f in fusion.files if 'graph' not in f[2])} files added by memory")
+        # A file shown as a snippet takes the place of a code reference.
+        code_refs = code_refs[:max(0, MEMORY_FILES_TOP - len(fusion.snippets))]
+    code_refs = code_refs[:CONTEXT_MAP_TOP]
     for ref_ in code_refs:
         add(Block(id=f"file:{ref_.file}", section="code_references", kind="code_reference", scope="path",
                   source="code", policy=Policy.SUMMARIZABLE, relevance=float(ref_.relevance), tag_matches=(),
@@ -534,6 +580,7 @@ def collect_blocks(task: Task, signals: TaskSignals, candidates: Candidates) -> 
         context_map_total=candidates.context_map_total, context_map_candidates=len(candidates.context_map),
         top_relevance_score=max((r.seed_score for r in code_refs), default=0),
         working_memory=task.requires_context, notes=candidates.notes,
+        memory="; ".join(x for x in (memory_note, *candidates.memory_notes) if x),
     )
     return blocks, meta
 
@@ -572,6 +619,7 @@ def assemble(task: Task, blocks: Sequence[Block], candidates: Candidates, meta: 
         patterns_to_follow=items("patterns"), warnings=items("warnings"),
         relevant_decisions=items("decisions"), prior_work=items("prior_work"),
         blocking_questions=items("blocking_questions"), code_references=items("code_references"),
+        codebase_context=items("codebase_context"),
         related_tasks=items("related_tasks"),
         recent_tasks=candidates.recent_tasks if wm else (),
         active_blockers=candidates.active_blockers if wm else (),
@@ -601,7 +649,7 @@ def compute_context(
     """
     config = config or ContextConfig()
     now = now or datetime.now(UTC)
-    blocks, meta = collect_blocks(task, signals, candidates)
+    blocks, meta = collect_blocks(task, signals, candidates, config)
     score(blocks, config, now)
     dropped_by_cap = apply_caps(blocks, limits)
     budget = config.budget_for(complexity)

@@ -63,4 +63,9 @@ CALL () {
   WITH t ORDER BY coalesce(t.blocked_at, ''), t.id
   RETURN collect({id: t.id, reason: coalesce(t.blocked_reason, ''), since: t.blocked_at}) AS blockers
 }
-RETURN keyword_hits, domain_hits, dependencies, files, file_count, related, recent, blockers
+CALL () {
+  MATCH (p:Project)
+  WITH p ORDER BY p.id
+  RETURN collect(properties(p)) AS projects
+}
+RETURN keyword_hits, domain_hits, dependencies, files, file_count, related, recent, blockers, projects

@@ -35,4 +35,14 @@ CALL (row) {
   MERGE (n:Term {name: row.id})
   SET n = row.props
 }
+CALL (row) {
+  WITH * WHERE row.label = 'Chunk'
+  MERGE (n:Chunk {id: row.id})
+  SET n = row.props
+}
+CALL (row) {
+  WITH * WHERE row.label = 'Project'
+  MERGE (n:Project {id: row.id})
+  SET n = row.props
+}
 RETURN count(row) AS written

@@ -16,6 +16,10 @@ CALL (row) {
   MATCH (n:Tag {name: row.src[1]}) WHERE row.src[0] = 'Tag' RETURN n AS a
   UNION ALL
   MATCH (n:Term {name: row.src[1]}) WHERE row.src[0] = 'Term' RETURN n AS a
+  UNION ALL
+  MATCH (n:Chunk {id: row.src[1]}) WHERE row.src[0] = 'Chunk' RETURN n AS a
+  UNION ALL
+  MATCH (n:Project {id: row.src[1]}) WHERE row.src[0] = 'Project' RETURN n AS a
 }
 CALL (row) {
   MATCH (n:Task {id: row.dst[1]}) WHERE row.dst[0] = 'Task' RETURN n AS b
@@ -29,6 +33,10 @@ CALL (row) {
   MATCH (n:Tag {name: row.dst[1]}) WHERE row.dst[0] = 'Tag' RETURN n AS b
   UNION ALL
   MATCH (n:Term {name: row.dst[1]}) WHERE row.dst[0] = 'Term' RETURN n AS b
+  UNION ALL
+  MATCH (n:Chunk {id: row.dst[1]}) WHERE row.dst[0] = 'Chunk' RETURN n AS b
+  UNION ALL
+  MATCH (n:Project {id: row.dst[1]}) WHERE row.dst[0] = 'Project' RETURN n AS b
 }
 CALL (a, b, row) {
   WITH * WHERE row.type = 'CREATED'

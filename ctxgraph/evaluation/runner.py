@@ -22,7 +22,8 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ctxgraph.compute.tokens import estimate_tokens
 from ctxgraph.evaluation.baselines import Bm25Files, render_all, render_paths, seed_paths
@@ -38,7 +39,12 @@ from ctxgraph.evaluation.protocol import (
 from ctxgraph.graph.models import Complexity, Task
 from ctxgraph.service import ContextService
 
+if TYPE_CHECKING:
+    from ctxgraph.memory.index import IndexReport
+
 SYSTEMS = ("ctxgraph", "bm25", "seed", "all")
+#: The row of ctxgraph with its associative memory on (``--index-source``).
+MEMORY_SYSTEM = "ctxgraph+memory"
 #: Signals are extracted in batches of this many task texts (spaCy's nlp.pipe).
 SIGNAL_BATCH = 256
 
@@ -65,13 +71,16 @@ class EvalReport:
     #: Wall-clock seconds: loading the store, answering the queries.
     load_seconds: float = 0.0
     query_seconds: float = 0.0
+    #: What indexing the source did (``--index-source``), else None.
+    index: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "set": self.set,
             "queries": self.queries,
             "skipped": self.skipped,
-            "systems": {name: self.systems[name].as_dict() for name in SYSTEMS},
+            "systems": {name: metrics.as_dict() for name, metrics in self.systems.items()},
+            **({"index": {k: v for k, v in self.index.items() if k != "skipped"}} if self.index else {}),
         }
 
 
@@ -112,15 +121,19 @@ def run_queries(
     complexity: Complexity | str | None = None,
     stage: Stage = no_progress,
     keep_contexts: bool = False,
+    memory: bool = False,
 ) -> tuple[dict[str, list[QueryOutcome]], int, dict[str, str]]:
     """Every system's outcome on every scored query, the skipped count and
-    (with ``keep_contexts``) ctxgraph's rendered contexts."""
+    (with ``keep_contexts``) ctxgraph's rendered contexts. ``memory``: also
+    the :data:`MEMORY_SYSTEM` row (ctxgraph with its associative memory on;
+    the plain ctxgraph row then has it off)."""
+    systems = systems_of(memory)
     known = eval_set.known_paths
     now = eval_set.snapshot
     map_paths = eval_set.map_paths
     bm25 = Bm25Files(eval_set.files, eval_set.history)
     files = list(eval_set.files)
-    outcomes: dict[str, list[QueryOutcome]] = {name: [] for name in SYSTEMS}
+    outcomes: dict[str, list[QueryOutcome]] = {name: [] for name in systems}
     contexts: dict[str, str] = {}
     skipped = 0
     with stage("Computing contexts", len(eval_set.queries)) as tick:
@@ -132,6 +145,11 @@ def run_queries(
             task = query.task()
 
             def ctxgraph_text(task: Task = task) -> str:
+                svc.memory = False
+                return svc.compute(task, complexity=complexity, budget=budget, now=now).markdown
+
+            def memory_text(task: Task = task) -> str:
+                svc.memory = True
                 return svc.compute(task, complexity=complexity, budget=budget, now=now).markdown
 
             def bm25_text(text: str = query.text) -> str:
@@ -145,10 +163,13 @@ def run_queries(
 
             # ctxgraph goes first: it pays for the query's signal extraction;
             # the seed then reads the same signals from the extractor's cache.
-            for name, make in (("ctxgraph", ctxgraph_text), ("bm25", bm25_text),
-                               ("seed", seed_text), ("all", all_text)):
+            makers: dict[str, Callable[[], str]] = {
+                "ctxgraph": ctxgraph_text, MEMORY_SYSTEM: memory_text, "bm25": bm25_text,
+                "seed": seed_text, "all": all_text}
+            for name in systems:
+                make = makers[name]
                 text, ms = _timed(make)
-                if name != "ctxgraph":  # ctxgraph fits the budget itself
+                if name not in ("ctxgraph", MEMORY_SYSTEM):  # ctxgraph fits the budget itself
                     text = truncate_to_budget(text, budget)
                 if name == "ctxgraph" and keep_contexts:
                     contexts[query.id] = text
@@ -162,6 +183,29 @@ def run_queries(
     return outcomes, skipped, contexts
 
 
+def systems_of(memory: bool) -> tuple[str, ...]:
+    return ("ctxgraph", MEMORY_SYSTEM, *SYSTEMS[1:]) if memory else SYSTEMS
+
+
+def index_source(svc: ContextService, eval_set: EvalSet, root: Path, *, embeddings: bool = True,
+                 embedder: Any = None, stage: Stage = no_progress) -> IndexReport:
+    """Index the project's source at the snapshot (``root``) as project ``eval_set.name``."""
+    from ctxgraph.memory.index import index_project
+    from ctxgraph.memory.scan import SourceFile, walk
+
+    done = 0
+    with stage("Indexing source", sum(isinstance(f, SourceFile) for f in walk(root))) as tick:
+        def progress(n: int, total: int) -> None:
+            nonlocal done
+            tick(n - done)
+            done = n
+
+        report = index_project(svc.store, root, project=eval_set.name, embeddings=embeddings,
+                               embedder=embedder, progress=progress)
+    svc.memory_project = eval_set.name
+    return report
+
+
 def run_eval(
     svc: ContextService,
     eval_set: EvalSet,
@@ -170,20 +214,29 @@ def run_eval(
     complexity: Complexity | str | None = None,
     stage: Stage = no_progress,
     keep_contexts: bool = False,
+    source: Path | None = None,
+    embeddings: bool = True,
+    embedder: Any = None,
 ) -> EvalReport:
-    """Load ``eval_set`` into ``svc``'s (empty) store and score every system."""
+    """Load ``eval_set`` into ``svc``'s (empty) store and score every system;
+    with ``source`` (the project's files at the snapshot), index them first
+    and add the :data:`MEMORY_SYSTEM` row."""
     started = time.perf_counter()
     load_history(svc, eval_set, stage=stage)
+    indexed = index_source(svc, eval_set, source, embeddings=embeddings, embedder=embedder, stage=stage) \
+        if source is not None else None
     loaded = time.perf_counter()
     outcomes, skipped, contexts = run_queries(
-        svc, eval_set, budget=budget, complexity=complexity, stage=stage, keep_contexts=keep_contexts
+        svc, eval_set, budget=budget, complexity=complexity, stage=stage, keep_contexts=keep_contexts,
+        memory=source is not None,
     )
     done = time.perf_counter()
     return EvalReport(
         set=eval_set.name,
         queries=len(eval_set.queries),
         skipped=skipped,
-        systems={name: summarize(outcomes[name], skipped) for name in SYSTEMS},
+        systems={name: summarize(outcomes[name], skipped) for name in systems_of(source is not None)},
+        index=indexed.as_dict() if indexed is not None else None,
         outcomes={name: tuple(found) for name, found in outcomes.items()},
         contexts=contexts,
         load_seconds=loaded - started,
@@ -197,8 +250,7 @@ def format_table(report: EvalReport) -> str:
             f"(loaded in {report.load_seconds:.1f}s, answered in {report.query_seconds:.1f}s)")
     columns = ("system", "recall@5", "recall@10", "recall", "tokens", "max_tokens", "p50_ms", "p95_ms")
     rows = [columns]
-    for name in SYSTEMS:
-        m = report.systems[name]
+    for name, m in report.systems.items():
         rows.append((name, f"{m.recall_at_5:.3f}", f"{m.recall_at_10:.3f}", f"{m.recall:.3f}",
                      f"{m.tokens:.0f}", str(m.max_tokens), f"{m.p50_ms:.1f}", f"{m.p95_ms:.1f}"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(columns))]

@@ -46,8 +46,8 @@ KNOWLEDGE_LABELS: tuple[str, ...] = tuple(KIND_LABELS.values())
 #: Every node label of the schema (knowledge nodes by their specific label).
 #: A label or type added to the schema must be added here and to the
 #: import_*.cypher statements too (tests/reliability/test_backup_schema.py checks).
-NODE_LABELS: tuple[str, ...] = ("File", "Handoff", *KNOWLEDGE_LABELS, "Tag", "Task", "Term")
-#: Every relationship type of the schema (IN_FILE: reserved for code locations).
+NODE_LABELS: tuple[str, ...] = ("Chunk", "File", "Handoff", *KNOWLEDGE_LABELS, "Project", "Tag", "Task", "Term")
+#: Every relationship type of the schema (IN_FILE: a memory chunk's file).
 REL_TYPES: tuple[str, ...] = (
     "CREATED", "DEPENDS_ON", "DISCOVERED", "HANDED_OFF", "IN_FILE", "MENTIONS", "MODIFIED", "READ_NEXT",
     "SUPERSEDES", "TAGGED",

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ctxgraph.errors import InvalidDocumentError, StoreUnavailableError, UnknownTaskError
+from ctxgraph.graph import local_memory
 from ctxgraph.graph.backup import batches as backup_batches
 from ctxgraph.graph.backup import node_row, rel_row, sorted_rows
 from ctxgraph.graph.models import (
@@ -44,6 +45,10 @@ from ctxgraph.graph.models import (
     HistoryEvidence,
     KnowledgeHit,
     KnowledgeItem,
+    MemoryChunk,
+    MemoryHit,
+    MemoryProject,
+    MemoryState,
     ReadNext,
     RecentTask,
     Stats,
@@ -764,6 +769,7 @@ class LocalStore:
                                              exclude=query.exclude)),
             recent_tasks=tuple(self.recent_tasks(query.recent_limit)) if wm else (),
             active_blockers=tuple(self.active_blockers()) if wm else (),
+            memory_projects=tuple(self.memory_projects()),
         )
 
     def _corpus(self, cur: sqlite3.Cursor) -> _Corpus:
@@ -879,3 +885,19 @@ class LocalStore:
                                 "<import>", [("", f"{row['type']} relationship: no {end[0]} node {end[1]!r}")]
                             )
                     self._put_edge(cur, src, row["type"], dst, row["props"])
+
+    # -- associative memory (ctxgraph.graph.local_memory) ----------------------------
+
+    def memory_projects(self) -> list[MemoryProject]:
+        return local_memory.projects(self)
+
+    def memory_state(self, project: str) -> MemoryState:
+        return local_memory.state(self, project)
+
+    def write_memory(self, project: MemoryProject, chunks: Sequence[MemoryChunk], replaced: Sequence[str]) -> None:
+        local_memory.write(self, project, chunks, replaced)
+
+    def search_memory(
+        self, project: str, vector: Sequence[float] | None, terms: Sequence[str], k: int,
+    ) -> tuple[list[MemoryHit], list[MemoryHit]]:
+        return local_memory.search(self, project, vector, terms, k)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 import urllib.parse
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -36,6 +37,14 @@ from ctxgraph.errors import (
 )
 from ctxgraph.graph.backup import KNOWLEDGE_LABELS, node_row, rel_row, sorted_rows
 from ctxgraph.graph.backup import batches as backup_batches
+from ctxgraph.graph.memory_records import (
+    BM25_DECIMALS,
+    COSINE_DECIMALS,
+    chunk_from_props,
+    chunk_props,
+    fulltext_query,
+    ranked,
+)
 from ctxgraph.graph.models import (
     Blocker,
     Candidates,
@@ -46,6 +55,10 @@ from ctxgraph.graph.models import (
     HistoryEvidence,
     KnowledgeHit,
     KnowledgeItem,
+    MemoryChunk,
+    MemoryHit,
+    MemoryProject,
+    MemoryState,
     ReadNext,
     RecentTask,
     Stats,
@@ -183,6 +196,8 @@ class Neo4jStore:
         self.statements_run = 0
         #: Managed transactions started, by kind ("read", "write", "schema"), for tests.
         self.transactions: Counter[str] = Counter()
+        #: Seconds a write is re-run after a connection lost during its commit.
+        self.max_retry_time = DEFAULT_MAX_RETRY_TIME
 
     # -- lifecycle ----------------------------------------------------------------
 
@@ -217,6 +232,7 @@ class Neo4jStore:
             driver.close()
             raise ConfigurationError(f"bad Neo4j settings for {settings.uri}: {_first_line(exc)}") from None
         store = cls(driver, database=settings.database, location=settings.uri, read_only=read_only)
+        store.max_retry_time = settings.max_retry_time
         if not read_only:
             try:
                 store.init_schema()
@@ -273,9 +289,24 @@ class Neo4jStore:
         self._refuse_write("this command")
 
         def run() -> T:
-            self.transactions["write"] += 1
-            with self._session() as session:
-                return session.execute_write(work)
+            # The driver retries a transaction that failed before its commit; a
+            # connection lost *during* the commit (IncompleteCommit) it does not,
+            # as it cannot know whether the commit landed. Every write ctxgraph
+            # makes is idempotent, so running it again is safe either way.
+            deadline = time.monotonic() + self.max_retry_time
+            delay = 0.5
+            while True:
+                self.transactions["write"] += 1
+                try:
+                    with self._session() as session:
+                        return session.execute_write(work)
+                except neo4j_errors.IncompleteCommit:
+                    if time.monotonic() + delay > deadline:
+                        raise
+                    log.info("Neo4j at %s: connection lost during a commit; writing again in %.1fs",
+                                self.location, delay)
+                    time.sleep(delay)
+                    delay = min(delay * 2, 4.0)
 
         return self._call(run)
 
@@ -487,6 +518,7 @@ class Neo4jStore:
             recent_tasks=tuple(RecentTask(id=t.id, intent=t.intent, success=t.success, completed_at=t.completed_at)
                                for t in recent),
             active_blockers=tuple(Blocker(id=b["id"], reason=b["reason"], since=b["since"]) for b in r["blockers"]),
+            memory_projects=tuple(MemoryProject(**p) for p in r["projects"]),
         )
 
     def history_evidence(self, terms: Sequence[str], max_df_share: float) -> HistoryEvidence:
@@ -558,6 +590,60 @@ class Neo4jStore:
                             "an end is not in the store"))])
 
             self._write(work)
+
+    # -- associative memory -------------------------------------------------------
+
+    #: Nodes the vector and full-text indexes return before the project filter.
+    MEMORY_FETCH = 200
+
+    def memory_projects(self) -> list[MemoryProject]:
+        rows = self._read(lambda tx: self._rows(tx, "memory_projects"))
+        return [MemoryProject(**r["project"]) for r in rows]
+
+    def memory_state(self, project: str) -> MemoryState:
+        row = self._read(lambda tx: self._rows(tx, "memory_state", project=project))[0]
+        found = row["project"]
+        return MemoryState(project=MemoryProject(**found) if found else None,
+                           file_hashes={str(path): str(sha) for path, sha in row["hashes"]})
+
+    def write_memory(self, project: MemoryProject, chunks: Sequence[MemoryChunk], replaced: Sequence[str]) -> None:
+        """One transaction: drop the chunks of ``replaced`` paths, write
+        ``chunks`` (creating missing files), record the project."""
+        rows = [chunk_props(project.id, c) for c in chunks]
+        files = [file_props(FileEntry(path=p), in_map=False) for p in sorted({c.path for c in chunks})]
+
+        def work(tx: ManagedTransaction) -> None:
+            if replaced:
+                tx.run(cypher.load("memory_remove"), project=project.id, paths=list(replaced)).consume()
+            if files:
+                tx.run(cypher.load("files_fill"), rows=files).consume()
+            for start in range(0, len(rows), 500):
+                tx.run(cypher.load("memory_write"), rows=rows[start:start + 500]).consume()
+            tx.run(cypher.load("memory_project"), props=project.model_dump(mode="json")).consume()
+
+        self._write(work)
+
+    def search_memory(
+        self, project: str, vector: Sequence[float] | None, terms: Sequence[str], k: int,
+    ) -> tuple[list[MemoryHit], list[MemoryHit]]:
+        """(nearest chunks by cosine, best full-text matches) of ``project``,
+        ``k`` each, best first — from the native vector and full-text indexes."""
+        query = fulltext_query(terms)
+        fetch = max(self.MEMORY_FETCH, 4 * k)
+
+        def work(tx: ManagedTransaction) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+            near = (self._rows(tx, "memory_vector", project=project, vector=[float(x) for x in vector],
+                               fetch=fetch, k=fetch) if vector is not None else [])
+            text = self._rows(tx, "memory_fulltext", project=project, query=query, fetch=fetch, k=fetch) \
+                if query else []
+            return near, text
+
+        near, text = self._read(work)
+        # The vector index scores (1 + cosine) / 2; hits carry the cosine.
+        by_vector = ranked(((chunk_from_props(r["chunk"]), 2 * float(r["score"]) - 1) for r in near),
+                           COSINE_DECIMALS, k)
+        by_text = ranked(((chunk_from_props(r["chunk"]), float(r["score"])) for r in text), BM25_DECIMALS, k)
+        return by_vector, by_text
 
 
 _RATE_LIMITED = "Neo.ClientError.Security.AuthenticationRateLimit"

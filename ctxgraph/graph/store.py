@@ -23,6 +23,10 @@ from ctxgraph.graph.models import (
     HistoryEvidence,
     KnowledgeHit,
     KnowledgeItem,
+    MemoryChunk,
+    MemoryHit,
+    MemoryProject,
+    MemoryState,
     RecentTask,
     Stats,
     Task,
@@ -134,6 +138,25 @@ class KnowledgeStore(Protocol):
         relationship whose end is missing raises ``InvalidDocumentError`` and
         rolls back its batch (earlier batches stay: validate a whole file with
         ``backup.ExportReader`` first)."""
+
+    # -- associative memory (chunks of indexed projects) --
+    def memory_projects(self) -> list[MemoryProject]:
+        """Every indexed project, by id."""
+
+    def memory_state(self, project: str) -> MemoryState:
+        """The project's record (None when never indexed) and, per indexed file,
+        the sha256 it had when its chunks were written."""
+
+    def write_memory(self, project: MemoryProject, chunks: Sequence[MemoryChunk], replaced: Sequence[str]) -> None:
+        """In one transaction: remove the chunks of the ``replaced`` paths,
+        write ``chunks`` as ``Chunk`` nodes ``IN_FILE`` their ``File`` (created
+        when missing), and record ``project``. Idempotent."""
+
+    def search_memory(
+        self, project: str, vector: Sequence[float] | None, terms: Sequence[str], k: int,
+    ) -> tuple[list[MemoryHit], list[MemoryHit]]:
+        """The ``k`` chunks of ``project`` nearest to ``vector`` (cosine) and the
+        ``k`` best full-text matches of ``terms`` (Lucene BM25), best first."""
 
 
 class UnavailableStore:

@@ -32,7 +32,7 @@ from ctxgraph.service import ContextService
 from ctxgraph.signals import SignalExtractor
 
 #: Label scans that are known and accepted (see the module docstring), per statement.
-KNOWN_LABEL_SCANS = {"gather": {"File"}, "history": {"File"}}
+KNOWN_LABEL_SCANS = {"gather": {"File", "Project"}, "history": {"File"}}  # Project: a handful of nodes
 
 GATHER = {
     "keywords": ["api", "cache"],
@@ -187,6 +187,10 @@ KNOWN_LABEL_WIDE = {
     "corpus_tasks": "SELECT id, json_extract(props, '$.term_count')",
     "corpus_touches": "SELECT h.src_id, f.dst_id FROM edges h",
     "corpus_files": "SELECT props FROM nodes WHERE label = 'File' ORDER BY id",
+    # associative memory: the indexed projects (a handful), and every chunk, read
+    # into the in-process index only after a write (cached on PRAGMA data_version)
+    "memory_projects": "SELECT props FROM nodes WHERE label = 'Project' ORDER BY id",
+    "memory_chunks": "SELECT props FROM nodes WHERE label = 'Chunk' ORDER BY id",
 }
 _PREFIX_ONLY = re.compile(r"\((?:label=\?|src_label=\?|type=\? AND src_label=\?|dst_label=\?)\)$")
 

@@ -1,0 +1,143 @@
+"""``ctxgraph index``: the associative memory's index of a project's files."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ctxgraph.cli import (
+    CliError,
+    _echo_json,
+    _neo4j_password,
+    _store_params,
+    format_option,
+    open_service,
+    store_options,
+)
+from ctxgraph.errors import CtxgraphError
+
+
+def _print_report(report: Any, fmt: str) -> None:
+    if fmt == "json":
+        _echo_json(report.as_dict())
+        return
+    kind = "embeddings" if report.embeddings else "lightweight (no embeddings)"
+    state = "complete" if report.complete else "stopped by the time limit (run again to go on)"
+    click.echo(f"project {report.project} ({report.root}), {kind}: {report.files} files, {report.indexed} "
+               f"(re)indexed, {report.unchanged} unchanged, {report.removed} removed, {report.chunks} chunks "
+               f"written in {report.seconds:.1f}s ({report.chunks_per_s:.1f} chunks/s); {state}")
+    if report.skipped:
+        reasons: dict[str, int] = {}
+        for s in report.skipped:
+            reasons[s.reason.split(":")[0]] = reasons.get(s.reason.split(":")[0], 0) + 1
+        click.echo("skipped: " + ", ".join(f"{n} {why}" for why, n in sorted(reasons.items())))
+
+
+@click.command("index")
+@click.argument("path", metavar="PATH", required=False, type=click.Path(path_type=Path))
+@click.option("--project", metavar="NAME",
+              help="Project id [default: the folder's name]. Contexts search it when it is the only "
+                   "project indexed, or when named by CTXGRAPH_PROJECT.")
+@click.option("--embeddings/--no-embeddings", default=True, show_default=True,
+              help="Embed every chunk with all-MiniLM-L6-v2 (local, offline), or keep the lightweight "
+                   "index: file names and first lines, found by full text, no ML.")
+@click.option("--time-limit", type=click.FloatRange(min=1), metavar="SECONDS",
+              help="Stop a run after about this long; what was written stays and the next run goes on.")
+@click.option("--watch", is_flag=True,
+              help="Keep running: re-index PATH every --interval seconds in a background worker "
+                   "(requests coalesced per project, backoff after a failure). Ctrl-C stops.")
+@click.option("--interval", type=click.FloatRange(min=0.1), default=60.0, show_default=True, metavar="SECONDS",
+              help="With --watch: seconds between index requests.")
+@click.option("--max-runs", type=click.IntRange(min=1), metavar="N",
+              help="With --watch: stop after N runs (for scripts and tests).")
+@click.option("--list", "list_projects", is_flag=True, help="List the indexed projects and exit.")
+@store_options
+@format_option
+def index_command(path: Path | None, project: str | None, embeddings: bool, time_limit: float | None,
+                  watch: bool, interval: float, max_runs: int | None, list_projects: bool, fmt: str,
+                  **kwargs: Any) -> None:
+    """Index a project's files for the associative memory.
+
+    Scans PATH (skipping .git, node_modules, dist, build and vendored folders,
+    binary files, symlinks and files over 500 KB), splits each file into
+    chunks of about 500 tokens on functions, classes or headings, and stores
+    them as Chunk nodes linked to their File, with an embedding (384 floats)
+    unless --no-embeddings. Incremental: unchanged files are not re-read
+    into the model, deleted files' chunks are removed. A context then adds
+    the chunks nearest to the task (see "Relevant Codebase Context").
+    """
+    params = _store_params(kwargs)
+    if list_projects:
+        with open_service(params, read_only=True) as svc:
+            projects = svc.store.memory_projects()
+        if fmt == "json":
+            _echo_json([p.model_dump(mode="json") for p in projects])
+        else:
+            for p in projects:
+                kind = "embeddings" if p.embeddings else "lightweight"
+                click.echo(f"{p.id}\t{p.root}\t{kind}\tindexed_at {p.indexed_at or 'never (incomplete)'}\t"
+                           f"{p.files} files")
+        return
+    if path is None:
+        raise CliError("PATH is required (or --list)", 2)
+    if not path.is_dir():
+        raise CliError(f"{path}: {'not a folder' if path.exists() else 'no such folder'}", 2)
+    if watch:
+        _watch(params, path, project, embeddings, time_limit or 300.0, interval, max_runs, fmt)
+        return
+    from ctxgraph.memory.index import index_project
+
+    try:
+        with open_service(params) as svc, click.progressbar(length=1, label="Indexing", file=sys.stderr,
+                               hidden=not sys.stderr.isatty()) as bar:
+            def progress(done: int, total: int) -> None:
+                bar.length = max(total, 1)
+                bar.update(done - bar.pos)
+            report = index_project(svc.store, path, project=project, embeddings=embeddings,
+                                   progress=progress, time_limit=time_limit)
+    except CtxgraphError as exc:
+        raise CliError(str(exc), exc.exit_code) from None
+    _print_report(report, fmt)
+
+
+def _watch(params: dict[str, Any], path: Path, project: str | None, embeddings: bool, time_limit: float,
+           interval: float, max_runs: int | None, fmt: str) -> None:
+    from ctxgraph.memory.worker import IndexQueue, IndexRequest, IndexWorker
+    from ctxgraph.service import ContextService
+
+    password = _neo4j_password(params)
+
+    def open_store() -> Any:
+        return ContextService.open(
+            params.get("store_path"), neo4j_uri=params.get("neo4j_uri"), neo4j_user=params.get("neo4j_user"),
+            neo4j_password=password, neo4j_database=params.get("neo4j_database"),
+        ).store
+
+    def on_error(req: IndexRequest, exc: BaseException, delay: float) -> None:
+        click.echo(f"ctxgraph: warning: indexing {req.project} failed: {exc}; retrying in {delay:.0f}s", err=True)
+
+    queue = IndexQueue()
+    worker = IndexWorker(open_store, queue, time_limit=time_limit,
+                         on_report=lambda r: _print_report(r, fmt), on_error=on_error)
+    try:
+        queue.request(path, project=project, embeddings=embeddings)
+    except CtxgraphError as exc:
+        raise CliError(str(exc), exc.exit_code) from None
+    worker.start()
+    click.echo(f"watching {path.resolve()} (every {interval:g}s; Ctrl-C stops)", err=True)
+    try:
+        last = time.monotonic()
+        while max_runs is None or worker.runs < max_runs:
+            time.sleep(0.1)
+            if time.monotonic() - last >= interval:
+                queue.request(path, project=project, embeddings=embeddings)
+                last = time.monotonic()
+    except KeyboardInterrupt:
+        click.echo("stopping", err=True)
+    finally:
+        worker.stop()
+        worker.join(timeout=time_limit + 30)

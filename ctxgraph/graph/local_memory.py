@@ -1,0 +1,237 @@
+"""The associative memory on the embedded store: chunks as graph nodes, searched in process.
+
+Chunks are ``Chunk`` nodes (id ``project:path:start_line``) linked to their
+``File`` by ``IN_FILE``; a ``Project`` node records the index run. Searches
+read every chunk of the project once per database version into memory:
+
+- vector search is exact (brute force) cosine over a float32 matrix:
+  10,000 chunks is a 15 MB matrix and ~2 ms per query; at ~100,000 chunks the
+  matrix (150 MB) and its first load (seconds) stop being fine — use Neo4j's
+  vector index there;
+- full-text search is Lucene's BM25 recomputed (k1 1.2, b 0.75; idf
+  ``log(1 + (N - df + 0.5) / (df + 0.5))``; document lengths rounded as
+  Lucene stores them, in one byte) over the chunks' ``search_text`` terms,
+  the same whitespace-separated terms the Neo4j full-text index holds, with
+  the statistics of every chunk in the store as Lucene has them — so both
+  stores give the same scores on a freshly indexed project. (Lucene keeps
+  counting deleted documents until its segments merge; after re-indexing,
+  Neo4j's scores may drift slightly from these.)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ctxgraph.graph.memory_records import (
+    BM25_DECIMALS,
+    COSINE_DECIMALS,
+    chunk_from_props,
+    chunk_props,
+    query_terms,
+    ranked,
+)
+from ctxgraph.graph.models import FileEntry, MemoryChunk, MemoryHit, MemoryProject, MemoryState
+from ctxgraph.graph.records import file_props
+
+if TYPE_CHECKING:
+    from ctxgraph.graph.local import LocalStore
+
+K1 = 1.2
+B = 0.75
+
+
+def _int4(i: int) -> int:
+    bits = i.bit_length()
+    if bits < 4:
+        return i
+    shift = bits - 4
+    return ((i >> shift) & 0x07) | ((shift + 1) << 3)
+
+
+def _from_int4(i: int) -> int:
+    bits, shift = i & 0x07, (i >> 3) - 1
+    return bits if shift == -1 else (bits | 0x08) << shift
+
+
+_FREE = 255 - _int4(2**31 - 1)
+
+
+def lucene_length(n: int) -> int:
+    """A field length as Lucene's norms give it back (``SmallFloat.intToByte4``
+    then ``byte4ToInt``): exact below 24, then 4 significant bits."""
+    if n < _FREE:
+        return n
+    return _FREE + _from_int4(_int4(n - _FREE))
+
+
+@dataclass
+class _Postings:
+    """An inverted index of every chunk's ``search_text`` in the store."""
+
+    docs: dict[str, tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]]  # term -> (doc rows, tf)
+    norm: npt.NDArray[np.float32]  # per doc: k1 * (1 - b + b * dl / avgdl)
+    count: int
+
+    @classmethod
+    def build(cls, texts: list[str]) -> _Postings:
+        rows: dict[str, list[int]] = {}
+        freqs: dict[str, list[int]] = {}
+        lengths = np.zeros(len(texts), dtype=np.float64)
+        count = total = 0
+        for i, text in enumerate(texts):
+            words = text.split()
+            if not words:
+                continue
+            count += 1
+            total += len(words)
+            lengths[i] = lucene_length(len(words))
+            tf: dict[str, int] = {}
+            for w in words:
+                tf[w] = tf.get(w, 0) + 1
+            for w, f in tf.items():
+                rows.setdefault(w, []).append(i)
+                freqs.setdefault(w, []).append(f)
+        avgdl = np.float32(total / count) if count else np.float32(1)
+        norm = (np.float32(K1) * (np.float32(1 - B) + np.float32(B) * lengths.astype(np.float32) / avgdl))
+        docs = {w: (np.asarray(rows[w], dtype=np.int64), np.asarray(freqs[w], dtype=np.float32)) for w in rows}
+        return cls(docs, norm.astype(np.float32), count)
+
+    def scores(self, terms: Sequence[str], size: int) -> npt.NDArray[np.float64]:
+        out = np.zeros(size, dtype=np.float64)
+        for term in terms:
+            posting = self.docs.get(term)
+            if posting is None:
+                continue
+            rows, tf = posting
+            df = len(rows)
+            idf = np.float32(math.log(1 + (self.count - df + 0.5) / (df + 0.5)))
+            out[rows] += (idf * tf / (tf + self.norm[rows])).astype(np.float64)
+        return out
+
+
+@dataclass
+class _Index:
+    version: tuple[int, int]
+    chunks: list[MemoryChunk]
+    projects: list[str]  # per chunk
+    vectors: npt.NDArray[np.float32] | None  # rows of chunks with an embedding
+    vector_rows: npt.NDArray[np.int64]  # chunk positions of the matrix rows
+    postings: _Postings
+
+
+def _chunk_rows(cur: sqlite3.Cursor, project: str | None = None) -> Iterator[dict[str, Any]]:
+    if project is None:
+        rows = cur.execute("SELECT props FROM nodes WHERE label = 'Chunk' ORDER BY id")
+    else:  # chunk ids start with "project:", so the primary key answers the range
+        rows = cur.execute("SELECT props FROM nodes WHERE label = 'Chunk' AND id >= ? AND id < ? ORDER BY id",
+                           (project + ":", project + ";"))
+    for (text,) in rows:
+        yield json.loads(text)
+
+
+def projects(store: LocalStore) -> list[MemoryProject]:
+    with store._read() as cur:
+        rows = cur.execute("SELECT props FROM nodes WHERE label = 'Project' ORDER BY id").fetchall()
+    return [MemoryProject(**json.loads(text)) for (text,) in rows]
+
+def state(store: LocalStore, project: str) -> MemoryState:
+    with store._read() as cur:
+        found = store._node(cur, "Project", project)
+        hashes = {}
+        for (path, sha) in cur.execute(
+            "SELECT DISTINCT json_extract(props, '$.path'), json_extract(props, '$.file_sha256') "
+            "FROM nodes WHERE label = 'Chunk' AND id >= ? AND id < ?",
+            (project + ":", project + ";"),
+        ):
+            hashes[str(path)] = str(sha)
+    return MemoryState(project=MemoryProject(**found) if found else None, file_hashes=hashes)
+
+def write(
+    store: LocalStore, project: MemoryProject, chunks: Sequence[MemoryChunk], replaced: Sequence[str],
+) -> None:
+    """One transaction: drop the chunks of ``replaced`` paths (changed or
+    deleted files), write ``chunks`` (linked to their files), record the project."""
+    with store._write() as cur:
+        for path in replaced:
+            ids = [r[0] for r in cur.execute(
+                "SELECT id FROM nodes WHERE label = 'Chunk' AND id >= ? AND id < ? "
+                "AND json_extract(props, '$.path') = ?",
+                (project.id + ":", project.id + ";", path),
+            )]
+            for node_id in ids:
+                cur.execute("DELETE FROM edges WHERE src_label = 'Chunk' AND src_id = ?", (node_id,))
+                cur.execute("DELETE FROM nodes WHERE label = 'Chunk' AND id = ?", (node_id,))
+        for path in sorted({c.path for c in chunks}):
+            if store._node(cur, "File", path) is None:
+                props = file_props(FileEntry(path=path), in_map=False)
+                store._put_node(cur, "File", props)
+                store._mention(cur, ("File", path), props["terms"])
+        for chunk in chunks:
+            props = chunk_props(project.id, chunk)
+            store._put_node(cur, "Chunk", props)
+            store._put_edge(cur, ("Chunk", props["id"]), "IN_FILE", ("File", chunk.path))
+        store._put_node(cur, "Project", project.model_dump(mode="json"))
+
+def _memory_index(store: LocalStore) -> _Index:
+    """Every chunk of the store in memory, rebuilt when the database changed."""
+    with store._read() as cur:
+        version = (int(cur.execute("PRAGMA data_version").fetchone()[0]), store._writes)
+        cached: _Index | None = getattr(store, "_memory_index", None)
+        if cached is not None and cached.version == version:
+            return cached
+        rows = list(_chunk_rows(cur))
+    vector_rows = [i for i, r in enumerate(rows) if r.get("embedding")]
+    vectors = (np.asarray([rows[i]["embedding"] for i in vector_rows], dtype=np.float32)
+               if vector_rows else None)
+    index = _Index(
+        version=version,
+        chunks=[chunk_from_props(r) for r in rows],
+        projects=[str(r.get("project")) for r in rows],
+        vectors=vectors,
+        vector_rows=np.asarray(vector_rows, dtype=np.int64),
+        postings=_Postings.build([str(r.get("search_text") or "") for r in rows]),
+    )
+    store._memory_index = index  # type: ignore[attr-defined]
+    return index
+
+
+def _top(scores: npt.NDArray[np.float64], rows: npt.NDArray[np.int64], k: int) -> npt.NDArray[np.int64]:
+    """Positions (into ``scores``) of at least the ``k`` best scores, ties at the cut included."""
+    if len(scores) <= k:
+        return np.arange(len(scores))
+    cut = np.partition(scores, len(scores) - k)[len(scores) - k]
+    return np.flatnonzero(scores >= cut - 1e-6)
+
+
+def search(
+    store: LocalStore, project: str, vector: Sequence[float] | None, terms: Sequence[str], k: int,
+) -> tuple[list[MemoryHit], list[MemoryHit]]:
+    """(nearest chunks by cosine, best full-text matches) of ``project``, ``k``
+    each, best first."""
+    index = _memory_index(store)
+    in_project = np.asarray([p == project for p in index.projects], dtype=bool)
+    by_vector: list[MemoryHit] = []
+    if vector is not None and index.vectors is not None:
+        mine = index.vector_rows[in_project[index.vector_rows]] if len(index.vector_rows) else index.vector_rows
+        if len(mine):
+            matrix_rows = np.flatnonzero(in_project[index.vector_rows])
+            sims = (index.vectors[matrix_rows] @ np.asarray(vector, dtype=np.float32)).astype(np.float64)
+            best = _top(sims, mine, k)
+            by_vector = ranked(((index.chunks[int(mine[i])], float(sims[i])) for i in best), COSINE_DECIMALS, k)
+    by_text: list[MemoryHit] = []
+    query = query_terms(terms)
+    if query and index.postings.count:
+        scores = index.postings.scores(query, len(index.chunks))
+        scores[~in_project] = 0.0
+        hit = np.flatnonzero(scores > 0)
+        best = hit[_top(scores[hit], hit, k)]
+        by_text = ranked(((index.chunks[int(i)], float(scores[i])) for i in best), BM25_DECIMALS, k)
+    return by_vector, by_text

@@ -1,0 +1,58 @@
+"""What both stores share about the associative memory: chunk properties and
+how raw search results become ranked hits.
+
+Scores are rounded before ordering (cosine to 6 decimals, BM25 to 4) and ties
+go to the path, then the start line, so the two stores — float32 numpy on one
+side, Neo4j's indexes on the other — list the same chunks in the same order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ctxgraph.graph.models import MemoryChunk, MemoryHit
+
+#: Decimals kept of a cosine similarity and of a BM25 score before ordering.
+COSINE_DECIMALS = 6
+BM25_DECIMALS = 4
+#: Terms of a full-text query at most (Lucene refuses more than 1,024 clauses).
+MAX_QUERY_TERMS = 64
+
+
+def chunk_id(project: str, path: str, start_line: int) -> str:
+    return f"{project}:{path}:{start_line}"
+
+
+def chunk_props(project: str, chunk: MemoryChunk) -> dict[str, Any]:
+    """The stored properties of a chunk (the same on both stores)."""
+    props: dict[str, Any] = chunk.model_dump(mode="json", exclude_none=True)
+    if chunk.embedding is not None:
+        props["embedding"] = [float(x) for x in chunk.embedding]
+    props["id"] = chunk_id(project, chunk.path, chunk.start_line)
+    props["project"] = project
+    return props
+
+
+def chunk_from_props(props: dict[str, Any]) -> MemoryChunk:
+    """A chunk as searches return it (without its vector)."""
+    fields = {k: v for k, v in props.items() if k in MemoryChunk.model_fields and k != "embedding"}
+    return MemoryChunk(**fields)
+
+
+def ranked(scored: Iterable[tuple[MemoryChunk, float]], decimals: int, k: int) -> list[MemoryHit]:
+    """The ``k`` best (chunk, score) pairs as hits, best first, ties by path and line."""
+    rounded = [(chunk, round(float(score), decimals)) for chunk, score in scored]
+    rounded.sort(key=lambda cs: (-cs[1], cs[0].path, cs[0].start_line))
+    return [MemoryHit(chunk=c, score=s, rank=n) for n, (c, s) in enumerate(rounded[:k], start=1)]
+
+
+def query_terms(terms: Iterable[str]) -> list[str]:
+    """The distinct terms a full-text search uses, at most :data:`MAX_QUERY_TERMS`."""
+    return list(dict.fromkeys(t for t in terms if t and not t.isspace()))[:MAX_QUERY_TERMS]
+
+
+def fulltext_query(terms: Iterable[str]) -> str:
+    """The Lucene query for ``terms``: a plain OR of them, every character
+    that is not a letter or digit escaped so that no term is read as syntax."""
+    return " ".join("".join(ch if ch.isalnum() else "\\" + ch for ch in t) for t in query_terms(terms))

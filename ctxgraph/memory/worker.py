@@ -1,0 +1,157 @@
+"""Indexing in the background: a queue of requests coalesced per project and a
+worker that runs them, so that indexing never blocks a context.
+
+- :class:`IndexQueue` holds at most one pending request per project: a new
+  request for a project already waiting replaces its settings and keeps its
+  place (and its earliest request time), so a burst of "files changed"
+  messages costs one run.
+- :class:`IndexWorker` (a daemon thread) takes requests in order, runs
+  :func:`~ctxgraph.memory.index.index_project` with a per-run time limit, and
+  on a failure puts the request back after a backoff that doubles per
+  consecutive failure of that project (``base`` .. ``cap`` seconds, with
+  jitter). A run stopped by its time limit has kept what it wrote and is
+  queued again to go on.
+
+Contexts never wait for any of this: they read whatever index the store
+holds, and skip one that is stale (:mod:`ctxgraph.memory.recall`).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ctxgraph.graph.store import KnowledgeStore
+from ctxgraph.memory.index import IndexReport, index_project, project_id_for
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class IndexRequest:
+    project: str
+    root: Path
+    embeddings: bool = True
+    requested_at: float = field(default_factory=time.monotonic)
+    not_before: float = 0.0
+    failures: int = 0
+
+
+class IndexQueue:
+    """Pending index requests, at most one per project, oldest first."""
+
+    def __init__(self) -> None:
+        self._pending: dict[str, IndexRequest] = {}
+        self._cond = threading.Condition()
+
+    def request(self, root: str | Path, *, project: str | None = None, embeddings: bool = True) -> str:
+        """Ask for ``root`` to be indexed; returns the project id."""
+        base = Path(root).resolve()
+        pid = project_id_for(base, project)
+        with self._cond:
+            waiting = self._pending.get(pid)
+            if waiting is None:
+                self._pending[pid] = IndexRequest(pid, base, embeddings)
+            else:  # coalesce: newest settings, earliest place in the queue
+                waiting.root, waiting.embeddings = base, embeddings
+            self._cond.notify_all()
+        return pid
+
+    def retry(self, req: IndexRequest, delay: float) -> None:
+        with self._cond:
+            if req.project not in self._pending:
+                req.not_before = time.monotonic() + delay
+                self._pending[req.project] = req
+            self._cond.notify_all()
+
+    def take(self, timeout: float | None = None) -> IndexRequest | None:
+        """The oldest request that is due, waiting up to ``timeout`` seconds."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            while True:
+                now = time.monotonic()
+                due = [r for r in self._pending.values() if r.not_before <= now]
+                if due:
+                    req = min(due, key=lambda r: r.requested_at)
+                    del self._pending[req.project]
+                    return req
+                waits = [r.not_before - now for r in self._pending.values()]
+                if deadline is not None:
+                    waits.append(deadline - now)
+                    if deadline <= now:
+                        return None
+                self._cond.wait(min(waits) if waits else None)
+
+    def __len__(self) -> int:
+        with self._cond:
+            return len(self._pending)
+
+
+class IndexWorker(threading.Thread):
+    """Runs the queue's requests one at a time on a store of its own."""
+
+    def __init__(
+        self,
+        open_store: Callable[[], KnowledgeStore],
+        queue: IndexQueue,
+        *,
+        time_limit: float = 300.0,
+        backoff_base: float = 5.0,
+        backoff_cap: float = 300.0,
+        on_report: Callable[[IndexReport], None] | None = None,
+        on_error: Callable[[IndexRequest, BaseException, float], None] | None = None,
+    ) -> None:
+        super().__init__(name="ctxgraph-index-worker", daemon=True)
+        self.open_store = open_store
+        self.queue = queue
+        self.time_limit = time_limit
+        self.backoff_base = backoff_base
+        self.backoff_cap = backoff_cap
+        self.on_report = on_report
+        self.on_error = on_error
+        self._stop_event = threading.Event()
+        self.runs = 0
+        self.failures = 0
+
+    def backoff(self, failures: int) -> float:
+        delay: float = min(self.backoff_cap, self.backoff_base * 2.0 ** max(0, failures - 1))
+        return delay * random.uniform(0.8, 1.2)  # jitter, not security
+
+    def stop(self) -> None:
+        self._stop_event.set()
+
+    def run_one(self, req: IndexRequest) -> IndexReport | None:
+        """One request: index, or schedule the retry after a failure."""
+        self.runs += 1
+        try:
+            store = self.open_store()
+            try:
+                report = index_project(store, req.root, project=req.project, embeddings=req.embeddings,
+                                       time_limit=self.time_limit)
+            finally:
+                store.close()
+        except Exception as exc:  # a failed run is retried, never fatal to the worker
+            self.failures += 1
+            req.failures += 1
+            delay = self.backoff(req.failures)
+            log.warning("indexing %s failed (%s); retrying in %.0f s", req.project, exc, delay)
+            if self.on_error:
+                self.on_error(req, exc, delay)
+            self.queue.retry(req, delay)
+            return None
+        if not report.complete:  # stopped by the time limit: go on in the next run
+            self.queue.retry(IndexRequest(req.project, req.root, req.embeddings, req.requested_at), 0.0)
+        if self.on_report:
+            self.on_report(report)
+        return report
+
+    def run(self) -> None:
+        while not self._stop_event.is_set():
+            req = self.queue.take(timeout=0.5)
+            if req is not None:
+                self.run_one(req)

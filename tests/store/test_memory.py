@@ -1,0 +1,271 @@
+"""The associative memory on both stores: indexing, incremental runs, search
+parity, the file gates, stale and failing indexes."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from ctxgraph.compute.config import ContextConfig
+from ctxgraph.compute.memory import fuse, passing
+from ctxgraph.graph.local import LocalStore
+from ctxgraph.graph.models import MemoryChunk, MemoryHit, MemoryRecall, Task
+from ctxgraph.graph.store import KnowledgeStore
+from ctxgraph.memory.embed import shared_embedder
+from ctxgraph.memory.index import index_project
+from ctxgraph.memory.recall import gate, recall
+from ctxgraph.service import ContextService
+from ctxgraph.signals import SignalExtractor, terms
+
+LOGIN = '''"""Password login for the web app."""
+
+
+def login(username: str, password: str) -> str:
+    """Check the password against its bcrypt hash and return a session token."""
+    user = find_user(username)
+    if not verify_password(password, user.password_hash):
+        raise PermissionError("wrong password")
+    return new_session_token(user)
+
+
+def logout(token: str) -> None:
+    """End the session."""
+    drop_session(token)
+'''
+
+INVOICE = '''"""Invoices for the billing service."""
+
+
+class Invoice:
+    """A customer invoice with line items and a total in cents."""
+
+    def total(self) -> int:
+        return sum(item.cents for item in self.items)
+
+
+def render_invoice_pdf(invoice: Invoice) -> bytes:
+    """Render the invoice as a PDF document for the customer."""
+    return pdf_from_html(invoice_html(invoice))
+'''
+
+README = """# Shop
+
+The shop sells things.
+
+## Deploying
+
+Run the container behind the reverse proxy; set DATABASE_URL first.
+
+## Caching
+
+Product pages are cached for five minutes in Redis.
+"""
+
+
+def make_project(root: Path) -> Path:
+    (root / "src" / "auth").mkdir(parents=True)
+    (root / "src" / "billing").mkdir(parents=True)
+    (root / "node_modules" / "left-pad").mkdir(parents=True)
+    (root / "src" / "auth" / "login.py").write_text(LOGIN, encoding="utf-8")
+    (root / "src" / "billing" / "invoice.py").write_text(INVOICE, encoding="utf-8")
+    (root / "README.md").write_text(README, encoding="utf-8")
+    (root / "node_modules" / "left-pad" / "index.js").write_text("module.exports = 1\n", encoding="utf-8")
+    (root / "src" / "logo.py").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0binary")
+    (root / "src" / "huge.txt").write_text("x" * (501 * 1024), encoding="utf-8")
+    return root
+
+
+class CountingEmbedder:
+    """The real embedder, counting the texts it is given."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def embed(self, texts: Sequence[str], max_pieces: int = 256) -> npt.NDArray[np.float32]:
+        self.texts.extend(texts)
+        return shared_embedder().embed(texts, max_pieces)
+
+
+class BrokenEmbedder:
+    def embed(self, texts: Sequence[str], max_pieces: int = 256) -> npt.NDArray[np.float32]:
+        raise RuntimeError("model file damaged")
+
+
+def query(store: KnowledgeStore, project: str, text: str) -> tuple[list[MemoryHit], list[MemoryHit]]:
+    vector = [float(x) for x in shared_embedder().embed([text])[0]]
+    return store.search_memory(project, vector, terms(text), 5)
+
+
+def test_index_skips_what_it_must_and_finds_by_meaning_and_by_words(store: KnowledgeStore, tmp_path: Path) -> None:
+    root = make_project(tmp_path / "shop")
+    report = index_project(store, root, embedder=CountingEmbedder())
+    assert report.complete and report.project == "shop"
+    assert report.files == 3  # node_modules never walked; logo.py binary, huge.txt too big
+    assert {(s.path, s.reason.split(" ")[0]) for s in report.skipped} == {("src/logo.py", "binary"),
+                                                                          ("src/huge.txt", "over")}
+    state = store.memory_state("shop")
+    assert state.project is not None and state.project.indexed_at == report.indexed_at
+    assert sorted(state.file_hashes) == ["README.md", "src/auth/login.py", "src/billing/invoice.py"]
+
+    by_vector, by_text = query(store, "shop", "users cannot sign in with their password")
+    assert by_vector[0].chunk.path == "src/auth/login.py" and by_vector[0].rank == 1
+    assert by_text[0].chunk.path == "src/auth/login.py"
+    by_vector, _ = query(store, "shop", "customer receives a PDF bill")
+    assert by_vector[0].chunk.path == "src/billing/invoice.py"
+    _, by_text = query(store, "shop", "redis cache for product pages")
+    assert by_text[0].chunk.path == "README.md" and "Caching" in by_text[0].chunk.text
+    assert store.search_memory("another", None, ["password"], 5) == ([], [])
+
+
+def test_reindex_embeds_only_changed_files_and_forgets_deleted_ones(store: KnowledgeStore, tmp_path: Path) -> None:
+    root = make_project(tmp_path / "shop")
+    first = CountingEmbedder()
+    index_project(store, root, embedder=first)
+    assert first.texts
+
+    again = CountingEmbedder()
+    report = index_project(store, root, embedder=again)
+    assert again.texts == [] and report.indexed == 0 and report.unchanged == 3 and report.chunks == 0
+
+    (root / "src" / "auth" / "login.py").write_text(LOGIN.replace("bcrypt", "argon2"), encoding="utf-8")
+    (root / "README.md").unlink()
+    (root / "src" / "billing" / "refund.py").write_text("def refund(invoice):\n    return None\n",
+                                                        encoding="utf-8")
+    changed = CountingEmbedder()
+    report = index_project(store, root, embedder=changed)
+    assert report.indexed == 2 and report.unchanged == 1 and report.removed == 1
+    assert {t.split("\n", 1)[0] for t in changed.texts} == {"src/auth/login.py", "src/billing/refund.py"}
+    state = store.memory_state("shop")
+    assert sorted(state.file_hashes) == ["src/auth/login.py", "src/billing/invoice.py", "src/billing/refund.py"]
+    _, by_text = query(store, "shop", "argon2 caching redis")
+    assert by_text[0].chunk.path == "src/auth/login.py" and "argon2" in by_text[0].chunk.text
+    assert all(h.chunk.path != "README.md" for h in by_text)
+
+
+def test_the_lightweight_index_needs_no_model(store: KnowledgeStore, tmp_path: Path) -> None:
+    root = make_project(tmp_path / "shop")
+    report = index_project(store, root, embeddings=False, embedder=BrokenEmbedder())
+    assert report.complete and report.chunks == 3  # one chunk per file: its first lines
+    by_vector, by_text = store.search_memory("shop", None, terms("invoice pdf"), 5)
+    assert by_vector == [] and by_text[0].chunk.path == "src/billing/invoice.py"
+    assert by_text[0].chunk.start_line == 1
+
+
+def test_both_stores_give_the_same_hits_and_scores(neo4j_store: KnowledgeStore, tmp_path: Path) -> None:
+    neo4j_store.clear()
+    local = LocalStore.open(tmp_path / "graph.db")
+    try:
+        root = make_project(tmp_path / "shop")
+        # longer files too, so that Lucene's rounded document lengths matter
+        for n in range(12):
+            body = "\n".join(f"def handler_{n}_{i}(request):\n    return cache_lookup(request, {i})\n"
+                             for i in range(n * 3 + 1))
+            (root / "src" / f"handlers_{n}.py").write_text(body, encoding="utf-8")
+        embedder = CountingEmbedder()
+        index_project(local, root, embedder=embedder)
+        index_project(neo4j_store, root, embedder=embedder)
+        for text in ("users cannot sign in with their password", "cache lookup handler for requests",
+                     "customer receives a PDF bill", "deploy behind the reverse proxy"):
+            a, b = query(local, "shop", text), query(neo4j_store, "shop", text)
+            for mine, theirs in zip(a, b, strict=True):
+                assert [(h.chunk.path, h.chunk.start_line) for h in mine] == \
+                    [(h.chunk.path, h.chunk.start_line) for h in theirs], text
+                assert [h.score for h in mine] == pytest.approx([h.score for h in theirs], abs=2e-4), text
+    finally:
+        local.close()
+
+
+def hit(path: str, score: float, rank: int, text: str = "def f():\n    pass\n") -> MemoryHit:
+    chunk = MemoryChunk(path=path, start_line=1, end_line=2, text=text, text_hash="h", token_estimate=3,
+                        file_sha256="s")
+    return MemoryHit(chunk=chunk, score=score, rank=rank)
+
+
+def test_gates_refuse_missing_escaping_and_binary_files(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    (root / "src").mkdir(parents=True)
+    outside = tmp_path / "secret.py"
+    outside.write_text("TOKEN = 'x'\n", encoding="utf-8")
+    (root / "src" / "ok.py").write_text("def ok():\n    return 1\n", encoding="utf-8")
+    (root / "src" / "blob.py").write_bytes(b"\0\1\2binary")
+    os.symlink(outside, root / "src" / "link.py")
+    assert gate(root, hit("src/ok.py", 0.9, 1)) == ""
+    assert gate(root, hit("src/gone.py", 0.9, 1)) == "missing"
+    assert gate(root, hit("../secret.py", 0.9, 1)) == "outside the indexed root"
+    assert gate(root, hit("src/../../secret.py", 0.9, 1)) == "outside the indexed root"
+    assert gate(root, hit("src/link.py", 0.9, 1)) == "outside the indexed root"
+    assert gate(root, hit(str(outside), 0.9, 1)) in ("missing", "outside the indexed root")
+    assert gate(root, hit("src/blob.py", 0.9, 1)) == "binary"
+
+
+def test_recall_applies_the_gates_to_what_the_store_returns(store: KnowledgeStore, tmp_path: Path) -> None:
+    root = make_project(tmp_path / "shop")
+    index_project(store, root)
+    (root / "src" / "auth" / "login.py").unlink()  # deleted after indexing
+    projects = tuple(store.memory_projects())
+    found, notes = recall(store, projects, "users cannot sign in with their password",
+                          terms("users cannot sign in with their password"), project=None, stale_hours=24)
+    assert found is not None
+    assert all(h.chunk.path != "src/auth/login.py" for h in (*found.by_vector, *found.by_text))
+    assert any("refused by the gates" in n and "missing" in n for n in notes)
+
+
+def test_threshold_keeps_weak_matches_out_of_the_fusion() -> None:
+    memory = MemoryRecall(project="p", by_vector=(hit("a.py", 0.62, 1), hit("b.py", 0.21, 2)),
+                          by_text=(hit("c.py", 7.5, 1), hit("d.py", 0.4, 2)))
+    config = ContextConfig()
+    vec, txt = passing(memory, config)
+    assert [h.chunk.path for h in vec] == ["a.py"] and [h.chunk.path for h in txt] == ["c.py"]
+    fusion = fuse(["c.py", "x.py"], memory, config)
+    assert [f[0] for f in fusion.files] == ["c.py", "a.py", "x.py"]
+    assert fusion.files[0][2] == {"graph": 1, "text": 1}
+    # a.py is the best file with a confident chunk only after c.py, whose best
+    # chunk is a full-text match under the snippet threshold: no snippet
+    assert fusion.snippets == []
+    strong = fuse([], MemoryRecall(project="p", by_vector=(hit("a.py", 0.8, 1),)), config)
+    assert [s.path for s in strong.snippets] == ["a.py"] and strong.snippets[0].similarity == 0.8
+    assert strong.snippets[0].text == "def f():"
+
+
+def test_a_stale_or_incomplete_index_is_skipped(store: KnowledgeStore, tmp_path: Path) -> None:
+    root = make_project(tmp_path / "shop")
+    index_project(store, root)
+    projects = tuple(store.memory_projects())
+    later = datetime.now(UTC) + timedelta(hours=30)
+    found, notes = recall(store, projects, "password", ["password"], project=None, stale_hours=24, now=later)
+    assert found is None and "stale" in notes[0]
+    incomplete = tuple(p.model_copy(update={"indexed_at": ""}) for p in projects)
+    found, notes = recall(store, incomplete, "password", ["password"], project=None, stale_hours=24)
+    assert found is None and "incomplete" in notes[0]
+    found, notes = recall(store, projects, "password", ["password"], project="nope", stale_hours=24)
+    assert found is None and "'nope' is not indexed" in notes[0]
+
+
+def test_the_context_shows_snippets_and_survives_memory_failures(
+    store: KnowledgeStore, extractor: SignalExtractor, tmp_path: Path,
+) -> None:
+    root = make_project(tmp_path / "shop")
+    index_project(store, root)
+    svc = ContextService(store, extractor)
+    task = Task(id="t-1", name="Fix the login password check", objective="login() rejects a valid password")
+    ctx = svc.compute(task, debug=True)
+    assert ctx.codebase_context and ctx.codebase_context[0].path == "src/auth/login.py"
+    assert "### Relevant Codebase Context\n1. `src/auth/login.py` lines " in ctx.markdown
+    assert "`def login(username: str, password: str) -> str:`" in ctx.markdown
+    assert "Associative memory: project shop:" in ctx.markdown
+    assert ctx.markdown.index("Relevant Codebase Context") < ctx.markdown.index("### Code References")
+
+    svc.embedder = BrokenEmbedder()
+    ctx = svc.compute(task, debug=True)
+    assert "embedding failed (model file damaged); full-text matches only" in ctx.markdown
+    assert "## Context (Computed)" in ctx.markdown
+
+    svc.memory = False
+    ctx = svc.compute(task, debug=True)
+    assert not ctx.codebase_context and "Associative memory" not in ctx.markdown

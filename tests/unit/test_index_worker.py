@@ -1,0 +1,104 @@
+"""The background indexing queue and worker: coalescing, retries with backoff,
+runs cut by their time limit going on, and contexts never waiting."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from ctxgraph.errors import ConfigurationError
+from ctxgraph.graph.local import LocalStore
+from ctxgraph.graph.store import KnowledgeStore
+from ctxgraph.memory import index as index_module
+from ctxgraph.memory.worker import IndexQueue, IndexWorker
+
+
+def test_requests_are_coalesced_per_project_and_keep_their_place(tmp_path: Path) -> None:
+    a, b = tmp_path / "alpha", tmp_path / "beta"
+    a.mkdir()
+    b.mkdir()
+    queue = IndexQueue()
+    assert queue.request(a) == "alpha"
+    queue.request(b)
+    queue.request(a, embeddings=False)  # coalesced into the first request
+    assert len(queue) == 2
+    first = queue.take(timeout=0)
+    assert first is not None and first.project == "alpha" and first.embeddings is False
+    second = queue.take(timeout=0)
+    assert second is not None and second.project == "beta"
+    assert queue.take(timeout=0.05) is None
+    with pytest.raises(ConfigurationError):
+        queue.request(a, project="no/slashes")
+
+
+def test_a_failing_run_is_retried_after_a_growing_backoff(tmp_path: Path) -> None:
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "a.md").write_text("# A\n\nSome text.\n", encoding="utf-8")
+    attempts: list[float] = []
+
+    def broken() -> KnowledgeStore:
+        attempts.append(time.monotonic())
+        raise OSError("disk full")
+
+    queue = IndexQueue()
+    errors: list[float] = []
+    worker = IndexWorker(broken, queue, backoff_base=0.05, backoff_cap=1.0,
+                         on_error=lambda req, exc, delay: errors.append(delay))
+    queue.request(tmp_path / "p", embeddings=False)
+    for _ in range(3):
+        req = queue.take(timeout=5)
+        assert req is not None
+        assert worker.run_one(req) is None
+    assert len(attempts) == 3 and worker.failures == 3
+    assert errors[0] < errors[1] < errors[2]  # 0.05, 0.1, 0.2 (each +-20 %)
+    assert attempts[2] - attempts[1] >= errors[1] * 0.99
+    assert len(queue) == 1  # still waiting for its next try
+
+
+def test_a_run_cut_by_its_time_limit_is_queued_to_go_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "p"
+    root.mkdir()
+    for n in range(60):
+        (root / f"f{n:02}.md").write_text(f"# File {n}\n\nText {n}.\n", encoding="utf-8")
+    monkeypatch.setattr(index_module, "BATCH_FILES", 10)
+    db = tmp_path / "graph.db"
+    queue = IndexQueue()
+    worker = IndexWorker(lambda: LocalStore.open(db), queue, time_limit=1e-9)
+    queue.request(root, embeddings=False)
+    req = queue.take(timeout=0)
+    assert req is not None
+    report = worker.run_one(req)
+    assert report is not None and not report.complete and report.indexed == 10 and not report.indexed_at
+    store = LocalStore.open(db)
+    try:
+        state = store.memory_state("p")
+        assert state.project is not None and state.project.indexed_at == "" and len(state.file_hashes) == 10
+    finally:
+        store.close()
+    worker.time_limit = 300
+    req = queue.take(timeout=0)
+    assert req is not None
+    report = worker.run_one(req)
+    assert report is not None and report.complete and report.indexed == 50 and report.unchanged == 10
+
+
+def test_the_thread_runs_requests_until_stopped(tmp_path: Path) -> None:
+    root = tmp_path / "p"
+    root.mkdir()
+    (root / "a.md").write_text("# A\n\nSome text.\n", encoding="utf-8")
+    db = tmp_path / "graph.db"
+    reports: list[object] = []
+    queue = IndexQueue()
+    worker = IndexWorker(lambda: LocalStore.open(db), queue, on_report=reports.append)
+    worker.start()
+    try:
+        queue.request(root, embeddings=False)
+        deadline = time.monotonic() + 30
+        while not reports and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        worker.stop()
+        worker.join(timeout=10)
+    assert len(reports) == 1 and not worker.is_alive()
