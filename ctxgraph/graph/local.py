@@ -304,6 +304,7 @@ class LocalStore:
         with self._write() as cur:
             cur.execute("DELETE FROM edges")
             cur.execute("DELETE FROM nodes")
+            local_memory.bump_generation(cur)
 
     def close(self) -> None:
         with self._lock:
@@ -871,6 +872,7 @@ class LocalStore:
         for kind, batch in backup_batches(rows):
             with self._write() as cur:
                 if kind == "node":
+                    local_memory.bump_generation(cur)
                     for row in batch:
                         self._put_node(cur, row["label"], row["props"])
                     continue

@@ -2,7 +2,8 @@
 
 Chunks are ``Chunk`` nodes (id ``project:path:start_line``) linked to their
 ``File`` by ``IN_FILE``; a ``Project`` node records the index run. Searches
-read every chunk of the project once per database version into memory:
+read every chunk of the store into memory once per change of the chunks
+(a generation counter in the ``meta`` table, bumped by every chunk write):
 
 - vector search is exact (brute force) cosine over a float32 matrix:
   10,000 chunks is a 15 MB matrix and ~2 ms per query; at ~100,000 chunks the
@@ -179,11 +180,26 @@ def write(
             store._put_node(cur, "Chunk", props)
             store._put_edge(cur, ("Chunk", props["id"]), "IN_FILE", ("File", chunk.path))
         store._put_node(cur, "Project", project.model_dump(mode="json"))
+        if chunks or replaced:
+            bump_generation(cur)
+
+def bump_generation(cur: sqlite3.Cursor) -> None:
+    """Mark the chunks as changed (in the write's own transaction)."""
+    cur.execute("INSERT INTO meta (key, value) VALUES ('memory_generation', '1') ON CONFLICT (key) "
+                "DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)")
+
+
+def _generation(cur: sqlite3.Cursor) -> tuple[int, int]:
+    row = cur.execute("SELECT value FROM meta WHERE key = 'memory_generation'").fetchone()
+    count = cur.execute("SELECT count(*) FROM nodes WHERE label = 'Chunk'").fetchone()[0]
+    return (int(row[0]) if row else 0, int(count))
+
 
 def _memory_index(store: LocalStore) -> _Index:
-    """Every chunk of the store in memory, rebuilt when the database changed."""
+    """Every chunk of the store in memory, rebuilt only when chunks were
+    written (other writes — handoffs, tasks — leave it as it is)."""
     with store._read() as cur:
-        version = (int(cur.execute("PRAGMA data_version").fetchone()[0]), store._writes)
+        version = _generation(cur)
         cached: _Index | None = getattr(store, "_memory_index", None)
         if cached is not None and cached.version == version:
             return cached

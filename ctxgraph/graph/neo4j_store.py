@@ -593,8 +593,10 @@ class Neo4jStore:
 
     # -- associative memory -------------------------------------------------------
 
-    #: Nodes the vector and full-text indexes return before the project filter.
-    MEMORY_FETCH = 200
+    #: Nodes the vector and full-text indexes return before the project filter,
+    #: at first (times k); widened while another project's chunks crowd them out.
+    MEMORY_FETCH = 4
+    MEMORY_FETCH_MAX = 4096
 
     def memory_projects(self) -> list[MemoryProject]:
         rows = self._read(lambda tx: self._rows(tx, "memory_projects"))
@@ -629,13 +631,20 @@ class Neo4jStore:
         """(nearest chunks by cosine, best full-text matches) of ``project``,
         ``k`` each, best first — from the native vector and full-text indexes."""
         query = fulltext_query(terms)
-        fetch = max(self.MEMORY_FETCH, 4 * k)
+        keep = 2 * k  # rows returned per search: the top k and ties at the cut, re-ranked below
+
+        def search(tx: ManagedTransaction, name: str, **params: Any) -> list[dict[str, Any]]:
+            fetch = self.MEMORY_FETCH * k
+            while True:
+                row = self._rows(tx, name, project=project, fetch=fetch, k=keep, **params)[0]
+                hits: list[dict[str, Any]] = row["hits"]
+                if len(hits) >= keep or row["fetched"] < fetch or fetch >= self.MEMORY_FETCH_MAX:
+                    return hits
+                fetch *= 8  # other projects' chunks crowded this one's out: look further
 
         def work(tx: ManagedTransaction) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-            near = (self._rows(tx, "memory_vector", project=project, vector=[float(x) for x in vector],
-                               fetch=fetch, k=fetch) if vector is not None else [])
-            text = self._rows(tx, "memory_fulltext", project=project, query=query, fetch=fetch, k=fetch) \
-                if query else []
+            near = search(tx, "memory_vector", vector=[float(x) for x in vector]) if vector is not None else []
+            text = search(tx, "memory_fulltext", query=query) if query else []
             return near, text
 
         near, text = self._read(work)

@@ -269,3 +269,21 @@ def test_the_context_shows_snippets_and_survives_memory_failures(
     svc.memory = False
     ctx = svc.compute(task, debug=True)
     assert not ctx.codebase_context and "Associative memory" not in ctx.markdown
+
+
+def test_another_projects_chunks_do_not_crowd_a_project_out(store: KnowledgeStore, tmp_path: Path) -> None:
+    root = make_project(tmp_path / "shop")
+    crowd = tmp_path / "crowd"
+    crowd.mkdir()
+    for n in range(30):  # many chunks about passwords in another project
+        (crowd / f"pw{n}.md").write_text(f"# Passwords {n}\n\nSign in with a password; login password check.\n",
+                                         encoding="utf-8")
+    index_project(store, root, project="shop")
+    index_project(store, crowd, project="crowd", embeddings=True)
+    if hasattr(store, "MEMORY_FETCH"):
+        store.MEMORY_FETCH = 1  # type: ignore[attr-defined]  # make Neo4j widen its search
+    by_vector, by_text = query(store, "shop", "users cannot sign in with their password login")
+    assert by_vector and by_text
+    assert by_vector[0].chunk.path == "src/auth/login.py" and by_text[0].chunk.path == "src/auth/login.py"
+    assert not any(h.chunk.path.startswith("pw") for h in (*by_vector, *by_text))
+    assert len(by_vector) == 3  # every chunk of shop (one per file), found past the crowd
