@@ -633,18 +633,22 @@ class Neo4jStore:
         query = fulltext_query(terms)
         keep = 2 * k  # rows returned per search: the top k and ties at the cut, re-ranked below
 
-        def search(tx: ManagedTransaction, name: str, **params: Any) -> list[dict[str, Any]]:
+        def search(tx: ManagedTransaction, statement: Callable[[int], list[dict[str, Any]]]) -> list[dict[str, Any]]:
             fetch = self.MEMORY_FETCH * k
             while True:
-                row = self._rows(tx, name, project=project, fetch=fetch, k=keep, **params)[0]
+                row = statement(fetch)[0]
                 hits: list[dict[str, Any]] = row["hits"]
                 if len(hits) >= keep or row["fetched"] < fetch or fetch >= self.MEMORY_FETCH_MAX:
                     return hits
                 fetch *= 8  # other projects' chunks crowded this one's out: look further
 
         def work(tx: ManagedTransaction) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-            near = search(tx, "memory_vector", vector=[float(x) for x in vector]) if vector is not None else []
-            text = search(tx, "memory_fulltext", query=query) if query else []
+            near = search(tx, lambda fetch: self._rows(
+                tx, "memory_vector", project=project, vector=[float(x) for x in vector or ()], fetch=fetch, k=keep,
+            )) if vector is not None else []
+            text = search(tx, lambda fetch: self._rows(
+                tx, "memory_fulltext", project=project, query=query, fetch=fetch, k=keep,
+            )) if query else []
             return near, text
 
         near, text = self._read(work)
