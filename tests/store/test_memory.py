@@ -287,3 +287,24 @@ def test_another_projects_chunks_do_not_crowd_a_project_out(store: KnowledgeStor
     assert by_vector[0].chunk.path == "src/auth/login.py" and by_text[0].chunk.path == "src/auth/login.py"
     assert not any(h.chunk.path.startswith("pw") for h in (*by_vector, *by_text))
     assert len(by_vector) == 3  # every chunk of shop (one per file), found past the crowd
+
+
+def test_the_embedded_index_is_rebuilt_only_when_chunks_change(tmp_path: Path) -> None:
+    local = LocalStore.open(tmp_path / "graph.db")
+    try:
+        root = make_project(tmp_path / "shop")
+        index_project(local, root)
+        query(local, "shop", "password")
+        built = local._memory_index  # type: ignore[attr-defined]
+        local.upsert_tasks([Task(id="t-9", name="Unrelated task")])  # any other write
+        query(local, "shop", "password")
+        assert local._memory_index is built  # type: ignore[attr-defined]
+        (root / "README.md").write_text("# Shop\n\nNow with passwords.\n", encoding="utf-8")
+        index_project(local, root)
+        _, by_text = query(local, "shop", "now with passwords")
+        assert local._memory_index is not built  # type: ignore[attr-defined]
+        assert by_text[0].chunk.path == "README.md"
+        local.clear()
+        assert query(local, "shop", "password") == ([], [])
+    finally:
+        local.close()
