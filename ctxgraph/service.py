@@ -406,8 +406,10 @@ class ContextService:
         )
         query_terms = tuple(terms(task.text))
         try:
-            found = self.store.gather(query)
             history = self.store.history_evidence(query_terms, ranking.MAX_DF_SHARE)
+            # The history ranks every file; the seed's context-map filter is the
+            # fallback for a graph without files only.
+            found = self.store.gather(query.model_copy(update={"context_map": not history.files}))
             memory: MemoryRecall | None = None
             notes: list[str] = []
             if self.memory:

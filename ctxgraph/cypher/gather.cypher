@@ -32,6 +32,9 @@ CALL () {
   }) AS dependencies
 }
 CALL () {
+  // The seed's context-map candidates: only when the history has no files to
+  // rank (an empty graph), as the history's ranking covers every file.
+  WITH 1 AS go WHERE $context_map
   MATCH (f:File)
   WHERE any(k IN $keywords WHERE toLower(f.component) CONTAINS k OR toLower(f.path) CONTAINS k)
      OR any(d IN $domains WHERE toLower(f.notes) CONTAINS d)

@@ -605,16 +605,19 @@ class LocalStore:
         with self._read() as cur:
             rows = cur.execute(
                 """
-                SELECT n.props, group_concat(e.dst_id, char(31)) AS matched, count(*) AS hits
-                FROM edges e JOIN nodes n ON n.label = e.src_label AND n.id = e.src_id
-                WHERE e.type = 'TAGGED' AND e.dst_label = 'Tag'
-                  AND e.dst_id IN (SELECT value FROM json_each(?))
-                  AND e.src_label IN (SELECT value FROM json_each(?))
-                GROUP BY e.src_label, e.src_id
-                ORDER BY hits DESC, coalesce(json_extract(n.props, '$.updated_at'), '') DESC, e.src_id ASC
+                WITH g AS (
+                  SELECT e.src_label AS label, e.src_id AS id, group_concat(e.dst_id, char(31)) AS matched,
+                         count(*) AS hits
+                  FROM json_each(?) t JOIN edges e INDEXED BY edges_by_dst
+                    ON e.dst_label = 'Tag' AND e.dst_id = t.value AND e.type = 'TAGGED'
+                  WHERE e.src_label IN (SELECT value FROM json_each(?))
+                  GROUP BY e.src_label, e.src_id
+                )
+                SELECT n.props, g.matched, g.hits FROM g JOIN nodes n ON n.label = g.label AND n.id = g.id
+                ORDER BY g.hits DESC, coalesce(json_extract(n.props, '$.updated_at'), '') DESC, g.id ASC
                 LIMIT ?
                 """,
-                (json.dumps(list(tags)), json.dumps(_KNOWLEDGE_LABELS), limit),
+                (json.dumps(list(dict.fromkeys(tags))), json.dumps(_KNOWLEDGE_LABELS), limit),
             ).fetchall()
         return [
             KnowledgeHit(
@@ -632,17 +635,19 @@ class LocalStore:
         with self._read() as cur:
             rows = cur.execute(
                 """
-                SELECT n.props, group_concat(e.dst_id, char(31)) AS matched, count(*) AS hits
-                FROM edges e JOIN nodes n ON n.label = 'Task' AND n.id = e.src_id
-                WHERE e.type = 'TAGGED' AND e.src_label = 'Task' AND e.dst_label = 'Tag'
-                  AND e.dst_id IN (SELECT value FROM json_each(?))
-                  AND json_extract(n.props, '$.status') = 'completed'
-                  AND e.src_id NOT IN (SELECT value FROM json_each(?))
-                GROUP BY e.src_id
-                ORDER BY hits DESC, coalesce(json_extract(n.props, '$.completed_at'), '') DESC, e.src_id ASC
+                WITH g AS (
+                  SELECT e.src_id AS id, group_concat(e.dst_id, char(31)) AS matched, count(*) AS hits
+                  FROM json_each(?) t JOIN edges e INDEXED BY edges_by_dst
+                    ON e.dst_label = 'Tag' AND e.dst_id = t.value AND e.type = 'TAGGED'
+                  WHERE e.src_label = 'Task' AND e.src_id NOT IN (SELECT value FROM json_each(?))
+                  GROUP BY e.src_id
+                )
+                SELECT n.props, g.matched, g.hits FROM g JOIN nodes n ON n.label = 'Task' AND n.id = g.id
+                WHERE json_extract(n.props, '$.status') = 'completed'
+                ORDER BY g.hits DESC, coalesce(json_extract(n.props, '$.completed_at'), '') DESC, g.id ASC
                 LIMIT ?
                 """,
-                (json.dumps(list(tags)), json.dumps(list(exclude)), limit),
+                (json.dumps(list(dict.fromkeys(tags))), json.dumps(list(exclude)), limit),
             ).fetchall()
             return [
                 TaskHit(
@@ -764,7 +769,8 @@ class LocalStore:
             keyword_hits=tuple(self.knowledge_by_tags(query.keywords, query.keyword_limit)),
             domain_hits=tuple(self.knowledge_by_tags(query.domains, query.domain_limit)),
             dependencies=tuple(self.dependency_handoffs(query.dep_ids)) if query.dep_ids else (),
-            context_map=tuple(self.context_map(query.keywords, query.domains, query.files)),
+            context_map=tuple(self.context_map(query.keywords, query.domains, query.files))
+            if query.context_map else (),
             context_map_total=self._count("File"),
             related=tuple(self.tasks_by_tags([*query.keywords, *query.domains], query.related_limit,
                                              exclude=query.exclude)),

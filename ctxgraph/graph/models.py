@@ -287,6 +287,8 @@ class GatherQuery(BaseModel):
     related_limit: int
     recent_limit: int
     working_memory: bool
+    #: the seed's context-map candidates (not needed when the history ranks files)
+    context_map: bool = True
 
 
 class TaskEvidence(BaseModel):

@@ -502,6 +502,7 @@ class Neo4jStore:
             "domain_limit": query.domain_limit, "related_tags": [*query.keywords, *query.domains],
             "exclude": list(query.exclude), "related_limit": query.related_limit,
             "working_memory": query.working_memory, "recent_limit": query.recent_limit,
+            "context_map": query.context_map,
         }
         r = self._read(lambda tx: self._rows(tx, "gather", **params))[0]
         recent = [task_from_props(p) for p in r["recent"]]

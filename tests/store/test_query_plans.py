@@ -208,7 +208,9 @@ def test_embedded_compute_reads_from_indexes(traced: tuple[list[str], sqlite3.Co
     for sql in statements:
         plan = _plan(conn, sql)
         short = " ".join(sql.split())[:160]
-        if any(p.startswith("SCAN ") and "VIRTUAL TABLE" not in p for p in plan):
+        # a scan of a table-valued function, or of a CTE's own materialized rows, is not a table scan
+        if any(p.startswith("SCAN ") and "VIRTUAL TABLE" not in p and f"MATERIALIZE {p.split()[1]}" not in plan
+               for p in plan):
             full_scans[short] = plan
         if any(_PREFIX_ONLY.search(p) for p in plan if p.startswith("SEARCH")) and _known(sql) is None:
             label_wide[short] = plan
