@@ -837,8 +837,10 @@ class LocalStore:
             for tid in sorted(matched)
         )
         wanted = set(terms)
+        # model_construct: every field is built here from typed values; validating
+        # one model per file on every context cost more than the rest of the read.
         files = tuple(
-            FileEvidence(entry=entry, touches=corpus.touches.get(entry.path, [0, 0])[0],
+            FileEvidence.model_construct(entry=entry, touches=corpus.touches.get(entry.path, [0, 0])[0],
                          task_len=corpus.touches.get(entry.path, [0, 0])[1], own_len=len(own),
                          own_terms=tuple(t for t in own if t in wanted), in_map=in_map)
             for entry, own, in_map in corpus.files
