@@ -27,7 +27,7 @@ CALL () {
   WITH f, collect(DISTINCT t) AS touching
   ORDER BY f.path
   RETURN collect({
-    props: properties(f), touches: size(touching),
+    props: f {.path, .component, .notes, .in_map}, touches: size(touching),
     task_len: reduce(total = 0, t IN touching | total + coalesce(t.term_count, 0)),
     own_len: size(coalesce(f.terms, [])),
     own_terms: [name IN coalesce(f.terms, []) WHERE name IN $terms]

@@ -534,9 +534,10 @@ class Neo4jStore:
                 for t in sorted(tasks, key=lambda t: t["id"])
             ),
             files=tuple(
-                FileEvidence(entry=file_from_props(f["props"]), touches=f["touches"], task_len=f["task_len"],
-                             own_len=f["own_len"], own_terms=tuple(f["own_terms"]),
-                             in_map=bool(f["props"].get("in_map", True)))
+                FileEvidence.model_construct(
+                    entry=file_from_props(f["props"]), touches=f["touches"], task_len=f["task_len"],
+                    own_len=f["own_len"], own_terms=tuple(f["own_terms"]),
+                    in_map=bool(True if f["props"].get("in_map") is None else f["props"]["in_map"]))
                 for f in files
             ),
         )
