@@ -61,8 +61,22 @@ def task_similarity(history: HistoryEvidence) -> list[tuple[float, str, int]]:
     return [(s[0], s[2], s[3]) for s in scored]
 
 
-def _desc(text: str) -> tuple[int, ...]:
-    return tuple(-ord(c) for c in text)
+class _Inverted(dict[int, str]):
+    """``str.translate`` table mapping every character to its mirror image, so
+    that comparing translated strings orders the originals character by
+    character in reverse (a prefix still first)."""
+
+    def __missing__(self, code: int) -> str:
+        mirrored = chr(0x10FFFF - code)
+        self[code] = mirrored
+        return mirrored
+
+
+_INVERTED = _Inverted()
+
+
+def _desc(text: str) -> str:
+    return text.translate(_INVERTED)
 
 
 def rank_files(history: HistoryEvidence, signals: TaskSignals) -> list[tuple[FileEntry, float, dict[str, float]]]:

@@ -832,8 +832,9 @@ class LocalStore:
                 for tid in tids:
                     matched.setdefault(tid, []).append((name, len(tids)))
         tasks = tuple(
-            TaskEvidence(id=tid, term_count=corpus.completed[tid][0], completed_at=corpus.completed[tid][1],
-                         matched=tuple(sorted(matched[tid])), files=tuple(sorted(corpus.touched_by.get(tid, ()))))
+            TaskEvidence.model_construct(
+                id=tid, term_count=corpus.completed[tid][0], completed_at=corpus.completed[tid][1],
+                matched=tuple(sorted(matched[tid])), files=tuple(sorted(corpus.touched_by.get(tid, ()))))
             for tid in sorted(matched)
         )
         wanted = set(terms)
