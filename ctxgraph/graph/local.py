@@ -99,6 +99,32 @@ CREATE TABLE IF NOT EXISTS edges (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS edges_by_dst ON edges (dst_label, dst_id, type);
 CREATE INDEX IF NOT EXISTS edges_by_type ON edges (type, src_label);
+CREATE INDEX IF NOT EXISTS tasks_finished ON nodes (coalesce(json_extract(props, '$.completed_at'), '') DESC, id DESC)
+    WHERE label = 'Task' AND json_extract(props, '$.status') IN ('completed', 'failed');
+CREATE INDEX IF NOT EXISTS tasks_blocked ON nodes (coalesce(json_extract(props, '$.blocked_at'), ''), id)
+    WHERE label = 'Task' AND json_extract(props, '$.status') = 'blocked';
+"""
+# The working memory's reads name their partial index (``INDEXED BY``: SQLite
+# picks it on its own only after ANALYZE) when the store has it; a store
+# written by an older ctxgraph gets the indexes on its next writing open and is
+# read without them until then.
+_RECENT = """
+SELECT props FROM nodes WHERE label = 'Task' AND json_extract(props, '$.status') IN ('completed', 'failed')
+ORDER BY coalesce(json_extract(props, '$.completed_at'), '') DESC, id DESC LIMIT ?
+"""
+_RECENT_INDEXED = """
+SELECT props FROM nodes INDEXED BY tasks_finished
+WHERE label = 'Task' AND json_extract(props, '$.status') IN ('completed', 'failed')
+ORDER BY coalesce(json_extract(props, '$.completed_at'), '') DESC, id DESC LIMIT ?
+"""
+_BLOCKED = """
+SELECT props FROM nodes WHERE label = 'Task' AND json_extract(props, '$.status') = 'blocked'
+ORDER BY coalesce(json_extract(props, '$.blocked_at'), ''), id
+"""
+_BLOCKED_INDEXED = """
+SELECT props FROM nodes INDEXED BY tasks_blocked
+WHERE label = 'Task' AND json_extract(props, '$.status') = 'blocked'
+ORDER BY coalesce(json_extract(props, '$.blocked_at'), ''), id
 """
 
 _KNOWLEDGE_LABELS = tuple(KIND_LABELS.values())
@@ -179,6 +205,7 @@ class LocalStore:
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.RLock()
         self._writes = 0  # own commits (PRAGMA data_version only counts other connections')
+        self._indexes: set[str] | None = None  # index names, read once per open
         self._corpus_cache: _Corpus | None = None
 
     # -- lifecycle ------------------------------------------------------------
@@ -725,16 +752,17 @@ class LocalStore:
             rows = cur.execute("SELECT props FROM nodes WHERE label = 'File' ORDER BY id").fetchall()
         return [file_from_props(_loads(r[0])) for r in rows]
 
+    def _has_index(self, cur: sqlite3.Cursor, name: str) -> bool:
+        if self._indexes is None:
+            self._indexes = {r[0] for r in cur.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+        return name in self._indexes
+
     def recent_tasks(self, n: int) -> list[RecentTask]:
         with self._read() as cur:
-            rows = cur.execute(
-                """
-                SELECT props FROM nodes WHERE label = 'Task'
-                  AND json_extract(props, '$.status') IN ('completed', 'failed')
-                ORDER BY coalesce(json_extract(props, '$.completed_at'), '') DESC, id DESC LIMIT ?
-                """,
-                (n,),
-            ).fetchall()
+            if self._has_index(cur, "tasks_finished"):
+                rows = cur.execute(_RECENT_INDEXED, (n,)).fetchall()
+            else:
+                rows = cur.execute(_RECENT, (n,)).fetchall()
         out = []
         for (text,) in rows:
             task = task_from_props(_loads(text))
@@ -746,13 +774,10 @@ class LocalStore:
 
     def active_blockers(self) -> list[Blocker]:
         with self._read() as cur:
-            rows = cur.execute(
-                """
-                SELECT props FROM nodes WHERE label = 'Task'
-                  AND json_extract(props, '$.status') = 'blocked'
-                ORDER BY coalesce(json_extract(props, '$.blocked_at'), ''), id
-                """
-            ).fetchall()
+            if self._has_index(cur, "tasks_blocked"):
+                rows = cur.execute(_BLOCKED_INDEXED).fetchall()
+            else:
+                rows = cur.execute(_BLOCKED).fetchall()
         out = []
         for (text,) in rows:
             props = _loads(text)
