@@ -326,8 +326,17 @@ class Neo4jStore:
         self._call(run)
 
     def clear(self) -> None:
-        """Delete everything (tests, ``init --reset``)."""
-        self._write(lambda tx: tx.run(cypher.load("delete_all")).consume())
+        """Delete everything (tests, ``init --reset``), in write transactions of
+        at most ``_CLEAR_BATCH`` nodes: one transaction for the whole graph runs
+        out of Neo4j's default transaction memory at 100k nodes. Not atomic: an
+        interrupted clear leaves part of the graph, and running it again
+        finishes the job."""
+
+        def batch(tx: ManagedTransaction) -> int:
+            return int(self._rows(tx, "delete_all", batch=_CLEAR_BATCH)[0]["deleted"])
+
+        while self._write(batch):
+            pass
 
     def saved_query(self, name: str, **params: Any) -> list[dict[str, Any]]:
         """Run one of the analyst queries (``cypher/analyst/<name>.cypher``) read-only."""
@@ -662,6 +671,7 @@ class Neo4jStore:
 
 
 _RATE_LIMITED = "Neo.ClientError.Security.AuthenticationRateLimit"
+_CLEAR_BATCH = 10_000  # nodes per transaction in clear()
 
 
 def _rate_limited(uri: str, user: str | None) -> str:

@@ -237,3 +237,18 @@ def test_injection_text_round_trips_as_data(store: KnowledgeStore) -> None:
     hits = store.knowledge_by_tags([nasty], 5)
     assert [h.item.summary for h in hits] == [nasty]
     assert store.stats().labels["Task"] == 1
+
+
+def test_clear_empties_a_graph_larger_than_one_batch(store: KnowledgeStore,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    # Neo4j clears in transactions of _CLEAR_BATCH nodes; a batch of 2 makes
+    # this small graph take several.
+    from ctxgraph.graph import neo4j_store
+    monkeypatch.setattr(neo4j_store, "_CLEAR_BATCH", 2)
+    store.upsert_tasks([task("t1"), task("t2", "t1"), task("t3", "t2")])
+    store.apply_handoff(record("t1", item("gotcha", "g", ("a", "b"))))
+    assert store.stats().labels
+    store.clear()
+    assert store.stats().labels == {} and store.stats().relationships == {}
+    store.clear()  # clearing an empty store is a no-op
+    assert store.stats().labels == {}
