@@ -33,7 +33,8 @@ def _print_report(report: Any, fmt: str) -> None:
     if report.skipped:
         reasons: dict[str, int] = {}
         for s in report.skipped:
-            reasons[s.reason.split(":")[0]] = reasons.get(s.reason.split(":")[0], 0) + 1
+            why = s.reason.split(":")[0]
+            reasons[why] = reasons.get(why, 0) + 1
         click.echo("skipped: " + ", ".join(f"{n} {why}" for why, n in sorted(reasons.items())))
 
 

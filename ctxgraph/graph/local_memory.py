@@ -122,7 +122,7 @@ class _Postings:
 class _Index:
     version: tuple[int, int]
     chunks: list[MemoryChunk]
-    projects: list[str]  # per chunk
+    projects: npt.NDArray[np.str_]  # per chunk
     vectors: npt.NDArray[np.float32] | None  # rows of chunks with an embedding
     vector_rows: npt.NDArray[np.int64]  # chunk positions of the matrix rows
     postings: _Postings
@@ -210,7 +210,7 @@ def _memory_index(store: LocalStore) -> _Index:
     index = _Index(
         version=version,
         chunks=[chunk_from_props(r) for r in rows],
-        projects=[str(r.get("project")) for r in rows],
+        projects=np.asarray([str(r.get("project")) for r in rows], dtype=np.str_),
         vectors=vectors,
         vector_rows=np.asarray(vector_rows, dtype=np.int64),
         postings=_Postings.build([str(r.get("search_text") or "") for r in rows]),
@@ -219,7 +219,7 @@ def _memory_index(store: LocalStore) -> _Index:
     return index
 
 
-def _top(scores: npt.NDArray[np.float64], rows: npt.NDArray[np.int64], k: int) -> npt.NDArray[np.int64]:
+def _top(scores: npt.NDArray[np.float64], k: int) -> npt.NDArray[np.int64]:
     """Positions (into ``scores``) of at least the ``k`` best scores, ties at the cut included."""
     if len(scores) <= k:
         return np.arange(len(scores))
@@ -233,14 +233,14 @@ def search(
     """(nearest chunks by cosine, best full-text matches) of ``project``, ``k``
     each, best first."""
     index = _memory_index(store)
-    in_project = np.asarray([p == project for p in index.projects], dtype=bool)
+    in_project = index.projects == project
     by_vector: list[MemoryHit] = []
     if vector is not None and index.vectors is not None:
-        mine = index.vector_rows[in_project[index.vector_rows]] if len(index.vector_rows) else index.vector_rows
-        if len(mine):
-            matrix_rows = np.flatnonzero(in_project[index.vector_rows])
+        matrix_rows = np.flatnonzero(in_project[index.vector_rows])  # this project's rows of the matrix
+        if len(matrix_rows):
+            mine = index.vector_rows[matrix_rows]  # their chunk positions
             sims = (index.vectors[matrix_rows] @ np.asarray(vector, dtype=np.float32)).astype(np.float64)
-            best = _top(sims, mine, k)
+            best = _top(sims, k)
             by_vector = ranked(((index.chunks[int(mine[i])], float(sims[i])) for i in best), COSINE_DECIMALS, k)
     by_text: list[MemoryHit] = []
     query = query_terms(terms)
@@ -248,6 +248,6 @@ def search(
         scores = index.postings.scores(query, len(index.chunks))
         scores[~in_project] = 0.0
         hit = np.flatnonzero(scores > 0)
-        best = hit[_top(scores[hit], hit, k)]
+        best = hit[_top(scores[hit], k)]
         by_text = ranked(((index.chunks[int(i)], float(scores[i])) for i in best), BM25_DECIMALS, k)
     return by_vector, by_text

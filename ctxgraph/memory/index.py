@@ -21,16 +21,17 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Protocol
 
+from ctxgraph.compute.tokens import estimate_tokens
 from ctxgraph.errors import ConfigurationError
 from ctxgraph.graph.models import MemoryChunk, MemoryProject
 from ctxgraph.graph.store import KnowledgeStore
 from ctxgraph.memory.chunk import Chunk, chunk_file
+from ctxgraph.memory.embed import Vectors
 from ctxgraph.memory.scan import Skipped, SourceFile, walk
 from ctxgraph.memory.text import search_text
 
@@ -44,10 +45,6 @@ PROJECT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 MODEL = "all-MiniLM-L6-v2"
 
 Progress = Callable[[int, int], None]
-
-
-class Vectors(Protocol):
-    def embed(self, texts: Sequence[str]) -> object: ...
 
 
 @dataclass
@@ -99,11 +96,9 @@ def file_chunks(source: SourceFile, *, lightweight: bool) -> list[Chunk]:
     if not lightweight or not chunks:
         return chunks
     lines = source.text.splitlines()
-    head = [line for line in lines[:FIRST_LINES]]
+    head = lines[:FIRST_LINES]
     text = "\n".join(head).strip("\n")
     first = next(i for i, line in enumerate(head, start=1) if line.strip())
-    from ctxgraph.compute.tokens import estimate_tokens
-
     return [Chunk(first, min(len(lines), FIRST_LINES), text, estimate_tokens(text))]
 
 
@@ -173,7 +168,7 @@ def index_project(
             assert embedder is not None
             vectors = embedder.embed([f"{r.path}\n{r.text}" for r in rows])
             rows = [r.model_copy(update={"embedding": tuple(float(x) for x in v)})
-                    for r, v in zip(rows, vectors, strict=True)]  # type: ignore[call-overload]
+                    for r, v in zip(rows, vectors, strict=True)]
         replaced = [s.path for s in batch if s.path in state.file_hashes or s.path in known]
         store.write_memory(record(pending_at), rows, replaced)
         report.indexed += len(batch)

@@ -15,11 +15,11 @@ import logging
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Protocol
 
 from ctxgraph.errors import CtxgraphError
 from ctxgraph.graph.models import MemoryHit, MemoryProject, MemoryRecall
 from ctxgraph.graph.store import KnowledgeStore
+from ctxgraph.memory.embed import Vectors
 from ctxgraph.memory.scan import SNIFF_BYTES, inside, is_binary
 
 log = logging.getLogger(__name__)
@@ -29,10 +29,6 @@ TOP_K = 5
 #: Word pieces of the task's text embedded (its title and the start of its
 #: objective): ~25 ms on this project's 2-core machine, against ~105 ms for 256.
 QUERY_PIECES = 64
-
-
-class Vectors(Protocol):
-    def embed(self, texts: Sequence[str], max_pieces: int = ...) -> object: ...
 
 
 def gate(root: Path, hit: MemoryHit) -> str:
@@ -104,7 +100,7 @@ def recall(
 
                 embedder = shared_embedder()
             vectors = embedder.embed([text], max_pieces=QUERY_PIECES)
-            vector = [float(x) for x in vectors[0]]  # type: ignore[index]
+            vector = [float(x) for x in vectors[0]]
         except Exception as exc:  # any embedding failure only costs the vector search
             log.warning("embedding the task failed: %s", exc)
             notes.append(f"associative memory: embedding failed ({exc}); full-text matches only")
