@@ -17,7 +17,12 @@ which files they changed. Four pieces of evidence, fused per file:
   domain in notes +1, mentioned file +3).
 
 Only files of the context map are ranked when one was loaded; files known
-only from handoffs count when there is none.
+only from handoffs count when there is none. A file gone from the map whose
+path without its extension is now a folder of mapped files — a module turned
+into a package, ``pkg/data.py`` into ``pkg/data/*.py`` — passes its votes on
+to those files, each vote divided by the square root of how many there are
+(its history describes code that now lives there; its text is not passed on,
+it would make every file of the package look alike).
 
 ``score = votes + 2 x text + 0.2 x prior + 0.3 x seed`` — weights tuned on the
 click and werkzeug evaluation sets (``ctxgraph eval``). The store returns the
@@ -26,9 +31,10 @@ evidence; every number is computed here, so both stores rank identically.
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from ctxgraph.graph.models import FileEntry, HistoryEvidence
 from ctxgraph.signals import TaskSignals
@@ -61,6 +67,23 @@ def task_similarity(history: HistoryEvidence) -> list[tuple[float, str, int]]:
     return [(s[0], s[2], s[3]) for s in scored]
 
 
+def successors(paths: Iterable[str], mapped: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """Unmapped ``paths`` (with an extension) whose stem is now a folder of
+    ``mapped`` files (sorted), each with those files."""
+    found: dict[str, tuple[str, ...]] = {}
+    known = set(mapped)
+    for path in paths:
+        name = path.rsplit("/", 1)[-1]
+        if path in known or "." not in name.lstrip("."):
+            continue
+        folder = path.rsplit(".", 1)[0] + "/"
+        start = bisect.bisect_left(mapped, folder)
+        end = bisect.bisect_left(mapped, folder[:-1] + chr(ord("/") + 1))
+        if end > start:
+            found[path] = tuple(mapped[start:end])
+    return found
+
+
 class _Inverted(dict[int, str]):
     """``str.translate`` table mapping every character to its mirror image, so
     that comparing translated strings orders the originals character by
@@ -90,12 +113,19 @@ def rank_files(history: HistoryEvidence, signals: TaskSignals) -> list[tuple[Fil
     files = {f.entry.path: f for f in (mapped or history.files)}
     votes: dict[str, float] = defaultdict(float)
     similar = task_similarity(history)[:NEIGHBOURS]
+    moved = successors({p for _, _, i in similar for p in history.tasks[i].files},
+                       sorted(files)) if mapped else {}
     if similar and similar[0][0] > 0:
         top = similar[0][0]
         for score, _, i in similar:
-            touched = [p for p in history.tasks[i].files if p in files]
+            touched = [p for p in history.tasks[i].files if p in files or p in moved]
             for path in touched:
-                votes[path] += (score / top) / math.sqrt(len(touched))
+                vote = (score / top) / math.sqrt(len(touched))
+                if path in files:
+                    votes[path] += vote
+                else:
+                    for successor in moved[path]:
+                        votes[successor] += vote / math.sqrt(len(moved[path]))
 
     # BM25 over per-file documents: own terms + the terms of the tasks that touched it.
     tf: dict[str, Counter[str]] = defaultdict(Counter)
@@ -137,4 +167,4 @@ def rank_files(history: HistoryEvidence, signals: TaskSignals) -> list[tuple[Fil
     return ranked
 
 
-__all__: Sequence[str] = ("rank_files", "task_similarity")
+__all__: Sequence[str] = ("rank_files", "successors", "task_similarity")
