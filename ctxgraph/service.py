@@ -406,7 +406,7 @@ class ContextService:
         )
         query_terms = tuple(terms(task.text))
         try:
-            history = self.store.history_evidence(query_terms, ranking.MAX_DF_SHARE)
+            history = self.store.history_evidence(query_terms, ranking.MAX_DF_SHARE, lim.CONTEXT_MAP_TOP)
             # The history ranks every file; the seed's context-map filter is the
             # fallback for a graph without files only.
             found = self.store.gather(query.model_copy(update={"context_map": not history.files}))

@@ -37,6 +37,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 
 from ctxgraph.graph.models import FileEntry, HistoryEvidence
+from ctxgraph.graph.records import moved_folder
 from ctxgraph.signals import TaskSignals
 
 K1 = 1.2
@@ -46,7 +47,7 @@ TEXT_WEIGHT = 2.0
 PRIOR_WEIGHT = 0.2
 SEED_WEIGHT = 0.3
 #: Terms in more than this share of the finished tasks are left out (no signal).
-MAX_DF_SHARE = 0.5
+MAX_DF_SHARE = 0.1
 
 
 def idf(n: int, df: int) -> float:
@@ -68,15 +69,14 @@ def task_similarity(history: HistoryEvidence) -> list[tuple[float, str, int]]:
 
 
 def successors(paths: Iterable[str], mapped: Sequence[str]) -> dict[str, tuple[str, ...]]:
-    """Unmapped ``paths`` (with an extension) whose stem is now a folder of
-    ``mapped`` files (sorted), each with those files."""
+    """Unmapped ``paths`` whose :func:`~ctxgraph.graph.records.moved_folder`
+    now holds ``mapped`` files (sorted), each with those files."""
     found: dict[str, tuple[str, ...]] = {}
     known = set(mapped)
     for path in paths:
-        name = path.rsplit("/", 1)[-1]
-        if path in known or "." not in name.lstrip("."):
+        folder = moved_folder(path)
+        if path in known or folder is None:
             continue
-        folder = path.rsplit(".", 1)[0] + "/"
         start = bisect.bisect_left(mapped, folder)
         end = bisect.bisect_left(mapped, folder[:-1] + chr(ord("/") + 1))
         if end > start:
@@ -110,11 +110,12 @@ def rank_files(history: HistoryEvidence, signals: TaskSignals) -> list[tuple[Fil
     # A loaded context map is the authority on which files exist: files known only
     # from handoffs (perhaps deleted since) are ranked only when there is no map.
     mapped = [f for f in history.files if f.in_map]
-    files = {f.entry.path: f for f in (mapped or history.files)}
+    has_map = bool(mapped) if history.mapped is None else history.mapped
+    files = {f.entry.path: f for f in (mapped if has_map else history.files)}
     votes: dict[str, float] = defaultdict(float)
     similar = task_similarity(history)[:NEIGHBOURS]
     moved = successors({p for _, _, i in similar for p in history.tasks[i].files},
-                       sorted(files)) if mapped else {}
+                       sorted(files)) if has_map else {}
     if similar and similar[0][0] > 0:
         top = similar[0][0]
         for score, _, i in similar:
@@ -137,9 +138,10 @@ def rank_files(history: HistoryEvidence, signals: TaskSignals) -> list[tuple[Fil
     for path, f in files.items():
         for term in f.own_terms:
             tf[path][term] += 1
-    n_files = len(files)
     lengths = {p: f.task_len + f.own_len for p, f in files.items()}
-    avg_len = (sum(lengths.values()) / n_files) if n_files else 1.0
+    n_files = len(files) if history.n_files is None else history.n_files
+    total_len = sum(lengths.values()) if history.total_file_len is None else history.total_file_len
+    avg_len = (total_len / n_files) if n_files else 1.0
     file_df: Counter[str] = Counter(term for counts in tf.values() for term in counts)
     text: dict[str, float] = {}
     for path, counts in tf.items():

@@ -2,8 +2,13 @@
 // finished-task corpus; the finished tasks mentioning any of $terms with each
 // matched term's document frequency (terms in more than max(1, n x
 // $max_df_share) tasks are left out) and the files their handoffs created or
-// modified; and every file with its history (finished tasks touching it,
-// their total length in terms, the query terms its own text has).
+// modified; whether a context map is loaded; and the rankable files (the
+// map's, else every file) — how many, their documents' total length, and
+// those with evidence, each with its history (finished tasks touching it,
+// their total length in terms, the query terms its own text has): touched by
+// a matched task or in the folder a touched module gone from the map became
+// (pkg/data.py -> pkg/data/, as records.moved_folder), with a query term of
+// their own, or among the $top_files most touched (path breaks ties).
 CALL () {
   MATCH (t:Task {status: 'completed'})
   RETURN count(t) AS n, sum(coalesce(t.term_count, 0)) AS total
@@ -22,15 +27,35 @@ CALL (max_df) {
   }) AS tasks
 }
 CALL () {
+  RETURN EXISTS { MATCH (f:File) WHERE coalesce(f.in_map, true) } AS mapped
+}
+CALL (tasks, mapped) {
+  UNWIND tasks AS task
+  UNWIND task.files AS path
+  WITH DISTINCT path
+  OPTIONAL MATCH (gone:File {path: path})
+  WHERE mapped AND NOT coalesce(gone.in_map, true)
+  WITH path, gone, last(split(path, '/')) AS name
+  WITH path, CASE WHEN gone IS NOT NULL AND substring(name, 1) CONTAINS '.'
+    THEN left(path, size(path) - size(last(split(name, '.'))) - 1) + '/' END AS folder
+  OPTIONAL MATCH (kid:File)
+  WHERE folder IS NOT NULL AND kid.path STARTS WITH folder AND coalesce(kid.in_map, true)
+  WITH collect(DISTINCT path) AS paths, collect(DISTINCT kid.path) AS kids
+  RETURN paths + kids AS touched
+}
+CALL (mapped, touched) {
   MATCH (f:File)
+  WHERE NOT mapped OR coalesce(f.in_map, true)
   OPTIONAL MATCH (f)<-[:MODIFIED|CREATED]-(:Handoff)<-[:HANDED_OFF]-(t:Task {status: 'completed'})
   WITH f, collect(DISTINCT t) AS touching
-  ORDER BY f.path
-  RETURN collect({
-    props: f {.path, .component, .notes, .in_map}, touches: size(touching),
-    task_len: reduce(total = 0, t IN touching | total + coalesce(t.term_count, 0)),
-    own_len: size(coalesce(f.terms, [])),
-    own_terms: [name IN coalesce(f.terms, []) WHERE name IN $terms]
-  }) AS files
+  WITH f, size(touching) AS touches, reduce(total = 0, t IN touching | total + coalesce(t.term_count, 0)) AS task_len,
+       size(coalesce(f.terms, [])) AS own_len, [name IN coalesce(f.terms, []) WHERE name IN $terms] AS own_terms
+  ORDER BY touches DESC, f.path
+  WITH collect({
+    props: f {.path, .component, .notes, .in_map}, touches: touches, task_len: task_len, own_len: own_len,
+    own_terms: own_terms, keep: f.path IN touched OR size(own_terms) > 0
+  }) AS rankable, sum(task_len + own_len) AS total_file_len
+  RETURN size(rankable) AS n_files, total_file_len,
+         [i IN range(0, size(rankable) - 1) WHERE i < $top_files OR rankable[i].keep | rankable[i]] AS files
 }
-RETURN n, total, tasks, files
+RETURN n, total, tasks, mapped, n_files, total_file_len, files

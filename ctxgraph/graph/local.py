@@ -16,6 +16,7 @@ with SQLite's ``mode=ro`` and creates nothing: no file, no schema.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import json
 import logging
@@ -26,7 +27,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -64,6 +65,7 @@ from ctxgraph.graph.records import (
     knowledge_from_props,
     knowledge_props,
     merge_tags,
+    moved_folder,
     task_from_props,
     task_props,
     task_tags,
@@ -192,6 +194,14 @@ class _Corpus:
     touched_by: dict[str, set[str]]  # task id -> files its handoff created or modified
     touches: dict[str, list[int]]  # file -> [finished tasks touching it, their total terms]
     files: list[tuple[FileEntry, tuple[str, ...], bool]]  # entry, its terms, in_map
+    # The rankable files (the map's when one is loaded, else all): indexes into
+    # files by path, most touched first, by own term; their total document length.
+    mapped: bool = False
+    rankable: dict[str, int] = field(default_factory=dict)
+    by_touches: list[int] = field(default_factory=list)
+    by_term: dict[str, list[int]] = field(default_factory=dict)
+    sorted_paths: list[str] = field(default_factory=list)
+    total_file_len: int = 0
 
 
 class LocalStore:
@@ -834,11 +844,22 @@ class LocalStore:
         for (text,) in cur.execute("SELECT props FROM nodes WHERE label = 'File' ORDER BY id"):
             props = _loads(text)
             files.append((file_from_props(props), tuple(props.get("terms") or ()), bool(props.get("in_map", True))))
-        self._corpus_cache = _Corpus(version=version, completed=completed, touched_by=touched_by,
-                                     touches=touches, files=files)
-        return self._corpus_cache
+        corpus = _Corpus(version=version, completed=completed, touched_by=touched_by, touches=touches, files=files)
+        corpus.mapped = any(in_map for _, _, in_map in files)
+        corpus.rankable = {entry.path: i for i, (entry, _, in_map) in enumerate(files)
+                           if in_map or not corpus.mapped}
+        corpus.sorted_paths = sorted(corpus.rankable)
+        corpus.by_touches = sorted(corpus.rankable.values(),
+                                   key=lambda i: (-touches.get(files[i][0].path, [0])[0], files[i][0].path))
+        for i in corpus.rankable.values():
+            file_entry, own, _ = files[i]
+            corpus.total_file_len += len(own) + touches.get(file_entry.path, [0, 0])[1]
+            for term in set(own):
+                corpus.by_term.setdefault(term, []).append(i)
+        self._corpus_cache = corpus
+        return corpus
 
-    def history_evidence(self, terms: Sequence[str], max_df_share: float) -> HistoryEvidence:
+    def history_evidence(self, terms: Sequence[str], max_df_share: float, top_files: int = 10) -> HistoryEvidence:
         with self._read() as cur:
             corpus = self._corpus(cur)
             mentions: dict[str, list[str]] = {}
@@ -869,10 +890,35 @@ class LocalStore:
             FileEvidence.model_construct(entry=entry, touches=corpus.touches.get(entry.path, [0, 0])[0],
                          task_len=corpus.touches.get(entry.path, [0, 0])[1], own_len=len(own),
                          own_terms=tuple(t for t in own if t in wanted), in_map=in_map)
-            for entry, own, in_map in corpus.files
+            for entry, own, in_map in (corpus.files[i] for i in sorted(self._evidence_files(
+                corpus, {p for t in tasks for p in t.files}, wanted, top_files)))
         )
         total = sum(count for count, _ in corpus.completed.values())
-        return HistoryEvidence(n_tasks=n, total_task_len=total, tasks=tasks, files=files)
+        return HistoryEvidence(n_tasks=n, total_task_len=total, tasks=tasks, files=files,
+                               n_files=len(corpus.rankable), total_file_len=corpus.total_file_len,
+                               mapped=corpus.mapped)
+
+    @staticmethod
+    def _evidence_files(corpus: _Corpus, touched: set[str], terms: set[str], top_files: int) -> set[int]:
+        """The rankable files with evidence: touched by a matched task (or, for a
+        module gone from the map, in the folder it became), having a query term
+        of their own, or among the ``top_files`` most touched."""
+        chosen = set(corpus.by_touches[:top_files])
+        for path in touched:
+            i = corpus.rankable.get(path)
+            if i is not None:
+                chosen.add(i)
+                continue
+            folder = moved_folder(path) if corpus.mapped else None
+            if folder is not None:
+                start = bisect.bisect_left(corpus.sorted_paths, folder)
+                for kid in corpus.sorted_paths[start:]:
+                    if not kid.startswith(folder):
+                        break
+                    chosen.add(corpus.rankable[kid])
+        for term in terms:
+            chosen.update(corpus.by_term.get(term, ()))
+        return chosen
 
     def _count(self, label: str) -> int:
         with self._read() as cur:

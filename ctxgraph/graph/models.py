@@ -327,6 +327,14 @@ class HistoryEvidence(BaseModel):
     total_task_len: int
     tasks: tuple[TaskEvidence, ...]
     files: tuple[FileEvidence, ...]
+    #: The rankable files (the context map's when one is loaded, else every
+    #: file) — how many, and their documents' total length in terms (their
+    #: own terms plus the terms of the finished tasks that touched them).
+    #: ``files`` may then be only those with evidence; None: ``files`` is all.
+    n_files: int | None = None
+    total_file_len: int | None = None
+    #: Whether a context map is loaded (None: whether any of ``files`` is in it).
+    mapped: bool | None = None
 
 
 class MemoryChunk(BaseModel):

@@ -531,11 +531,13 @@ class Neo4jStore:
             memory_projects=tuple(MemoryProject(**p) for p in r["projects"]),
         )
 
-    def history_evidence(self, terms: Sequence[str], max_df_share: float) -> HistoryEvidence:
-        row = self._read(lambda tx: self._rows(tx, "history", terms=list(terms), max_df_share=max_df_share))[0]
+    def history_evidence(self, terms: Sequence[str], max_df_share: float, top_files: int = 10) -> HistoryEvidence:
+        row = self._read(lambda tx: self._rows(tx, "history", terms=list(terms), max_df_share=max_df_share,
+                                               top_files=top_files))[0]
         tasks, files = row["tasks"], row["files"]
         return HistoryEvidence(
             n_tasks=row["n"], total_task_len=row["total"] or 0,
+            n_files=row["n_files"], total_file_len=row["total_file_len"] or 0, mapped=row["mapped"],
             tasks=tuple(
                 TaskEvidence(id=t["id"], term_count=t["term_count"], completed_at=t["completed_at"],
                              matched=tuple(sorted((m[0], m[1]) for m in t["matched"])),

@@ -166,6 +166,15 @@ def file_terms(path: str, component: str, notes: str) -> list[str]:
     return list(dict.fromkeys([*path_terms(path), *terms(component), *terms(notes)]))
 
 
+def moved_folder(path: str) -> str | None:
+    """The folder a module would have become as a package: ``pkg/data.py`` ->
+    ``pkg/data/`` (None for a name without an extension: ``Makefile``, ``.env``)."""
+    name = path.rsplit("/", 1)[-1]
+    if "." not in name[1:]:
+        return None
+    return path.rsplit(".", 1)[0] + "/"
+
+
 def file_from_props(props: dict[str, Any], lines: str | None = None) -> FileEntry:
     """The context-map entry of a File node (``in_map`` and ``terms`` stay in the store)."""
     return FileEntry(

@@ -114,10 +114,14 @@ class KnowledgeStore(Protocol):
     def gather(self, query: GatherQuery) -> Candidates:
         """Everything one context needs (one read; one round trip on Neo4j)."""
 
-    def history_evidence(self, terms: Sequence[str], max_df_share: float) -> HistoryEvidence:
+    def history_evidence(self, terms: Sequence[str], max_df_share: float, top_files: int = 10) -> HistoryEvidence:
         """Finished tasks sharing full-text terms with a query (terms in more than
         ``max(1, int(n * max_df_share))`` of the n finished tasks left out), and
-        every context-map file with its history."""
+        the rankable files (the context map's, else every file) with evidence,
+        each with its history: touched by one of those tasks (or, for a module
+        gone from the map, in the folder it became — ``records.moved_folder``),
+        having a query term of its own, or among the ``top_files`` most touched
+        (path breaks ties); with the rankable files' count and total length."""
 
     def clear(self) -> None:
         """Delete every node and relationship."""

@@ -252,3 +252,32 @@ def test_clear_empties_a_graph_larger_than_one_batch(store: KnowledgeStore,
     assert store.stats().labels == {} and store.stats().relationships == {}
     store.clear()  # clearing an empty store is a no-op
     assert store.stats().labels == {}
+
+
+def test_history_evidence_returns_only_files_with_evidence(store: KnowledgeStore) -> None:
+    store.upsert_files([FileEntry(path=p, component=c) for p, c in (
+        ("pkg/data/__init__.py", "data"), ("pkg/data/headers.py", "data.headers"),
+        ("pkg/http.py", "http"), ("pkg/cli.py", "cli"), ("pkg/database.py", "database"))])
+    texts = {"t1": "Parse cookie values", "t2": "Tidy request code", "t3": "Tidy response code"}
+    store.upsert_tasks([
+        Task(id=tid, name=text, objective="", signals=sig(), created_at="2026-01-01T00:00:00Z",
+             updated_at="2026-01-01T00:00:00Z") for tid, text in texts.items()])
+    store.apply_handoff(record("t1", links=(FileLink(rel="MODIFIED", path="pkg/data.py"),)))  # gone from the map
+    store.apply_handoff(record("t2", links=(FileLink(rel="MODIFIED", path="pkg/http.py"),)))
+    store.apply_handoff(record("t3", links=(FileLink(rel="MODIFIED", path="pkg/http.py"),)))
+
+    everything = store.history_evidence(["cookie", "cli"], 1.0, top_files=100)
+    assert everything.mapped is True
+    assert everything.n_files == len(everything.files) == 5  # the map's files only: not pkg/data.py
+    assert everything.total_file_len == sum(f.own_len + f.task_len for f in everything.files)
+
+    found = store.history_evidence(["cookie", "cli"], 1.0, top_files=1)
+    assert [t.id for t in found.tasks] == ["t1"]
+    assert sorted(f.entry.path for f in found.files) == [
+        "pkg/cli.py",  # a query term of its own
+        "pkg/data/__init__.py", "pkg/data/headers.py",  # the folder the touched pkg/data.py became
+        "pkg/http.py",  # the most touched (2 finished tasks)
+    ]  # not pkg/database.py: no evidence, though its path starts with "pkg/data"
+    assert (found.n_files, found.total_file_len) == (everything.n_files, everything.total_file_len)
+    http = next(f for f in found.files if f.entry.path == "pkg/http.py")
+    assert (http.touches, http.own_terms) == (2, ())
