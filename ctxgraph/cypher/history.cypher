@@ -9,6 +9,11 @@
 // a matched task or in the folder a touched module gone from the map became
 // (pkg/data.py -> pkg/data/, as records.moved_folder), with a query term of
 // their own, or among the $top_files most touched (path breaks ties).
+// Every expansion starts from the node in hand (pattern comprehensions, the
+// status tested afterwards): written as MATCH/COUNT/COLLECT with
+// {status: 'completed'} the planner may start from the Task status index
+// instead and hash-join — hundreds of megabytes of transaction memory per
+// context (werkzeug's 1,500 tasks; the synthetic 10,000-node graph).
 CALL () {
   MATCH (t:Task {status: 'completed'})
   RETURN count(t) AS n, sum(coalesce(t.term_count, 0)) AS total
@@ -17,9 +22,10 @@ WITH n, total, CASE WHEN toInteger(n * $max_df_share) < 1 THEN 1 ELSE toInteger(
 CALL (max_df) {
   UNWIND $terms AS name
   MATCH (tm:Term {name: name})
-  WITH tm, COUNT { (tm)<-[:MENTIONS]-(:Task {status: 'completed'}) } AS df
+  WITH tm, [t IN [(tm)<-[:MENTIONS]-(t:Task) | t] WHERE t.status = 'completed'] AS mentioning
+  WITH tm, mentioning, size(mentioning) AS df
   WHERE df > 0 AND df <= max_df
-  MATCH (tm)<-[:MENTIONS]-(t:Task {status: 'completed'})
+  UNWIND mentioning AS t
   WITH t, collect([tm.name, df]) AS matched
   RETURN collect({
     id: t.id, term_count: coalesce(t.term_count, 0), completed_at: coalesce(t.completed_at, ''),
@@ -43,19 +49,21 @@ CALL (tasks, mapped) {
   WITH collect(DISTINCT path) AS paths, collect(DISTINCT kid.path) AS kids
   RETURN paths + kids AS touched
 }
-CALL (mapped, touched) {
+CALL (mapped) {
   MATCH (f:File)
   WHERE NOT mapped OR coalesce(f.in_map, true)
-  OPTIONAL MATCH (f)<-[:MODIFIED|CREATED]-(:Handoff)<-[:HANDED_OFF]-(t:Task {status: 'completed'})
-  WITH f, collect(DISTINCT t) AS touching
+  WITH f, [(f)<-[:MODIFIED|CREATED]-(:Handoff)<-[:HANDED_OFF]-(t:Task) | t] AS handed
+  WITH f, reduce(seen = [], t IN handed |
+    CASE WHEN t.status <> 'completed' OR t IN seen THEN seen ELSE seen + t END) AS touching
   WITH f, size(touching) AS touches, reduce(total = 0, t IN touching | total + coalesce(t.term_count, 0)) AS task_len,
-       size(coalesce(f.terms, [])) AS own_len, [name IN coalesce(f.terms, []) WHERE name IN $terms] AS own_terms
+       size(coalesce(f.terms, [])) AS own_len
   ORDER BY touches DESC, f.path
-  WITH collect({
+  RETURN collect({
     props: f {.path, .component, .notes, .in_map}, touches: touches, task_len: task_len, own_len: own_len,
-    own_terms: own_terms, keep: f.path IN touched OR size(own_terms) > 0
+    own_terms: [name IN coalesce(f.terms, []) WHERE name IN $terms]
   }) AS rankable, sum(task_len + own_len) AS total_file_len
-  RETURN size(rankable) AS n_files, total_file_len,
-         [i IN range(0, size(rankable) - 1) WHERE i < $top_files OR rankable[i].keep | rankable[i]] AS files
 }
-RETURN n, total, tasks, mapped, n_files, total_file_len, files
+RETURN n, total, tasks, mapped, size(rankable) AS n_files, total_file_len,
+       [i IN range(0, size(rankable) - 1)
+        WHERE i < $top_files OR rankable[i].props.path IN touched OR size(rankable[i].own_terms) > 0
+        | rankable[i]] AS files
