@@ -577,7 +577,10 @@ def collect_blocks(
     for h in candidates.related:
         if h.task.id == task.id or h.task.id in dep_ids:
             continue
-        rel = _relevance(h.matched_tags, kw, dom, weights)
+        # Related tasks keep the plain tag count: the store's rarity order already
+        # chose the candidates, and re-ranking them by rarity too named longer
+        # tasks in `ctxgraph eval` (werkzeug +1 token a context, recall the same).
+        rel = _relevance(h.matched_tags, kw, dom, {})
         rt = RelatedTask(id=h.task.id, intent=h.task.intent, summary=h.task.outcome_summary, relevance=rel)
         add(Block(id=f"task:{h.task.id}", section="related_tasks", kind="related_task", scope="task",
                   source="docs", policy=Policy.SUMMARIZABLE, relevance=rel, tag_matches=h.matched_tags,
