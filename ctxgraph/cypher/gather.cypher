@@ -75,11 +75,27 @@ CALL (tag_stats) {
   RETURN collect({props: properties(t), matched: matched, deps: [(t)-[:DEPENDS_ON]->(d:Task) | d.id]}) AS related
 }
 CALL () {
-  MATCH (t:Task)
-  WHERE $working_memory AND t.status IN ['completed', 'failed']
-  WITH t ORDER BY coalesce(t.completed_at, '') DESC, t.id DESC
-  LIMIT $recent_limit
-  RETURN collect(properties(t)) AS recent
+  // The working memory's newest finished tasks: read in completed_at order from
+  // its index and stopped after $recent_limit (not every finished task sorted);
+  // finished tasks without a completion time come last, read only if too few.
+  CALL () {
+    WITH 1 AS go WHERE $working_memory
+    MATCH (t:Task)
+    USING INDEX t:Task(completed_at)
+    WHERE t.completed_at > '' AND t.status IN ['completed', 'failed']
+    WITH t ORDER BY t.completed_at DESC, t.id DESC
+    LIMIT $recent_limit
+    RETURN collect(properties(t)) AS dated
+  }
+  CALL (dated) {
+    // (the statuses as a list that is empty when not needed: no index seek then)
+    UNWIND CASE WHEN $working_memory AND size(dated) < $recent_limit THEN ['completed', 'failed'] ELSE [] END AS status
+    MATCH (t:Task {status: status})
+    WHERE coalesce(t.completed_at, '') = ''
+    WITH t ORDER BY t.id DESC
+    RETURN collect(properties(t)) AS undated
+  }
+  RETURN dated + undated[..($recent_limit - size(dated))] AS recent
 }
 CALL () {
   MATCH (t:Task {status: 'blocked'})

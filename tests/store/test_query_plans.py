@@ -120,10 +120,17 @@ def test_gather_anchors_are_index_seeks(explain: Any) -> None:
     assert "tag:Tag(name) WHERE name = s.name" in seeks  # the candidates, from the tags under the cap
     assert any(op == "Filter" and "s.df <= $max_tag_df" in details for op, details in ops)
     assert "d:Task(id)" in seeks  # dependencies by id
-    assert "t:Task(status) WHERE status IN" in seeks  # working memory: recent tasks
+    # working memory: recent tasks read in completed_at order and stopped at the limit
+    assert "t:Task(completed_at) WHERE completed_at >" in seeks and "PartialTop" in names
     assert "t:Task(status) WHERE status =" in seeks  # working memory: active blockers
     assert "NodeCountFromCountStore" in names  # the context map's size from the count store
     assert _label_scans(ops) <= KNOWN_LABEL_SCANS["gather"]
+
+
+def test_recent_tasks_stop_at_the_limit_in_index_order(explain: Any) -> None:
+    ops = explain("recent_tasks", {"n": 5})
+    assert "t:Task(completed_at) WHERE completed_at >" in " | ".join(_seeks(ops))
+    assert "PartialTop" in {op for op, _ in ops} and not _label_scans(ops)
 
 
 def test_history_anchors_are_index_seeks(explain: Any) -> None:

@@ -256,6 +256,16 @@ def test_recent_tasks_newest_first_limited(store: KnowledgeStore) -> None:
         ("t6", True), ("t5", False), ("t4", True), ("t3", True), ("t2", True)]
     assert recent[0].intent == "Task t6"
     assert recent[0].completed_at == "2026-01-07T00:00:00Z"
+    # finished without a completion time (a status set by hand): after the dated ones, id descending
+    store.upsert_tasks([task("u1"), task("u2")])
+    store.set_status("u1", TaskStatus.FAILED, reason=None, at="2026-02-01T00:00:00Z")
+    store.set_status("u2", TaskStatus.COMPLETED, reason=None, at="2026-02-01T00:00:00Z")
+    assert [r.id for r in store.recent_tasks(5)] == ["t6", "t5", "t4", "t3", "t2"]
+    assert [r.id for r in store.recent_tasks(9)] == ["t6", "t5", "t4", "t3", "t2", "t1", "t0", "u2", "u1"]
+    for n in (5, 8, 9):
+        query = GatherQuery(keywords=(), domains=(), files=(), dep_ids=(), exclude=(), keyword_limit=5,
+                            domain_limit=5, related_limit=5, recent_limit=n, working_memory=True)
+        assert store.gather(query).recent_tasks == tuple(store.recent_tasks(n))
 
 
 def test_injection_text_round_trips_as_data(store: KnowledgeStore) -> None:
