@@ -144,18 +144,19 @@ FROM json_each(?) t
 WHERE EXISTS (SELECT 1 FROM nodes n WHERE n.label = 'Tag' AND n.id = t.value)
 """
 _KNOWLEDGE_BY_TAGS = """
-WITH w AS (SELECT json_extract(value, '$[0]') AS tag, json_extract(value, '$[1]') AS weight FROM json_each(?)),
+WITH w AS (SELECT json_extract(value, '$[0]') AS tag, json_extract(value, '$[1]') AS weight FROM json_each(?1)),
 g AS (
   SELECT e.src_label AS label, e.src_id AS id, group_concat(e.dst_id, char(31)) AS matched,
          round(sum(w.weight), 9) AS score
   FROM w JOIN edges e INDEXED BY edges_by_dst
     ON e.dst_label = 'Tag' AND e.dst_id = w.tag AND e.type = 'TAGGED'
-  WHERE e.src_label IN (SELECT value FROM json_each(?))
+  WHERE e.src_label IN (SELECT value FROM json_each(?2))
   GROUP BY e.src_label, e.src_id
 )
 SELECT n.props, g.matched, g.score FROM g JOIN nodes n ON n.label = g.label AND n.id = g.id
+WHERE g.score >= coalesce((SELECT score FROM g ORDER BY score DESC LIMIT 1 OFFSET ?3 - 1), 0)
 ORDER BY g.score DESC, coalesce(json_extract(n.props, '$.updated_at'), '') DESC, g.id ASC
-LIMIT ?
+LIMIT ?3
 """
 _TASKS_BY_TAGS = """
 WITH w AS (SELECT json_extract(value, '$[0]') AS tag, json_extract(value, '$[1]') AS weight FROM json_each(?)),
