@@ -393,7 +393,7 @@ class ContextService:
     def gather(self, task: Task, signals: TaskSignals) -> Candidates:
         """Phase 2-4 candidates and working memory from the store (the IO half).
 
-        One read (one round trip on Neo4j). If it fails (server down, timeout)
+        One read transaction (two statements on Neo4j). If it fails (server down, timeout)
         the context is computed from nothing stored, with a note in the debug
         section saying what is missing.
         """
@@ -402,14 +402,14 @@ class ContextService:
             dep_ids=task.depends_on, exclude=(task.id, *task.depends_on),
             keyword_limit=lim.KEYWORD_QUERY_LIMIT, domain_limit=lim.DOMAIN_QUERY_LIMIT,
             related_limit=lim.RELATED_TASK_QUERY_LIMIT, recent_limit=lim.RECENT_TASKS,
-            working_memory=task.requires_context,
+            working_memory=task.requires_context, max_tag_df=lim.TAG_DF_CAP,
         )
         query_terms = tuple(terms(task.text))
         try:
-            history = self.store.history_evidence(query_terms, ranking.MAX_DF_SHARE, lim.CONTEXT_MAP_TOP)
-            # The history ranks every file; the seed's context-map filter is the
-            # fallback for a graph without files only.
-            found = self.store.gather(query.model_copy(update={"context_map": not history.files}))
+            # The history ranks the files; the seed's context-map filter is the
+            # fallback for a graph without files only. One read transaction.
+            found, history = self.store.gather_with_history(query, query_terms, ranking.MAX_DF_SHARE,
+                                                           lim.CONTEXT_MAP_TOP)
             memory: MemoryRecall | None = None
             notes: list[str] = []
             if self.memory:

@@ -8,7 +8,7 @@ then the complexity tiers; plus the working memory of seed 004.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -33,6 +33,7 @@ from ctxgraph.graph.models import (
     Task,
     TaskStatus,
 )
+from ctxgraph.graph.rarity import tag_weights
 from ctxgraph.signals import TaskSignals
 
 _OUT = ConfigDict(frozen=True, extra="forbid")
@@ -42,6 +43,8 @@ KEYWORD_WEIGHT = 1.0
 DOMAIN_WEIGHT = 0.5
 #: Added to the tag relevance of knowledge a task's own dependencies discovered.
 DEPENDENCY_BONUS = 2.0
+#: Digits a tag relevance is rounded to (the rarity weights make it a real number).
+RELEVANCE_DIGITS = 4
 #: Files named (snippets and code references) when the associative memory ranks them.
 MEMORY_FILES_TOP = 9
 
@@ -204,23 +207,33 @@ class ComputedContext(BaseModel):
 # ------------------------------------------------------------------------ phases
 
 
-def relevance(matched: Sequence[str], signals: TaskSignals) -> float:
-    """Keyword tags count 1, domain tags 0.5 (a tag that is both counts once, as a keyword)."""
-    return _relevance(matched, frozenset(signals.keywords), frozenset(signals.domains))
+def relevance(matched: Sequence[str], signals: TaskSignals, weights: Mapping[str, float] | None = None) -> float:
+    """Keyword tags count 1, domain tags 0.5 (a tag that is both counts once, as a
+    keyword), each times its rarity weight (``weights``; 1 for a tag without one)."""
+    return _relevance(matched, frozenset(signals.keywords), frozenset(signals.domains), weights or {})
 
 
-def _relevance(matched: Iterable[str], keywords: frozenset[str], domains: frozenset[str]) -> float:
+def _relevance(
+    matched: Iterable[str], keywords: frozenset[str], domains: frozenset[str], weights: Mapping[str, float]
+) -> float:
     score = 0.0
     for tag in matched:
         if tag in keywords:
-            score += KEYWORD_WEIGHT
+            score += KEYWORD_WEIGHT * weights.get(tag, 1.0)
         elif tag in domains:
-            score += DOMAIN_WEIGHT
-    return score
+            score += DOMAIN_WEIGHT * weights.get(tag, 1.0)
+    return round(score, RELEVANCE_DIGITS)
+
+
+def rarity_weights(candidates: Candidates) -> dict[str, float]:
+    """The query tags' rarity weights from the degrees the store returned (finding 3
+    of benchmarks/README.md): two rare matched tags outrank several common ones."""
+    return tag_weights(candidates.tag_df, candidates.tagged_total)
 
 
 def merge_hits(
-    keyword_hits: Sequence[KnowledgeHit], domain_hits: Sequence[KnowledgeHit], signals: TaskSignals
+    keyword_hits: Sequence[KnowledgeHit], domain_hits: Sequence[KnowledgeHit], signals: TaskSignals,
+    weights: Mapping[str, float] | None = None,
 ) -> list[tuple[KnowledgeItem, float]]:
     """Phase 2: merge both queries, dedupe by id, sort by relevance (then recency, id)."""
     merged: dict[str, tuple[KnowledgeItem, set[str]]] = {}
@@ -230,7 +243,7 @@ def merge_hits(
         else:
             merged[hit.item.id] = (hit.item, set(hit.matched_tags))
     kw, dom = frozenset(signals.keywords), frozenset(signals.domains)
-    scored = [(item, _relevance(tags, kw, dom)) for item, tags in merged.values()]
+    scored = [(item, _relevance(tags, kw, dom, weights or {})) for item, tags in merged.values()]
     scored.sort(key=lambda pair: pair[0].id)
     scored.sort(key=lambda pair: pair[0].updated_at or "", reverse=True)
     scored.sort(key=lambda pair: pair[1], reverse=True)
@@ -430,6 +443,7 @@ def collect_blocks(
     blocks: list[Block] = []
     kw, dom = frozenset(signals.keywords), frozenset(signals.domains)
     wanted = kw | dom
+    weights = rarity_weights(candidates)
 
     def add(block: Block, reason: str = "") -> None:
         if reason:
@@ -462,7 +476,7 @@ def collect_blocks(
                   tag_matches=(), importance=1.0, updated_at=dep.task.completed_at,
                   render=_prior(work), fragment=_frag_prior))
         for k in dep.knowledge:
-            rel = DEPENDENCY_BONUS + _relevance(k.tags, kw, dom)
+            rel = DEPENDENCY_BONUS + _relevance(k.tags, kw, dom, weights)
             common: dict[str, Any] = dict(id=k.id, kind=k.kind, scope="task", source="memory",
                                           policy=Policy.SUMMARIZABLE, relevance=rel,
                                           tag_matches=tuple(t for t in k.tags if t in wanted),
@@ -496,7 +510,7 @@ def collect_blocks(
                     "" if k.blocking else "filtered")
 
     # Phase 2: knowledge by tags (what a dependency already brought, or filtered, stays as it was).
-    merged = merge_hits(candidates.keyword_hits, candidates.domain_hits, signals)
+    merged = merge_hits(candidates.keyword_hits, candidates.domain_hits, signals, weights)
     counts = {"pattern": 0, "gotcha": 0, "decision": 0}
     for k, rel in merged:
         if k.kind in counts and not (k.kind == "decision" and k.status == "superseded"):
@@ -563,7 +577,10 @@ def collect_blocks(
     for h in candidates.related:
         if h.task.id == task.id or h.task.id in dep_ids:
             continue
-        rel = _relevance(h.matched_tags, kw, dom)
+        # Related tasks keep the plain tag count: the store's rarity order already
+        # chose the candidates, and re-ranking them by rarity too named longer
+        # tasks in `ctxgraph eval` (werkzeug +1 token a context, recall the same).
+        rel = _relevance(h.matched_tags, kw, dom, {})
         rt = RelatedTask(id=h.task.id, intent=h.task.intent, summary=h.task.outcome_summary, relevance=rel)
         add(Block(id=f"task:{h.task.id}", section="related_tasks", kind="related_task", scope="task",
                   source="docs", policy=Policy.SUMMARIZABLE, relevance=rel, tag_matches=h.matched_tags,

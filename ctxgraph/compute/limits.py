@@ -36,6 +36,11 @@ CONTEXT_MAP_TOP = 10
 RELATED_TASK_QUERY_LIMIT = 8
 #: Working memory (seed 004, phase 1).
 RECENT_TASKS = 5
+#: Tags on more items than this are not read by the knowledge and related-task
+#: candidate queries (benchmarks/README.md, finding 3): their rarity weight is
+#: small (ctxgraph.graph.rarity) and their items were what made these queries
+#: grow with the graph. Small graphs never reach it.
+TAG_DF_CAP = 1_000
 
 
 def limits_for(complexity: Complexity | str) -> Limits:

@@ -1,19 +1,38 @@
-// Everything one context needs, in one round trip: knowledge by keyword tags
-// and by domain tags, the dependencies with their handoffs, context-map
+// Everything one context needs, in one round trip: the query tags' rarity,
+// knowledge by keyword tags and by domain tags, the dependencies with their handoffs, context-map
 // candidates and size, related completed tasks, and working memory.
 CALL () {
-  MATCH (tag:Tag)<-[:TAGGED]-(k:Knowledge)
-  WHERE tag.name IN $keywords
-  WITH k, collect(tag.name) AS matched
-  ORDER BY size(matched) DESC, coalesce(k.updated_at, '') DESC, k.id ASC
+  RETURN COUNT { (:Task) } + COUNT { (:Knowledge) } AS tagged_total
+}
+CALL (tagged_total) {
+  // Each query tag's degree (from the degree store) and rarity weight: the
+  // expression of ctxgraph.graph.rarity.tag_weight, rounded alike.
+  UNWIND $related_tags AS name
+  WITH DISTINCT name
+  MATCH (tag:Tag {name: name})
+  WITH name, COUNT { (tag)<-[:TAGGED]-() } AS df
+  WITH name, df, CASE WHEN tagged_total > df THEN tagged_total ELSE df END AS n
+  RETURN collect({
+    name: name, df: df,
+    weight: CASE WHEN df <= 1 OR tagged_total <= 1 THEN 1.0 ELSE round(log(1.0 + toFloat(n) / df) / log(1.0 + n), 9) END
+  }) AS tag_stats
+}
+CALL (tag_stats) {
+  // Knowledge by keyword tags: tags above the degree cap are not read.
+  UNWIND tag_stats AS s
+  WITH s WHERE s.name IN $keywords AND ($max_tag_df <= 0 OR s.df <= $max_tag_df)
+  MATCH (tag:Tag {name: s.name})<-[:TAGGED]-(k:Knowledge)
+  WITH k, collect(tag.name) AS matched, round(sum(s.weight), 9) AS score
+  ORDER BY score DESC, coalesce(k.updated_at, '') DESC, k.id ASC
   LIMIT $keyword_limit
   RETURN collect({props: properties(k), matched: matched}) AS keyword_hits
 }
-CALL () {
-  MATCH (tag:Tag)<-[:TAGGED]-(k:Knowledge)
-  WHERE tag.name IN $domains
-  WITH k, collect(tag.name) AS matched
-  ORDER BY size(matched) DESC, coalesce(k.updated_at, '') DESC, k.id ASC
+CALL (tag_stats) {
+  UNWIND tag_stats AS s
+  WITH s WHERE s.name IN $domains AND ($max_tag_df <= 0 OR s.df <= $max_tag_df)
+  MATCH (tag:Tag {name: s.name})<-[:TAGGED]-(k:Knowledge)
+  WITH k, collect(tag.name) AS matched, round(sum(s.weight), 9) AS score
+  ORDER BY score DESC, coalesce(k.updated_at, '') DESC, k.id ASC
   LIMIT $domain_limit
   RETURN collect({props: properties(k), matched: matched}) AS domain_hits
 }
@@ -45,20 +64,38 @@ CALL () {
 CALL () {
   RETURN COUNT { (:File) } AS file_count
 }
-CALL () {
-  MATCH (tag:Tag)<-[:TAGGED]-(t:Task)
-  WHERE tag.name IN $related_tags AND t.status = 'completed' AND NOT t.id IN $exclude
-  WITH t, collect(tag.name) AS matched
-  ORDER BY size(matched) DESC, coalesce(t.completed_at, '') DESC, t.id ASC
+CALL (tag_stats) {
+  UNWIND tag_stats AS s
+  WITH s WHERE $max_tag_df <= 0 OR s.df <= $max_tag_df
+  MATCH (tag:Tag {name: s.name})<-[:TAGGED]-(t:Task)
+  WHERE t.status = 'completed' AND NOT t.id IN $exclude
+  WITH t, collect(tag.name) AS matched, round(sum(s.weight), 9) AS score
+  ORDER BY score DESC, coalesce(t.completed_at, '') DESC, t.id ASC
   LIMIT $related_limit
   RETURN collect({props: properties(t), matched: matched, deps: [(t)-[:DEPENDS_ON]->(d:Task) | d.id]}) AS related
 }
 CALL () {
-  MATCH (t:Task)
-  WHERE $working_memory AND t.status IN ['completed', 'failed']
-  WITH t ORDER BY coalesce(t.completed_at, '') DESC, t.id DESC
-  LIMIT $recent_limit
-  RETURN collect(properties(t)) AS recent
+  // The working memory's newest finished tasks: read in completed_at order from
+  // its index and stopped after $recent_limit (not every finished task sorted);
+  // finished tasks without a completion time come last, read only if too few.
+  CALL () {
+    WITH 1 AS go WHERE $working_memory
+    MATCH (t:Task)
+    USING INDEX t:Task(completed_at)
+    WHERE t.completed_at > '' AND t.status IN ['completed', 'failed']
+    WITH t ORDER BY t.completed_at DESC, t.id DESC
+    LIMIT $recent_limit
+    RETURN collect(properties(t)) AS dated
+  }
+  CALL (dated) {
+    // (the statuses as a list that is empty when not needed: no index seek then)
+    UNWIND CASE WHEN $working_memory AND size(dated) < $recent_limit THEN ['completed', 'failed'] ELSE [] END AS status
+    MATCH (t:Task {status: status})
+    WHERE coalesce(t.completed_at, '') = ''
+    WITH t ORDER BY t.id DESC
+    RETURN collect(properties(t)) AS undated
+  }
+  RETURN dated + undated[..($recent_limit - size(dated))] AS recent
 }
 CALL () {
   MATCH (t:Task {status: 'blocked'})
@@ -71,4 +108,5 @@ CALL () {
   WITH p ORDER BY p.id
   RETURN collect(properties(p)) AS projects
 }
-RETURN keyword_hits, domain_hits, dependencies, files, file_count, related, recent, blockers, projects
+RETURN keyword_hits, domain_hits, dependencies, files, file_count, related, recent, blockers, projects,
+       tag_stats, tagged_total

@@ -58,6 +58,7 @@ from ctxgraph.graph.models import (
     TaskHit,
     TaskStatus,
 )
+from ctxgraph.graph.rarity import tag_weights
 from ctxgraph.graph.records import (
     HandoffRecord,
     file_from_props,
@@ -130,6 +131,49 @@ ORDER BY coalesce(json_extract(props, '$.blocked_at'), ''), id
 """
 
 _KNOWLEDGE_LABELS = tuple(KIND_LABELS.values())
+_TAGGABLE_LABELS = json.dumps(["Task", *_KNOWLEDGE_LABELS])
+
+# Tag queries (finding 3 of benchmarks/README.md): the degree of each query tag
+# is counted on the ``edges_by_dst`` index; the candidate queries read the
+# items of the tags under the degree cap only, driven from the tag list, and
+# order them by the sum of their matched tags' rarity weights (given as JSON
+# [[tag, weight], ...], computed by ``ctxgraph.graph.rarity``).
+_TAGGED_TOTAL = "SELECT count(*) FROM nodes WHERE label IN (SELECT value FROM json_each(?))"
+_TAG_DEGREES = """
+SELECT t.value, (SELECT count(*) FROM edges e INDEXED BY edges_by_dst
+                 WHERE e.dst_label = 'Tag' AND e.dst_id = t.value AND e.type = 'TAGGED') AS df
+FROM json_each(?) t
+WHERE EXISTS (SELECT 1 FROM nodes n WHERE n.label = 'Tag' AND n.id = t.value)
+"""
+_KNOWLEDGE_BY_TAGS = """
+WITH w AS (SELECT json_extract(value, '$[0]') AS tag, json_extract(value, '$[1]') AS weight FROM json_each(?1)),
+g AS (
+  SELECT e.src_label AS label, e.src_id AS id, group_concat(e.dst_id, char(31)) AS matched,
+         round(sum(w.weight), 9) AS score
+  FROM w JOIN edges e INDEXED BY edges_by_dst
+    ON e.dst_label = 'Tag' AND e.dst_id = w.tag AND e.type = 'TAGGED'
+  WHERE e.src_label IN (SELECT value FROM json_each(?2))
+  GROUP BY e.src_label, e.src_id
+)
+SELECT n.props, g.matched, g.score FROM g JOIN nodes n ON n.label = g.label AND n.id = g.id
+WHERE g.score >= coalesce((SELECT score FROM g ORDER BY score DESC LIMIT 1 OFFSET ?3 - 1), 0)
+ORDER BY g.score DESC, coalesce(json_extract(n.props, '$.updated_at'), '') DESC, g.id ASC
+LIMIT ?3
+"""
+_TASKS_BY_TAGS = """
+WITH w AS (SELECT json_extract(value, '$[0]') AS tag, json_extract(value, '$[1]') AS weight FROM json_each(?)),
+g AS (
+  SELECT e.src_id AS id, group_concat(e.dst_id, char(31)) AS matched, round(sum(w.weight), 9) AS score
+  FROM w JOIN edges e INDEXED BY edges_by_dst
+    ON e.dst_label = 'Tag' AND e.dst_id = w.tag AND e.type = 'TAGGED'
+  WHERE e.src_label = 'Task' AND e.src_id NOT IN (SELECT value FROM json_each(?))
+  GROUP BY e.src_id
+)
+SELECT n.props, g.matched, g.score FROM g JOIN nodes n ON n.label = 'Task' AND n.id = g.id
+WHERE json_extract(n.props, '$.status') = 'completed'
+ORDER BY g.score DESC, coalesce(json_extract(n.props, '$.completed_at'), '') DESC, g.id ASC
+LIMIT ?
+"""
 
 
 def _loads(text: str) -> dict[str, Any]:
@@ -217,6 +261,7 @@ class LocalStore:
         self._writes = 0  # own commits (PRAGMA data_version only counts other connections')
         self._indexes: set[str] | None = None  # index names, read once per open
         self._corpus_cache: _Corpus | None = None
+        self._tagged_cache: tuple[tuple[int, int], int] | None = None  # (data version, count)
 
     # -- lifecycle ------------------------------------------------------------
 
@@ -636,26 +681,38 @@ class LocalStore:
             ).fetchall()
             return [(a, b) for a, b in rows]
 
-    def knowledge_by_tags(self, tags: Sequence[str], limit: int) -> list[KnowledgeHit]:
+    def _tagged_total(self, cur: sqlite3.Cursor) -> int:
+        """Tasks and knowledge items: the ``n`` of the tag rarity (cached until the database changes)."""
+        version = (int(cur.execute("PRAGMA data_version").fetchone()[0]), self._writes)
+        if self._tagged_cache is None or self._tagged_cache[0] != version:
+            (total,) = cur.execute(_TAGGED_TOTAL, (_TAGGABLE_LABELS,)).fetchone()
+            self._tagged_cache = (version, int(total))
+        return self._tagged_cache[1]
+
+    def _tag_stats(self, cur: sqlite3.Cursor, tags: Sequence[str]) -> tuple[dict[str, int], int]:
+        """Degree of each tag of ``tags`` in the graph (absent tags left out), and the taggable items."""
+        if not tags:
+            return {}, 0
+        rows = cur.execute(_TAG_DEGREES, (json.dumps(list(dict.fromkeys(tags))),)).fetchall()
+        return {name: int(df) for name, df in rows}, self._tagged_total(cur)
+
+    @staticmethod
+    def _weighted(dfs: dict[str, int], total: int, tags: Sequence[str], max_df: int) -> str:
+        """JSON [[tag, weight], ...] of the tags a candidate query reads (``max_df``: 0 for no cap)."""
+        weights = tag_weights(dfs.items(), total)
+        wanted = [t for t in dict.fromkeys(tags) if t in dfs and (max_df <= 0 or dfs[t] <= max_df)]
+        return json.dumps([[t, weights[t]] for t in wanted])
+
+    def knowledge_by_tags(self, tags: Sequence[str], limit: int, *, max_df: int = 0) -> list[KnowledgeHit]:
         if not tags or limit <= 0:
             return []
         with self._read() as cur:
-            rows = cur.execute(
-                """
-                WITH g AS (
-                  SELECT e.src_label AS label, e.src_id AS id, group_concat(e.dst_id, char(31)) AS matched,
-                         count(*) AS hits
-                  FROM json_each(?) t JOIN edges e INDEXED BY edges_by_dst
-                    ON e.dst_label = 'Tag' AND e.dst_id = t.value AND e.type = 'TAGGED'
-                  WHERE e.src_label IN (SELECT value FROM json_each(?))
-                  GROUP BY e.src_label, e.src_id
-                )
-                SELECT n.props, g.matched, g.hits FROM g JOIN nodes n ON n.label = g.label AND n.id = g.id
-                ORDER BY g.hits DESC, coalesce(json_extract(n.props, '$.updated_at'), '') DESC, g.id ASC
-                LIMIT ?
-                """,
-                (json.dumps(list(dict.fromkeys(tags))), json.dumps(_KNOWLEDGE_LABELS), limit),
-            ).fetchall()
+            dfs, total = self._tag_stats(cur, tags)
+            return self._knowledge_hits(cur, self._weighted(dfs, total, tags, max_df), limit)
+
+    @staticmethod
+    def _knowledge_hits(cur: sqlite3.Cursor, weighted: str, limit: int) -> list[KnowledgeHit]:
+        rows = cur.execute(_KNOWLEDGE_BY_TAGS, (weighted, json.dumps(_KNOWLEDGE_LABELS), limit)).fetchall()
         return [
             KnowledgeHit(
                 item=knowledge_from_props(_loads(props)),
@@ -665,34 +722,25 @@ class LocalStore:
         ]
 
     def tasks_by_tags(
-        self, tags: Sequence[str], limit: int, *, exclude: Sequence[str] = ()
+        self, tags: Sequence[str], limit: int, *, exclude: Sequence[str] = (), max_df: int = 0
     ) -> list[TaskHit]:
         if not tags or limit <= 0:
             return []
         with self._read() as cur:
-            rows = cur.execute(
-                """
-                WITH g AS (
-                  SELECT e.src_id AS id, group_concat(e.dst_id, char(31)) AS matched, count(*) AS hits
-                  FROM json_each(?) t JOIN edges e INDEXED BY edges_by_dst
-                    ON e.dst_label = 'Tag' AND e.dst_id = t.value AND e.type = 'TAGGED'
-                  WHERE e.src_label = 'Task' AND e.src_id NOT IN (SELECT value FROM json_each(?))
-                  GROUP BY e.src_id
-                )
-                SELECT n.props, g.matched, g.hits FROM g JOIN nodes n ON n.label = 'Task' AND n.id = g.id
-                WHERE json_extract(n.props, '$.status') = 'completed'
-                ORDER BY g.hits DESC, coalesce(json_extract(n.props, '$.completed_at'), '') DESC, g.id ASC
-                LIMIT ?
-                """,
-                (json.dumps(list(dict.fromkeys(tags))), json.dumps(list(exclude)), limit),
-            ).fetchall()
-            return [
-                TaskHit(
-                    task=task_from_props(_loads(props), self._deps(cur, _loads(props)["id"])),
-                    matched_tags=tuple(sorted(matched.split("\x1f"))),
-                )
-                for props, matched, _ in rows
-            ]
+            dfs, total = self._tag_stats(cur, tags)
+            return self._task_hits(cur, self._weighted(dfs, total, tags, max_df), limit, exclude)
+
+    def _task_hits(
+        self, cur: sqlite3.Cursor, weighted: str, limit: int, exclude: Sequence[str]
+    ) -> list[TaskHit]:
+        rows = cur.execute(_TASKS_BY_TAGS, (weighted, json.dumps(list(exclude)), limit)).fetchall()
+        return [
+            TaskHit(
+                task=task_from_props(_loads(props), self._deps(cur, _loads(props)["id"])),
+                matched_tags=tuple(sorted(matched.split("\x1f"))),
+            )
+            for props, matched, _ in rows
+        ]
 
     def dependency_handoffs(self, task_ids: Sequence[str]) -> list[DependencyHandoff]:
         with self._read() as cur:
@@ -798,21 +846,42 @@ class LocalStore:
         return out
 
     def gather(self, query: GatherQuery) -> Candidates:
-        # In-process: the per-part queries cost no round trips.
+        # In-process: the per-part queries cost no round trips. The tag degrees
+        # are counted once for the three tag queries and returned for the ranking.
         wm = query.working_memory
+        tags = [*query.keywords, *query.domains]
+        with self._read() as cur:
+            dfs, total = self._tag_stats(cur, tags)
+            knowledge_limits = ((query.keywords, query.keyword_limit), (query.domains, query.domain_limit))
+            keyword_hits, domain_hits = (
+                self._knowledge_hits(cur, self._weighted(dfs, total, part, query.max_tag_df), limit)
+                if part and limit > 0 else []
+                for part, limit in knowledge_limits
+            )
+            related = (self._task_hits(cur, self._weighted(dfs, total, tags, query.max_tag_df),
+                                       query.related_limit, query.exclude)
+                       if tags and query.related_limit > 0 else [])
         return Candidates(
-            keyword_hits=tuple(self.knowledge_by_tags(query.keywords, query.keyword_limit)),
-            domain_hits=tuple(self.knowledge_by_tags(query.domains, query.domain_limit)),
+            keyword_hits=tuple(keyword_hits),
+            domain_hits=tuple(domain_hits),
             dependencies=tuple(self.dependency_handoffs(query.dep_ids)) if query.dep_ids else (),
             context_map=tuple(self.context_map(query.keywords, query.domains, query.files))
             if query.context_map else (),
             context_map_total=self._count("File"),
-            related=tuple(self.tasks_by_tags([*query.keywords, *query.domains], query.related_limit,
-                                             exclude=query.exclude)),
+            related=tuple(related),
             recent_tasks=tuple(self.recent_tasks(query.recent_limit)) if wm else (),
             active_blockers=tuple(self.active_blockers()) if wm else (),
             memory_projects=tuple(self.memory_projects()),
+            tag_df=tuple(sorted(dfs.items())),
+            tagged_total=total,
         )
+
+    def gather_with_history(
+        self, query: GatherQuery, terms: Sequence[str], max_df_share: float, top_files: int = 10
+    ) -> tuple[Candidates, HistoryEvidence]:
+        # In-process: two reads cost no round trips (see KnowledgeStore).
+        history = self.history_evidence(terms, max_df_share, top_files)
+        return self.gather(query.model_copy(update={"context_map": not history.files})), history
 
     def _corpus(self, cur: sqlite3.Cursor) -> _Corpus:
         """Corpus-wide facts of the history (cached until the database changes)."""

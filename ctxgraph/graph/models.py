@@ -289,6 +289,10 @@ class GatherQuery(BaseModel):
     working_memory: bool
     #: the seed's context-map candidates (not needed when the history ranks files)
     context_map: bool = True
+    #: tags on more items than this are left out of the knowledge and related-task
+    #: candidates (their rarity weight is next to nothing; reading their items is
+    #: what grew with the graph); 0: no cap
+    max_tag_df: int = 0
 
 
 class TaskEvidence(BaseModel):
@@ -416,6 +420,10 @@ class Candidates(BaseModel):
     query_terms: tuple[str, ...] = ()
     #: every indexed project (the associative memory picks one)
     memory_projects: tuple[MemoryProject, ...] = ()
+    #: (tag, degree) of every query tag found in the graph, and the number of
+    #: taggable items (tasks and knowledge): the evidence of ``ctxgraph.graph.rarity``
+    tag_df: tuple[tuple[str, int], ...] = ()
+    tagged_total: int = 0
     memory: MemoryRecall | None = None
     #: why the associative memory was skipped or partial (debug section only)
     memory_notes: tuple[str, ...] = ()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
 import urllib.parse
 from collections import Counter
@@ -67,6 +68,7 @@ from ctxgraph.graph.models import (
     TaskHit,
     TaskStatus,
 )
+from ctxgraph.graph.rarity import tag_weights
 from ctxgraph.graph.records import (
     HandoffRecord,
     file_from_props,
@@ -198,6 +200,8 @@ class Neo4jStore:
         self.transactions: Counter[str] = Counter()
         #: Seconds a write is re-run after a connection lost during its commit.
         self.max_retry_time = DEFAULT_MAX_RETRY_TIME
+        #: The read transaction this thread's work runs in (``_read`` joins it).
+        self._open_read = threading.local()
 
     # -- lifecycle ----------------------------------------------------------------
 
@@ -274,10 +278,23 @@ class Neo4jStore:
             ) from None
 
     def _read(self, work: Callable[[ManagedTransaction], T]) -> T:
+        """Run ``work`` in a managed read transaction; a read made inside another
+        one's work joins that transaction (so several reads can share one)."""
+        joined: ManagedTransaction | None = getattr(self._open_read, "tx", None)
+        if joined is not None:
+            return work(joined)
+
+        def in_tx(tx: ManagedTransaction) -> T:
+            self._open_read.tx = tx
+            try:
+                return work(tx)
+            finally:
+                self._open_read.tx = None
+
         def run() -> T:
             self.transactions["read"] += 1
             with self._session(neo4j.READ_ACCESS) as session:
-                return session.execute_read(work)
+                return session.execute_read(in_tx)
 
         return self._call(run)
 
@@ -447,25 +464,35 @@ class Neo4jStore:
         rows = self._read(lambda tx: self._rows(tx, "dependency_edges"))
         return [(r["task"], r["dependency"]) for r in rows]
 
-    def knowledge_by_tags(self, tags: Sequence[str], limit: int) -> list[KnowledgeHit]:
+    def _weighted(self, tx: ManagedTransaction, tags: Sequence[str], max_df: int) -> list[list[Any]]:
+        """[[tag, rarity weight], ...] of the tags under the degree cap (``max_df``: 0 for none)."""
+        stats = self._rows(tx, "tag_stats", tags=list(tags))[0]
+        dfs = {name: df for name, df in stats["dfs"]}
+        weights = tag_weights(dfs.items(), stats["total"])
+        return [[t, weights[t]] for t in dict.fromkeys(tags) if t in dfs and (max_df <= 0 or dfs[t] <= max_df)]
+
+    def knowledge_by_tags(self, tags: Sequence[str], limit: int, *, max_df: int = 0) -> list[KnowledgeHit]:
         if not tags or limit <= 0:
             return []
-        rows = self._read(lambda tx: self._rows(tx, "knowledge_by_tags", tags=list(tags), limit=limit))
-        return [_hit(r) for r in rows]
+
+        def work(tx: ManagedTransaction) -> list[dict[str, Any]]:
+            return self._rows(tx, "knowledge_by_tags", weighted=self._weighted(tx, tags, max_df), limit=limit)
+
+        return [_hit(r) for r in self._read(work)]
 
     def tasks_by_tags(
-        self, tags: Sequence[str], limit: int, *, exclude: Sequence[str] = ()
+        self, tags: Sequence[str], limit: int, *, exclude: Sequence[str] = (), max_df: int = 0
     ) -> list[TaskHit]:
         if not tags or limit <= 0:
             return []
-        rows = self._read(
-            lambda tx: self._rows(
-                tx, "tasks_by_tags", tags=list(tags), limit=limit, exclude=list(exclude)
-            )
-        )
+
+        def work(tx: ManagedTransaction) -> list[dict[str, Any]]:
+            return self._rows(tx, "tasks_by_tags", weighted=self._weighted(tx, tags, max_df), limit=limit,
+                              exclude=list(exclude))
+
         return [
             TaskHit(task=task_from_props(r["props"], r["deps"]), matched_tags=tuple(sorted(r["matched"])))
-            for r in rows
+            for r in self._read(work)
         ]
 
     def dependency_handoffs(self, task_ids: Sequence[str]) -> list[DependencyHandoff]:
@@ -504,32 +531,32 @@ class Neo4jStore:
         rows = self._read(lambda tx: self._rows(tx, "active_blockers"))
         return [Blocker(id=r["id"], reason=r["reason"], since=r["since"]) for r in rows]
 
-    def gather(self, query: GatherQuery) -> Candidates:
-        params = {
+    @staticmethod
+    def _gather_params(query: GatherQuery) -> dict[str, Any]:
+        return {
             "keywords": list(query.keywords), "domains": list(query.domains), "files": list(query.files),
             "dep_ids": sorted(set(query.dep_ids)), "keyword_limit": query.keyword_limit,
             "domain_limit": query.domain_limit, "related_tags": [*query.keywords, *query.domains],
             "exclude": list(query.exclude), "related_limit": query.related_limit,
             "working_memory": query.working_memory, "recent_limit": query.recent_limit,
-            "context_map": query.context_map,
+            "context_map": query.context_map, "max_tag_df": query.max_tag_df,
         }
-        r = self._read(lambda tx: self._rows(tx, "gather", **params))[0]
-        recent = [task_from_props(p) for p in r["recent"]]
-        return Candidates(
-            keyword_hits=tuple(_hit(h) for h in r["keyword_hits"]) if query.keywords else (),
-            domain_hits=tuple(_hit(h) for h in r["domain_hits"]) if query.domains else (),
-            dependencies=tuple(_dependency(d) for d in r["dependencies"]),
-            context_map=tuple(file_from_props(p) for p in r["files"]),
-            context_map_total=r["file_count"],
-            related=tuple(
-                TaskHit(task=task_from_props(t["props"], t["deps"]), matched_tags=tuple(sorted(t["matched"])))
-                for t in r["related"]
-            ),
-            recent_tasks=tuple(RecentTask(id=t.id, intent=t.intent, success=t.success, completed_at=t.completed_at)
-                               for t in recent),
-            active_blockers=tuple(Blocker(id=b["id"], reason=b["reason"], since=b["since"]) for b in r["blockers"]),
-            memory_projects=tuple(MemoryProject(**p) for p in r["projects"]),
-        )
+
+    def gather(self, query: GatherQuery) -> Candidates:
+        params = self._gather_params(query)
+        return _candidates(query, self._read(lambda tx: self._rows(tx, "gather", **params))[0])
+
+    def gather_with_history(
+        self, query: GatherQuery, terms: Sequence[str], max_df_share: float, top_files: int = 10
+    ) -> tuple[Candidates, HistoryEvidence]:
+        # One managed read transaction for both statements (finding 6 of
+        # benchmarks/README.md): the nested reads join it (see ``_read``).
+        def work(tx: ManagedTransaction) -> tuple[Candidates, HistoryEvidence]:
+            del tx  # joined by the reads below
+            history = self.history_evidence(terms, max_df_share, top_files)
+            return self.gather(query.model_copy(update={"context_map": not history.files})), history
+
+        return self._read(work)
 
     def history_evidence(self, terms: Sequence[str], max_df_share: float, top_files: int = 10) -> HistoryEvidence:
         row = self._read(lambda tx: self._rows(tx, "history", terms=list(terms), max_df_share=max_df_share,
@@ -685,6 +712,28 @@ def _rate_limited(uri: str, user: str | None) -> str:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip() or type(exc).__name__
     return text.splitlines()[0]
+
+
+def _candidates(query: GatherQuery, r: dict[str, Any]) -> Candidates:
+    """The ``gather`` statement's one row as candidates."""
+    recent = [task_from_props(p) for p in r["recent"]]
+    return Candidates(
+        keyword_hits=tuple(_hit(h) for h in r["keyword_hits"]) if query.keywords else (),
+        domain_hits=tuple(_hit(h) for h in r["domain_hits"]) if query.domains else (),
+        dependencies=tuple(_dependency(d) for d in r["dependencies"]),
+        context_map=tuple(file_from_props(p) for p in r["files"]),
+        context_map_total=r["file_count"],
+        related=tuple(
+            TaskHit(task=task_from_props(t["props"], t["deps"]), matched_tags=tuple(sorted(t["matched"])))
+            for t in r["related"]
+        ),
+        recent_tasks=tuple(RecentTask(id=t.id, intent=t.intent, success=t.success, completed_at=t.completed_at)
+                           for t in recent),
+        active_blockers=tuple(Blocker(id=b["id"], reason=b["reason"], since=b["since"]) for b in r["blockers"]),
+        memory_projects=tuple(MemoryProject(**p) for p in r["projects"]),
+        tag_df=tuple(sorted((s["name"], s["df"]) for s in r["tag_stats"])),
+        tagged_total=r["tagged_total"],
+    )
 
 
 def _dependency(r: dict[str, Any]) -> DependencyHandoff:

@@ -4,8 +4,10 @@ Reads return candidates with their match evidence, never final rankings;
 ranking is the compute pipeline's job. Both implementations (``Neo4jStore``
 and ``LocalStore``) run the same test suite and must give the same answers.
 
-Ordering contract for tag queries: more matched tags first, then the most
-recently updated, then the id ascending.
+Ordering contract for tag queries: the highest sum of the matched tags'
+rarity weights first (``ctxgraph.graph.rarity``; with equally rare tags, more
+matched tags first), then the most recently updated, then the id ascending.
+Tags on more than ``max_df`` items are not read (0: no cap).
 """
 
 from __future__ import annotations
@@ -83,11 +85,11 @@ class KnowledgeStore(Protocol):
     def dependency_edges(self) -> list[tuple[str, str]]:
         """Every (task, dependency) pair, for cycle checks."""
 
-    def knowledge_by_tags(self, tags: Sequence[str], limit: int) -> list[KnowledgeHit]:
+    def knowledge_by_tags(self, tags: Sequence[str], limit: int, *, max_df: int = 0) -> list[KnowledgeHit]:
         """Patterns, gotchas, decisions and open questions sharing a tag."""
 
     def tasks_by_tags(
-        self, tags: Sequence[str], limit: int, *, exclude: Sequence[str] = ()
+        self, tags: Sequence[str], limit: int, *, exclude: Sequence[str] = (), max_df: int = 0
     ) -> list[TaskHit]:
         """Completed tasks sharing a tag (the task's related prior work)."""
 
@@ -113,6 +115,13 @@ class KnowledgeStore(Protocol):
 
     def gather(self, query: GatherQuery) -> Candidates:
         """Everything one context needs (one read; one round trip on Neo4j)."""
+
+    def gather_with_history(
+        self, query: GatherQuery, terms: Sequence[str], max_df_share: float, top_files: int = 10
+    ) -> tuple[Candidates, HistoryEvidence]:
+        """``history_evidence(terms, max_df_share, top_files)``, then ``gather(query)`` with the
+        seed's context map only when the history has no files. On Neo4j both
+        statements run in one read transaction (one ``execute_read``, one commit)."""
 
     def history_evidence(self, terms: Sequence[str], max_df_share: float, top_files: int = 10) -> HistoryEvidence:
         """Finished tasks sharing full-text terms with a query (terms in more than

@@ -46,6 +46,7 @@ GATHER = {
     "related_limit": 8,
     "working_memory": True,
     "recent_limit": 5,
+    "max_tag_df": 1000,
 }
 HISTORY = {"terms": ["api", "cache"], "max_df_share": 0.5}
 WRITES: dict[str, dict[str, Any]] = {
@@ -112,13 +113,24 @@ def test_gather_anchors_are_index_seeks(explain: Any) -> None:
     names = {op for op, _ in ops}
     assert "AllNodesScan" not in names
     seeks = " | ".join(_seeks(ops))
-    assert "tag:Tag(name) WHERE name IN $keywords" in seeks  # knowledge by keyword tags
-    assert "tag:Tag(name) WHERE name = $domains[0]" in seeks or "tag:Tag(name) WHERE name IN $domains" in seeks
+    # the query tags by name, their degree from the degree store (the rarity and
+    # the cap), then knowledge and related tasks by the tags under the cap only
+    assert "tag:Tag(name) WHERE name = name" in seeks
+    assert any(op == "Projection" and "getDegree((tag)<-[:TAGGED]-())" in details for op, details in ops)
+    assert "tag:Tag(name) WHERE name = s.name" in seeks  # the candidates, from the tags under the cap
+    assert any(op == "Filter" and "s.df <= $max_tag_df" in details for op, details in ops)
     assert "d:Task(id)" in seeks  # dependencies by id
-    assert "t:Task(status) WHERE status IN" in seeks  # working memory: recent tasks
+    # working memory: recent tasks read in completed_at order and stopped at the limit
+    assert "t:Task(completed_at) WHERE completed_at >" in seeks and "PartialTop" in names
     assert "t:Task(status) WHERE status =" in seeks  # working memory: active blockers
     assert "NodeCountFromCountStore" in names  # the context map's size from the count store
     assert _label_scans(ops) <= KNOWN_LABEL_SCANS["gather"]
+
+
+def test_recent_tasks_stop_at_the_limit_in_index_order(explain: Any) -> None:
+    ops = explain("recent_tasks", {"n": 5})
+    assert "t:Task(completed_at) WHERE completed_at >" in " | ".join(_seeks(ops))
+    assert "PartialTop" in {op for op, _ in ops} and not _label_scans(ops)
 
 
 def test_history_anchors_are_index_seeks(explain: Any) -> None:
@@ -175,10 +187,8 @@ def _plan(conn: sqlite3.Connection, sql: str) -> list[str]:
 #: with the graph, so they are the embedded store's known hot spots (see
 #: benchmarks/README.md). A new one fails the test; fixing one shrinks the list.
 KNOWN_LABEL_WIDE = {
-    "knowledge_by_tags": "SELECT n.props, group_concat(e.dst_id, char(31)) AS matched, count(*) AS hits FROM edges e "
-    "JOIN nodes n ON n.label = e.src_label",
-    "tasks_by_tags": "SELECT n.props, group_concat(e.dst_id, char(31)) AS matched, count(*) AS hits FROM edges e "
-    "JOIN nodes n ON n.label = 'Task'",
+    # the tag rarity's number of taggable items (cached on PRAGMA data_version)
+    "tagged_total": "SELECT count(*) FROM nodes WHERE label IN (SELECT value FROM json_each(",
     "context_map": "SELECT props FROM nodes WHERE label = 'File' AND (",
     "file_count": "SELECT count(*) FROM nodes WHERE label = 'File'",
     "recent_tasks": "SELECT props FROM nodes WHERE label = 'Task' AND json_extract(props, '$.status') IN",

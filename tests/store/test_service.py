@@ -233,7 +233,8 @@ def test_one_context_is_at_most_two_round_trips_on_neo4j(neo4j_store: object, ex
     svc = ContextService(neo4j_store, extractor)
     _setup(svc)
     task = svc.get_task("t-refresh")
-    before = neo4j_store.statements_run
+    before, reads = neo4j_store.statements_run, neo4j_store.transactions["read"]
     ctx = svc.compute(task)
     assert ctx.prior_work and neo4j_store.statements_run - before == 2
+    assert neo4j_store.transactions["read"] - reads == 1  # history and gather share one transaction
     neo4j_store.clear()

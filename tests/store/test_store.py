@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ctxgraph.errors import UnknownTaskError
-from ctxgraph.graph.models import FileEntry, KnowledgeItem, Severity, Task, TaskStatus
+from ctxgraph.graph.models import FileEntry, GatherQuery, KnowledgeItem, Severity, Task, TaskStatus
 from ctxgraph.graph.records import FileLink, HandoffRecord
 from ctxgraph.graph.store import KnowledgeStore
 from ctxgraph.signals import TaskSignals
@@ -165,6 +165,36 @@ def test_knowledge_by_tags_orders_by_matches_then_recency_then_id(store: Knowled
     assert store.knowledge_by_tags(["nothing"], 10) == []
 
 
+def test_rare_tags_outrank_common_ones_and_tags_above_the_cap_are_not_read(store: KnowledgeStore) -> None:
+    store.upsert_tasks([task("t1")])
+    common = [item("pattern", f"common {n}", ("api", "cache", "db")) for n in range(6)]
+    store.apply_handoff(record("t1", *common, item("gotcha", "planted", ("w1", "w2"), severity=Severity.LOW),
+                               item("decision", "one rare", ("w1",))))
+    hits = store.knowledge_by_tags(["api", "cache", "db", "w1", "w2"], 3)
+    assert [h.item.summary for h in hits] == ["planted", "common 0", "common 1"]  # 2 rare > 3 common > 1 rare
+    assert hits[0].matched_tags == ("w1", "w2")
+    # api, cache and db are on 6 items: above a cap of 5 they are not read
+    assert [h.item.summary for h in store.knowledge_by_tags(["api", "db", "w1"], 10, max_df=5)] == [
+        "one rare", "planted"]
+    assert store.knowledge_by_tags(["api"], 10, max_df=5) == []
+
+
+def test_gather_returns_the_query_tags_degrees(store: KnowledgeStore) -> None:
+    store.upsert_tasks([task("t1", keywords=("api",)), task("t2", keywords=("api", "w1"))])
+    store.apply_handoff(record("t1", item("pattern", "p", ("api", "w1"))))
+    store.apply_handoff(record("t2"))
+    query = GatherQuery(keywords=("api", "w1", "nothing"), domains=(), files=(), dep_ids=(), exclude=(),
+                        keyword_limit=5, domain_limit=5, related_limit=5, recent_limit=5, working_memory=False,
+                        max_tag_df=2)
+    found = store.gather(query)
+    assert found.tag_df == (("api", 3), ("w1", 2)) and found.tagged_total == 3
+    assert [h.item.summary for h in found.keyword_hits] == ["p"] and found.keyword_hits[0].matched_tags == ("w1",)
+    assert [h.task.id for h in found.related] == ["t2"]
+    with_history, history = store.gather_with_history(query, ["api"], 1.0)
+    assert with_history == store.gather(query.model_copy(update={"context_map": not history.files}))
+    assert history == store.history_evidence(["api"], 1.0)
+
+
 def test_tasks_by_tags_only_completed_and_not_excluded(store: KnowledgeStore) -> None:
     store.upsert_tasks([task("a", keywords=("jwt",)), task("b", keywords=("jwt", "login")),
                         task("c", keywords=("jwt",)), task("d", keywords=("login",))])
@@ -226,6 +256,16 @@ def test_recent_tasks_newest_first_limited(store: KnowledgeStore) -> None:
         ("t6", True), ("t5", False), ("t4", True), ("t3", True), ("t2", True)]
     assert recent[0].intent == "Task t6"
     assert recent[0].completed_at == "2026-01-07T00:00:00Z"
+    # finished without a completion time (a status set by hand): after the dated ones, id descending
+    store.upsert_tasks([task("u1"), task("u2")])
+    store.set_status("u1", TaskStatus.FAILED, reason=None, at="2026-02-01T00:00:00Z")
+    store.set_status("u2", TaskStatus.COMPLETED, reason=None, at="2026-02-01T00:00:00Z")
+    assert [r.id for r in store.recent_tasks(5)] == ["t6", "t5", "t4", "t3", "t2"]
+    assert [r.id for r in store.recent_tasks(9)] == ["t6", "t5", "t4", "t3", "t2", "t1", "t0", "u2", "u1"]
+    for n in (5, 8, 9):
+        query = GatherQuery(keywords=(), domains=(), files=(), dep_ids=(), exclude=(), keyword_limit=5,
+                            domain_limit=5, related_limit=5, recent_limit=n, working_memory=True)
+        assert store.gather(query).recent_tasks == tuple(store.recent_tasks(n))
 
 
 def test_injection_text_round_trips_as_data(store: KnowledgeStore) -> None:

@@ -29,6 +29,7 @@ from ctxgraph.graph.models import (
     TaskHit,
     TaskStatus,
 )
+from ctxgraph.graph.rarity import tag_weight, tag_weights
 from ctxgraph.signals import TaskSignals
 
 SIG = TaskSignals(keywords=("jwt", "login", "token"), domains=("auth",),
@@ -81,6 +82,36 @@ def test_relevance_weights_keywords_over_domains() -> None:
     assert relevance(["jwt", "login"], SIG) == 2.0
     assert relevance(["auth"], SIG) == 0.5
     assert relevance(["jwt", "auth", "other"], SIG) == 1.5
+
+
+def test_tag_weight_falls_with_the_tag_degree() -> None:
+    assert tag_weight(1, 10_000) == 1.0 and tag_weight(5, 0) == 1.0  # unique tag; nothing known
+    weights = [tag_weight(df, 10_000) for df in (2, 4, 100, 1_000, 10_000)]
+    assert weights == sorted(weights, reverse=True) and 0 < weights[-1] < 0.1
+    assert tag_weight(50, 10) == tag_weight(50, 50)  # a degree above the total counts as the total
+
+
+def test_relevance_weights_each_tag_by_its_rarity() -> None:
+    weights = {"jwt": 0.5, "auth": 0.2}
+    assert relevance(["jwt", "login"], SIG, weights) == 1.5  # login: no degree known, weight 1
+    assert relevance(["auth"], SIG, weights) == 0.1
+
+
+def test_two_rare_tags_outrank_several_common_ones() -> None:
+    sig = SIG.model_copy(update={"keywords": ("a", "b", "c", "d", "rare1", "rare2")})
+    weights = tag_weights([("a", 900), ("b", 800), ("c", 700), ("d", 600), ("rare1", 4), ("rare2", 4)], 10_000)
+    common, planted = k("pattern", 1, ("a", "b", "c", "d")), k("pattern", 2, ("rare1", "rare2"))
+    merged = merge_hits([hit(common, "a", "b", "c", "d"), hit(planted, "rare1", "rare2")], [], sig, weights)
+    assert [i.id for i, _ in merged] == ["pattern-02", "pattern-01"]
+    assert [i.id for i, _ in merge_hits([hit(common, "a", "b", "c", "d"), hit(planted, "rare1", "rare2")],
+                                        [], sig)] == ["pattern-01", "pattern-02"]  # counting tags
+
+
+def test_compute_weights_knowledge_by_the_degrees_the_store_returned() -> None:
+    common, rare = k("pattern", 1, ("jwt", "login")), k("pattern", 2, ("token",))
+    cands = Candidates(keyword_hits=(hit(common, "jwt", "login"), hit(rare, "token")),
+                       tag_df=(("jwt", 5_000), ("login", 4_000), ("token", 2)), tagged_total=10_000)
+    assert [p.id for p in run(cands).patterns_to_follow] == ["pattern-02", "pattern-01"]
 
 
 def test_merge_dedupes_and_sorts_by_relevance() -> None:
