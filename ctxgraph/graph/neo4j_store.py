@@ -37,6 +37,7 @@ from ctxgraph.errors import (
 )
 from ctxgraph.graph.backup import KNOWLEDGE_LABELS, node_row, rel_row, sorted_rows
 from ctxgraph.graph.backup import batches as backup_batches
+from ctxgraph.graph.handoff_batch import HandoffBatch, link_props, plan_handoffs
 from ctxgraph.graph.memory_records import (
     BM25_DECIMALS,
     COSINE_DECIMALS,
@@ -375,36 +376,35 @@ class Neo4jStore:
         self._write(lambda tx: tx.run(cypher.load("files_upsert"), rows=rows).consume())
 
     def apply_handoff(self, record: HandoffRecord) -> bool:
-        status = TaskStatus.COMPLETED if record.success else TaskStatus.FAILED
-        knowledge = [{"label": k.label, "props": knowledge_props(k)} for k in record.knowledge]
-        files = [file_props(f, in_map=False) for f in record.files]
-        links = []
-        for link in record.links:
-            props: dict[str, Any] = {"reason" if link.rel == "READ_NEXT" else "purpose": link.note}
-            if link.lines:
-                props["lines"] = link.lines
-            links.append({"rel": link.rel, "path": link.path, "props": props})
+        return self.apply_handoffs([record])[0]
 
-        def work(tx: ManagedTransaction) -> bool:
-            state = self._rows(tx, "handoff_state", task_id=record.task_id, id=record.id)[0]
-            if not state["task_exists"]:
-                raise UnknownTaskError(record.task_id)
-            if state["content_hash"] == record.content_hash:
-                return False
-            if state["content_hash"] is not None:
-                tx.run(cypher.load("handoff_clear_links"), id=record.id).consume()
-            tx.run(
-                cypher.load("handoff_write"), task_id=record.task_id, id=record.id,
-                props=record.props(), status=status.value, success=record.success,
-                summary=record.summary, completed_at=record.completed_at,
-            ).consume()
-            if knowledge:
-                tx.run(cypher.load("knowledge_merge"), handoff_id=record.id, rows=knowledge).consume()
-            if files:
-                tx.run(cypher.load("files_fill"), rows=files).consume()
-            if links:
-                tx.run(cypher.load("handoff_links"), handoff_id=record.id, rows=links).consume()
-            return True
+    def apply_handoffs(self, records: Sequence[HandoffRecord]) -> list[bool]:
+        """One write transaction for the batch, one UNWIND statement per kind of
+        row (the batch is folded by :func:`plan_handoffs`, so each node once)."""
+        if not records:
+            return []
+        keys = [{"task_id": r.task_id, "id": r.id} for r in records]
+
+        def work(tx: ManagedTransaction) -> list[bool]:
+            state = self._rows(tx, "handoff_state", rows=keys)
+            for row in state:
+                if not row["task_exists"]:
+                    raise UnknownTaskError(row["task_id"])
+            batch = plan_handoffs(records, {row["id"]: row["content_hash"] for row in state})
+            if batch.replaced:
+                tx.run(cypher.load("handoff_clear_links"), ids=list(batch.replaced)).consume()
+            rows = _handoff_rows(batch)
+            # the links after the nodes they join; a statement with no rows is skipped
+            for statement, batch_rows in (
+                (cypher.load("handoff_write"), rows["handoffs"]),
+                (cypher.load("knowledge_merge"), rows["knowledge"]),
+                (cypher.load("handoff_discovered"), rows["discovered"]),
+                (cypher.load("files_fill"), rows["files"]),
+                (cypher.load("handoff_links"), rows["links"]),
+            ):
+                if batch_rows:
+                    tx.run(statement, rows=batch_rows).consume()
+            return list(batch.written)
 
         return self._write(work)
 
@@ -445,6 +445,11 @@ class Neo4jStore:
 
     def dependency_edges(self) -> list[tuple[str, str]]:
         rows = self._read(lambda tx: self._rows(tx, "dependency_edges"))
+        return [(r["task"], r["dependency"]) for r in rows]
+
+    def dependency_closure(self, task_ids: Sequence[str]) -> list[tuple[str, str]]:
+        ids = sorted(set(task_ids))
+        rows = self._read(lambda tx: self._rows(tx, "dependency_closure", ids=ids))
         return [(r["task"], r["dependency"]) for r in rows]
 
     def knowledge_by_tags(self, tags: Sequence[str], limit: int) -> list[KnowledgeHit]:
@@ -683,6 +688,23 @@ def _rate_limited(uri: str, user: str | None) -> str:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip() or type(exc).__name__
     return text.splitlines()[0]
+
+
+def _handoff_rows(batch: HandoffBatch) -> dict[str, list[dict[str, Any]]]:
+    """The ``$rows`` of each statement writing a folded batch."""
+    return {
+        "handoffs": [
+            {"task_id": h.task_id, "props": h.props(), "success": h.success, "summary": h.summary,
+             "completed_at": h.completed_at,
+             "status": (TaskStatus.COMPLETED if h.success else TaskStatus.FAILED).value}
+            for h in batch.handoffs
+        ],
+        "knowledge": [{"label": k.label, "props": knowledge_props(k)} for k in batch.knowledge],
+        "discovered": [{"handoff_id": h, "id": k.id} for h, k in batch.discovered()],
+        "files": [f.props() for f in batch.files],
+        "links": [{"handoff_id": h, "rel": link.rel, "path": link.path, "props": link_props(link)}
+                  for h, link in batch.links()],
+    }
 
 
 def _dependency(r: dict[str, Any]) -> DependencyHandoff:
