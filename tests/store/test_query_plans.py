@@ -52,24 +52,24 @@ WRITES: dict[str, dict[str, Any]] = {
     "task_upsert": {"rows": [{"props": {"id": "t1", "terms": ["api"]}, "tags": ["api"], "deps": ["t0"]}]},
     "tasks_missing": {"ids": ["t0"]},
     "task_get": {"ids": ["t1"]},
-    "handoff_state": {"task_id": "t1", "id": "handoff:t1"},
-    "handoff_clear_links": {"id": "handoff:t1"},
+    "handoff_state": {"rows": [{"task_id": "t1", "id": "handoff:t1"}]},
+    "handoff_clear_links": {"ids": ["handoff:t1"]},
     "handoff_write": {
-        "task_id": "t1",
-        "id": "handoff:t1",
-        "props": {"id": "handoff:t1"},
-        "status": "completed",
-        "success": True,
-        "summary": "s",
-        "completed_at": "2026-01-01T00:00:00Z",
+        "rows": [{
+            "task_id": "t1",
+            "props": {"id": "handoff:t1"},
+            "status": "completed",
+            "success": True,
+            "summary": "s",
+            "completed_at": "2026-01-01T00:00:00Z",
+        }],
     },
-    "knowledge_merge": {
-        "handoff_id": "handoff:t1",
-        "rows": [{"label": "Pattern", "props": {"id": "pattern:1", "tags": ["api"]}}],
-    },
+    "knowledge_merge": {"rows": [{"label": "Pattern", "props": {"id": "pattern:1", "tags": ["api"]}}]},
+    "handoff_discovered": {"rows": [{"handoff_id": "handoff:t1", "id": "pattern:1"}]},
+    "dependency_closure": {"ids": ["t1"]},
     "files_fill": {"rows": [{"path": "src/a.ts", "terms": ["a"]}]},
     "files_upsert": {"rows": [{"path": "src/a.ts", "terms": ["a"]}]},
-    "handoff_links": {"handoff_id": "handoff:t1", "rows": [{"rel": "CREATED", "path": "src/a.ts", "props": {}}]},
+    "handoff_links": {"rows": [{"handoff_id": "handoff:t1", "rel": "CREATED", "path": "src/a.ts", "props": {}}]},
 }
 
 
