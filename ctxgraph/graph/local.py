@@ -457,7 +457,7 @@ class LocalStore:
         cur.executemany(
             "INSERT INTO edges (src_label, src_id, type, dst_label, dst_id, props) "
             "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET props = excluded.props",
-            [(*src, rel, *dst, _dumps(props)) for src, rel, dst, props in edges],
+            [(*src, rel, *dst, _dumps(props) if props else "{}") for src, rel, dst, props in edges],
         )
 
     @staticmethod
