@@ -37,6 +37,7 @@ from ctxgraph.errors import (
 )
 from ctxgraph.graph.backup import KNOWLEDGE_LABELS, node_row, rel_row, sorted_rows
 from ctxgraph.graph.backup import batches as backup_batches
+from ctxgraph.graph.dependencies import reachable_edges
 from ctxgraph.graph.handoff_batch import HandoffBatch, link_props, plan_handoffs
 from ctxgraph.graph.memory_records import (
     BM25_DECIMALS,
@@ -181,6 +182,12 @@ def make_driver(settings: Neo4jSettings) -> Driver:
 
 def _row(record: neo4j.Record) -> dict[str, Any]:
     return dict(record)
+
+
+#: Up to this many start tasks, a dependency closure is one variable-length pattern.
+CLOSURE_PATTERN_STARTS = 32
+#: Levels of a breadth-first dependency search (one round trip each) before reading every edge.
+CLOSURE_MAX_LEVELS = 16
 
 
 class Neo4jStore:
@@ -448,9 +455,22 @@ class Neo4jStore:
         return [(r["task"], r["dependency"]) for r in rows]
 
     def dependency_closure(self, task_ids: Sequence[str]) -> list[tuple[str, str]]:
+        """A few starts: one variable-length pattern (13 ms for 10 starts on the
+        10,000-node benchmark graph, whose chains are deep). Many: it searches
+        from each start on its own (1.6 s for 1,900 starts, where every edge
+        reads in 72 ms), so a breadth-first search with one visited set runs
+        instead, one statement per level, and past ``CLOSURE_MAX_LEVELS`` levels
+        every edge is read."""
         ids = sorted(set(task_ids))
-        rows = self._read(lambda tx: self._rows(tx, "dependency_closure", ids=ids))
-        return [(r["task"], r["dependency"]) for r in rows]
+        if len(ids) <= CLOSURE_PATTERN_STARTS:
+            rows = self._read(lambda tx: self._rows(tx, "dependency_closure", ids=ids))
+            return sorted({(r["task"], r["dependency"]) for r in rows})
+
+        def step(tx: ManagedTransaction, frontier: list[str]) -> list[tuple[str, str]]:
+            return [(r["task"], r["dependency"]) for r in self._rows(tx, "dependency_step", ids=frontier)]
+
+        found = self._read(lambda tx: reachable_edges(lambda f: step(tx, f), ids, max_levels=CLOSURE_MAX_LEVELS))
+        return self.dependency_edges() if found is None else found
 
     def knowledge_by_tags(self, tags: Sequence[str], limit: int) -> list[KnowledgeHit]:
         if not tags or limit <= 0:

@@ -67,6 +67,7 @@ WRITES: dict[str, dict[str, Any]] = {
     "knowledge_merge": {"rows": [{"label": "Pattern", "props": {"id": "pattern:1", "tags": ["api"]}}]},
     "handoff_discovered": {"rows": [{"handoff_id": "handoff:t1", "id": "pattern:1"}]},
     "dependency_closure": {"ids": ["t1"]},
+    "dependency_step": {"ids": ["t1"]},
     "files_fill": {"rows": [{"path": "src/a.ts", "terms": ["a"]}]},
     "files_upsert": {"rows": [{"path": "src/a.ts", "terms": ["a"]}]},
     "handoff_links": {"rows": [{"handoff_id": "handoff:t1", "rel": "CREATED", "path": "src/a.ts", "props": {}}]},

@@ -106,6 +106,8 @@ def test_cycle_check_reads_only_the_reach_of_the_new_edges(svc: ContextService) 
                    {"id": "d", "depends_on": ["c", "a"]}, {"id": "x"}, {"id": "y", "depends_on": ["x"]}])
     assert svc.store.dependency_closure(["c"]) == [("b", "a"), ("c", "b")]
     assert svc.store.dependency_closure(["x", "b", "zz"]) == [("b", "a")]
+    many = [f"missing-{i}" for i in range(40)]  # many starts: Neo4j searches level by level
+    assert svc.store.dependency_closure([*many, "c", "y"]) == [("b", "a"), ("c", "b"), ("y", "x")]
     assert svc.store.dependency_closure(["d"]) == [("b", "a"), ("c", "b"), ("d", "a"), ("d", "c")]
     # the refused cycle is the one a search over every edge finds (the same message)
     for new_edges in ([("a", "d")], [("b", "d"), ("x", "y")], [("a", "y"), ("x", "d")]):
