@@ -25,6 +25,7 @@ from ctxgraph.compute.tokens import estimate_tokens
 from ctxgraph.errors import CtxgraphError, DependencyCycleError, StoreUnavailableError, UnknownTaskError
 from ctxgraph.graph.dependencies import find_cycle
 from ctxgraph.graph.documents import load_handoff
+from ctxgraph.graph.handoff_batch import HANDOFF_BATCH
 from ctxgraph.graph.local import DEFAULT_PATH, LocalStore
 from ctxgraph.graph.models import (
     Candidates,
@@ -45,11 +46,6 @@ from ctxgraph.graph.store import KnowledgeStore
 from ctxgraph.signals import SignalExtractor, TaskSignals, terms
 
 log = logging.getLogger(__name__)
-
-#: Handoffs written per store transaction by ``ingest_handoffs``: large enough
-#: that a commit's cost is spread thin, small enough that a batch's statements
-#: (and the extractor's work before them) stay a few MB.
-HANDOFF_BATCH = 500
 
 _RUNTIME_FIELDS = ("status", "success", "outcome_summary", "completed_at", "blocked_reason", "blocked_at")
 
@@ -384,11 +380,14 @@ class ContextService:
         handoffs: Sequence[tuple[str, HandoffDoc | Mapping[str, Any] | bytes]],
         *,
         progress: Callable[[int], None] | None = None,
+        batch_size: int = HANDOFF_BATCH,
     ) -> list[IngestResult]:
         """Validate and prepare every handoff first (nothing is written if one is
-        bad), then write them in batches of ``HANDOFF_BATCH``, one transaction each
-        (``progress`` is called with the size of each batch written). A batch
-        leaves the graph that writing its handoffs one by one leaves."""
+        bad), then write them in batches of ``batch_size``, one transaction each
+        (``progress`` is called with the size of each batch once it committed).
+        A batch leaves the graph that writing its handoffs one by one leaves."""
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
         docs = [(source, *_as_handoff(handoff, source)) for source, handoff in handoffs]
         wanted = sorted({doc.task_id for _, doc, _ in docs})
         found = {t.id for t in self.store.get_tasks(wanted)}
@@ -397,17 +396,17 @@ class ContextService:
                 raise UnknownTaskError(doc.task_id, source=source)
         records = [
             record
-            for start in range(0, len(docs), HANDOFF_BATCH)
-            for record in self.prepare_handoffs([(doc, raw) for _, doc, raw in docs[start:start + HANDOFF_BATCH]])
+            for start in range(0, len(docs), batch_size)
+            for record in self.prepare_handoffs([(doc, raw) for _, doc, raw in docs[start:start + batch_size]])
         ]
         results: list[IngestResult] = []
-        for start in range(0, len(records), HANDOFF_BATCH):
-            batch = records[start:start + HANDOFF_BATCH]
+        for start in range(0, len(records), batch_size):
+            batch = records[start:start + batch_size]
             written = self.store.apply_handoffs(batch)
             results += [
                 IngestResult(source=source, task_id=record.task_id, written=w,
                              knowledge=len(record.knowledge), files=len(record.files))
-                for (source, _, _), record, w in zip(docs[start:start + HANDOFF_BATCH], batch, written, strict=True)
+                for (source, _, _), record, w in zip(docs[start:start + batch_size], batch, written, strict=True)
             ]
             if progress:
                 progress(len(batch))

@@ -31,6 +31,11 @@ from typing import Any
 from ctxgraph.graph.models import FileEntry, KnowledgeItem
 from ctxgraph.graph.records import FileLink, HandoffRecord, file_props, merge_tags
 
+#: Handoffs written per store transaction by ``ContextService.ingest_handoffs``
+#: (``ctxgraph ingest handoff --batch-size``): large enough that a commit's cost
+#: is spread thin, small enough that a batch's statements stay a few MB.
+HANDOFF_BATCH = 500
+
 
 @dataclass(frozen=True)
 class FileFill:
