@@ -400,17 +400,14 @@ class Neo4jStore:
             batch = plan_handoffs(records, {row["id"]: row["content_hash"] for row in state})
             if batch.replaced:
                 tx.run(cypher.load("handoff_clear_links"), ids=list(batch.replaced)).consume()
-            rows = _handoff_rows(batch)
-            # the links after the nodes they join; a statement with no rows is skipped
-            for statement, batch_rows in (
-                (cypher.load("handoff_write"), rows["handoffs"]),
-                (cypher.load("knowledge_merge"), rows["knowledge"]),
-                (cypher.load("handoff_discovered"), rows["discovered"]),
-                (cypher.load("files_fill"), rows["files"]),
-                (cypher.load("handoff_links"), rows["links"]),
-            ):
-                if batch_rows:
-                    tx.run(statement, rows=batch_rows).consume()
+            if batch.handoffs:  # else every record was already there
+                rows = _handoff_rows(batch)
+                # the links after the nodes they join (an UNWIND over no rows does nothing)
+                tx.run(cypher.load("handoff_write"), rows=rows["handoffs"]).consume()
+                tx.run(cypher.load("knowledge_merge"), rows=rows["knowledge"]).consume()
+                tx.run(cypher.load("handoff_discovered"), rows=rows["discovered"]).consume()
+                tx.run(cypher.load("files_fill"), rows=rows["files"]).consume()
+                tx.run(cypher.load("handoff_links"), rows=rows["links"]).consume()
             return list(batch.written)
 
         return self._write(work)
