@@ -25,6 +25,7 @@ from ctxgraph.compute.tokens import estimate_tokens
 from ctxgraph.errors import CtxgraphError, DependencyCycleError, StoreUnavailableError, UnknownTaskError
 from ctxgraph.graph.dependencies import find_cycle
 from ctxgraph.graph.documents import load_handoff
+from ctxgraph.graph.handoff_batch import HANDOFF_BATCH
 from ctxgraph.graph.local import DEFAULT_PATH, LocalStore
 from ctxgraph.graph.models import (
     Candidates,
@@ -209,9 +210,15 @@ class ContextService:
         )
 
     def _check_cycles(self, new_edges: Sequence[tuple[str, str]]) -> None:
+        """Refuse ``new_edges`` if they close a cycle. Only the part of the
+        graph reachable from their ends is read: a depth-first search from the
+        new edges' sources visits nothing else, so it finds the same cycle (the
+        same message) as one over every edge, at a cost proportional to the new
+        edges' reach rather than to the store."""
         if not new_edges:
             return
-        cycle = find_cycle(self.store.dependency_edges(), new_edges)
+        reach = self.store.dependency_closure(sorted({t for edge in new_edges for t in edge}))
+        cycle = find_cycle(reach, new_edges)
         if cycle is not None:
             raise DependencyCycleError(cycle)
 
@@ -307,18 +314,24 @@ class ContextService:
 
     def prepare_handoff(self, doc: HandoffDoc, raw: Mapping[str, Any]) -> HandoffRecord:
         """Turn a validated handoff into the record a store writes (no IO)."""
+        return self.prepare_handoffs([(doc, raw)])[0]
+
+    def prepare_handoffs(self, docs: Sequence[tuple[HandoffDoc, Mapping[str, Any]]]) -> list[HandoffRecord]:
+        """:meth:`prepare_handoff` for many handoffs: the knowledge texts of all
+        of them go through the signal extractor in one ``extract_many`` call
+        (one ``nlp.pipe``), not a few texts per handoff."""
+        items = [_handoff_items(doc) for doc, _ in docs]
+        extracted = iter(self.extractor.extract_many([text for found in items for _, text, _, _ in found]))
+        return [
+            self._handoff_record(doc, raw, found, [next(extracted) for _ in found])
+            for (doc, raw), found in zip(docs, items, strict=True)
+        ]
+
+    def _handoff_record(
+        self, doc: HandoffDoc, raw: Mapping[str, Any], items: Sequence[_Item], extracted: Sequence[TaskSignals]
+    ) -> HandoffRecord:
+        """The record of one handoff, given its knowledge items and their signals."""
         completed_at = doc.completed_at or utcnow()
-        items: list[tuple[str, str, dict[str, Any], list[str]]] = []
-        for p in doc.patterns_discovered:
-            items.append(("pattern", p.pattern, {"location": p.location}, p.applies_to))
-        for g in doc.gotchas:
-            items.append(("gotcha", g.issue, {"severity": g.severity}, g.applies_to))
-        for d in doc.decisions:
-            items.append(("decision", d.decision, {"rationale": d.rationale, "status": "active"}, d.applies_to))
-        for q in doc.open_questions:
-            items.append(("open_question", q.question, {"context": q.context,
-                          "recommendation": q.recommendation, "blocking": q.blocking}, q.applies_to))
-        extracted = self.extractor.extract_many([text for _, text, _, _ in items])
         knowledge: dict[str, KnowledgeItem] = {}
         for (kind, text, extra, applies_to), sig in zip(items, extracted, strict=True):
             tags = [self.extractor.normalize_tag(t) for t in applies_to]
@@ -367,25 +380,36 @@ class ContextService:
         handoffs: Sequence[tuple[str, HandoffDoc | Mapping[str, Any] | bytes]],
         *,
         progress: Callable[[int], None] | None = None,
+        batch_size: int = HANDOFF_BATCH,
     ) -> list[IngestResult]:
-        """Validate every handoff first (nothing is written if one is bad), then
-        write each in its own transaction."""
-        records: list[tuple[str, HandoffRecord]] = []
-        for source, handoff in handoffs:
-            doc, raw = _as_handoff(handoff, source)
-            records.append((source, self.prepare_handoff(doc, raw)))
-        wanted = sorted({r.task_id for _, r in records})
+        """Validate and prepare every handoff first (nothing is written if one is
+        bad), then write them in batches of ``batch_size``, one transaction each
+        (``progress`` is called with the size of each batch once it committed).
+        A batch leaves the graph that writing its handoffs one by one leaves."""
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        docs = [(source, *_as_handoff(handoff, source)) for source, handoff in handoffs]
+        wanted = sorted({doc.task_id for _, doc, _ in docs})
         found = {t.id for t in self.store.get_tasks(wanted)}
-        for source, record in records:
-            if record.task_id not in found:
-                raise UnknownTaskError(record.task_id, source=source)
-        results = []
-        for source, record in records:
-            written = self.store.apply_handoff(record)
-            results.append(IngestResult(source=source, task_id=record.task_id, written=written,
-                                        knowledge=len(record.knowledge), files=len(record.files)))
+        for source, doc, _ in docs:
+            if doc.task_id not in found:
+                raise UnknownTaskError(doc.task_id, source=source)
+        records = [
+            record
+            for start in range(0, len(docs), batch_size)
+            for record in self.prepare_handoffs([(doc, raw) for _, doc, raw in docs[start:start + batch_size]])
+        ]
+        results: list[IngestResult] = []
+        for start in range(0, len(records), batch_size):
+            batch = records[start:start + batch_size]
+            written = self.store.apply_handoffs(batch)
+            results += [
+                IngestResult(source=source, task_id=record.task_id, written=w,
+                             knowledge=len(record.knowledge), files=len(record.files))
+                for (source, _, _), record, w in zip(docs[start:start + batch_size], batch, written, strict=True)
+            ]
             if progress:
-                progress(1)
+                progress(len(batch))
         return results
 
     # -- compute -------------------------------------------------------------------
@@ -473,6 +497,25 @@ def _as_task(value: Task | TaskDoc | Mapping[str, Any]) -> Task:
     from ctxgraph.graph.documents import validate
 
     return validate(TaskDoc, dict(value), "<task>").to_task()
+
+
+#: A knowledge item a handoff names: (kind, text, extra fields, applies_to).
+_Item = tuple[str, str, dict[str, Any], list[str]]
+
+
+def _handoff_items(doc: HandoffDoc) -> list[_Item]:
+    """The knowledge items a handoff names, in document order."""
+    items: list[_Item] = []
+    for p in doc.patterns_discovered:
+        items.append(("pattern", p.pattern, {"location": p.location}, p.applies_to))
+    for g in doc.gotchas:
+        items.append(("gotcha", g.issue, {"severity": g.severity}, g.applies_to))
+    for d in doc.decisions:
+        items.append(("decision", d.decision, {"rationale": d.rationale, "status": "active"}, d.applies_to))
+    for q in doc.open_questions:
+        items.append(("open_question", q.question, {"context": q.context,
+                      "recommendation": q.recommendation, "blocking": q.blocking}, q.applies_to))
+    return items
 
 
 def _as_handoff(

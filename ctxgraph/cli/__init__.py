@@ -16,6 +16,7 @@ import click
 
 from ctxgraph.errors import CtxgraphError, InvalidDocumentError, StoreUnavailableError, UnknownTaskError
 from ctxgraph.graph.documents import decode, expand_paths, load_context_map, load_tasks, parse_structured, validate
+from ctxgraph.graph.handoff_batch import HANDOFF_BATCH
 from ctxgraph.graph.models import Complexity, Task, TaskDoc, TaskStatus
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -401,13 +402,17 @@ def ingest() -> None:
 
 @ingest.command("handoff")
 @click.argument("paths", nargs=-1, required=True)
+@click.option("--batch-size", type=click.IntRange(min=1), default=HANDOFF_BATCH, show_default=True,
+              help="Handoffs written per transaction.")
 @store_options
 @format_option
-def ingest_handoff(paths: tuple[str, ...], fmt: str, **kwargs: Any) -> None:
+def ingest_handoff(paths: tuple[str, ...], batch_size: int, fmt: str, **kwargs: Any) -> None:
     """Ingest structured handoffs (YAML or JSON): files, folders, or - for stdin.
 
     Every document is validated before anything is written: one bad document
-    refuses the whole run. Ingesting the same handoff again changes nothing.
+    refuses the whole run. Then they are written in batches, one transaction
+    each: an interrupted run keeps the batches that committed, and running it
+    again finishes it. Ingesting the same handoff again changes nothing.
     """
     inputs: list[tuple[str, bytes]] = []
     for raw in paths:
@@ -424,7 +429,7 @@ def ingest_handoff(paths: tuple[str, ...], fmt: str, **kwargs: Any) -> None:
     bar = click.progressbar(length=len(inputs), label="Ingesting handoffs", file=sys.stderr,
                             hidden=len(inputs) < 10)
     with open_service(_store_params(kwargs)) as svc, bar:
-        results = svc.ingest_handoffs(inputs, progress=bar.update)
+        results = svc.ingest_handoffs(inputs, progress=bar.update, batch_size=batch_size)
     if fmt == "json":
         _echo_json([r.model_dump(mode="json") for r in results])
         return

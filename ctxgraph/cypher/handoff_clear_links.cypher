@@ -1,3 +1,4 @@
-// Drop the outgoing links of a handoff about to be replaced by a new version.
-MATCH (h:Handoff {id: $id})-[r]->()
+// Drop the outgoing links of the handoffs ($ids) about to be replaced by a new version.
+UNWIND $ids AS id
+MATCH (h:Handoff {id: id})-[r]->()
 DELETE r

@@ -1,8 +1,8 @@
-// Links from a handoff to files ($rows: [{rel, path, props}]), rel one of
-// CREATED, MODIFIED, READ_NEXT. One static MERGE per type: a dynamic
+// Links from handoffs to files ($rows: [{handoff_id, rel, path, props}]), rel
+// one of CREATED, MODIFIED, READ_NEXT. One static MERGE per type: a dynamic
 // relationship type in MERGE takes the first row's type for every row on 5.26.
-MATCH (h:Handoff {id: $handoff_id})
 UNWIND $rows AS row
+MATCH (h:Handoff {id: row.handoff_id})
 MATCH (f:File {path: row.path})
 CALL (h, f, row) {
   WITH * WHERE row.rel = 'CREATED'

@@ -1,11 +1,13 @@
-// Write the handoff node and mark its task completed (or failed).
-MATCH (t:Task {id: $task_id})
-MERGE (h:Handoff {id: $id})
-SET h = $props
+// Write handoff nodes and mark their tasks completed (or failed); $rows:
+// [{task_id, props, status, success, summary, completed_at}], one per handoff.
+UNWIND $rows AS row
+MATCH (t:Task {id: row.task_id})
+MERGE (h:Handoff {id: row.props.id})
+SET h = row.props
 MERGE (t)-[:HANDED_OFF]->(h)
-SET t.status = $status,
-    t.success = $success,
-    t.outcome_summary = $summary,
-    t.completed_at = $completed_at,
-    t.updated_at = $completed_at
+SET t.status = row.status,
+    t.success = row.success,
+    t.outcome_summary = row.summary,
+    t.completed_at = row.completed_at,
+    t.updated_at = row.completed_at
 REMOVE t.blocked_reason, t.blocked_at

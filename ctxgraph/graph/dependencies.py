@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import networkx as nx
 
@@ -22,3 +22,23 @@ def find_cycle(edges: Iterable[tuple[str, str]], new_edges: Iterable[tuple[str, 
         return None
     return [edge[0] for edge in cycle] + [cycle[0][0]]
 
+
+
+def reachable_edges(
+    step: Callable[[list[str]], list[tuple[str, str]]], start: Iterable[str], *, max_levels: int
+) -> list[tuple[str, str]] | None:
+    """The (task, dependency) edges reachable from ``start``, sorted, found by a
+    breadth-first search whose ``step`` returns the edges out of a frontier;
+    None when the search would need more than ``max_levels`` steps (the caller
+    then reads every edge: one query beats many round trips)."""
+    seen = set(start)
+    frontier = sorted(seen)
+    edges: list[tuple[str, str]] = []
+    for _ in range(max_levels):
+        if not frontier:
+            break
+        found = step(frontier)
+        edges += found
+        frontier = sorted({dep for _, dep in found} - seen)
+        seen.update(frontier)
+    return None if frontier else sorted(edges)

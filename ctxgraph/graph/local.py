@@ -35,6 +35,7 @@ from ctxgraph.errors import InvalidDocumentError, StoreUnavailableError, Unknown
 from ctxgraph.graph import local_memory
 from ctxgraph.graph.backup import batches as backup_batches
 from ctxgraph.graph.backup import node_row, rel_row, sorted_rows
+from ctxgraph.graph.handoff_batch import FileFill, link_props, plan_handoffs
 from ctxgraph.graph.models import (
     KIND_LABELS,
     Blocker,
@@ -187,6 +188,17 @@ def _lower(value: str | None) -> str | None:
 
 def _dumps(props: dict[str, Any]) -> str:
     return json.dumps(props, sort_keys=True, ensure_ascii=False)
+
+
+def _finished(task: dict[str, Any], record: HandoffRecord) -> dict[str, Any]:
+    """The task's properties once ``record`` (its handoff) is written."""
+    done = {k: v for k, v in task.items() if k not in ("blocked_reason", "blocked_at")}
+    done.update(
+        status=(TaskStatus.COMPLETED if record.success else TaskStatus.FAILED).value,
+        success=record.success, outcome_summary=record.summary,
+        completed_at=record.completed_at, updated_at=record.completed_at,
+    )
+    return done
 
 
 def _probe(conn: sqlite3.Connection) -> None:
@@ -464,11 +476,25 @@ class LocalStore:
         return _loads(row[0]) if row else None
 
     @staticmethod
+    def _nodes(cur: sqlite3.Cursor, label: str, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """The properties of the ``label`` nodes among ``ids``, by id (one query)."""
+        rows = cur.execute(
+            "SELECT id, props FROM nodes WHERE label = ? AND id IN (SELECT value FROM json_each(?))",
+            (label, json.dumps(sorted(set(ids)))),
+        ).fetchall()
+        return {str(i): _loads(p) for i, p in rows}
+
+    @staticmethod
     def _put_node(cur: sqlite3.Cursor, label: str, props: dict[str, Any]) -> None:
-        cur.execute(
+        LocalStore._put_nodes(cur, [(label, props)])
+
+    @staticmethod
+    def _put_nodes(cur: sqlite3.Cursor, nodes: Iterable[tuple[str, dict[str, Any]]]) -> None:
+        """Create or overwrite (label, props) nodes in one ``executemany``."""
+        cur.executemany(
             "INSERT INTO nodes (label, id, props) VALUES (?, ?, ?) "
             "ON CONFLICT (label, id) DO UPDATE SET props = excluded.props",
-            (label, props["id"], _dumps(props)),
+            [(label, props["id"], _dumps(props)) for label, props in nodes],
         )
 
     @staticmethod
@@ -476,29 +502,36 @@ class LocalStore:
         cur: sqlite3.Cursor, src: tuple[str, str], rel: str, dst: tuple[str, str],
         props: dict[str, Any] | None = None,
     ) -> None:
-        cur.execute(
+        LocalStore._put_edges(cur, [(src, rel, dst, props or {})])
+
+    @staticmethod
+    def _put_edges(
+        cur: sqlite3.Cursor, edges: Iterable[tuple[tuple[str, str], str, tuple[str, str], dict[str, Any]]]
+    ) -> None:
+        """Create or overwrite (src, type, dst, props) edges in one ``executemany``."""
+        cur.executemany(
             "INSERT INTO edges (src_label, src_id, type, dst_label, dst_id, props) "
             "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET props = excluded.props",
-            (*src, rel, *dst, _dumps(props or {})),
+            [(*src, rel, *dst, _dumps(props) if props else "{}") for src, rel, dst, props in edges],
+        )
+
+    @staticmethod
+    def _named(cur: sqlite3.Cursor, label: str, names: Iterable[str]) -> None:
+        """Create the missing ``Tag``/``Term`` nodes among ``names``."""
+        cur.executemany(
+            "INSERT INTO nodes (label, id, props) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+            [(label, name, _dumps({"id": name, "name": name})) for name in names],
         )
 
     def _mention(self, cur: sqlite3.Cursor, src: tuple[str, str], names: Sequence[str]) -> None:
         """Link ``src`` to its full-text terms (replacing earlier links)."""
         cur.execute("DELETE FROM edges WHERE src_label = ? AND src_id = ? AND type = 'MENTIONS'", src)
-        for name in names:
-            cur.execute(
-                "INSERT INTO nodes (label, id, props) VALUES ('Term', ?, ?) ON CONFLICT DO NOTHING",
-                (name, _dumps({"id": name, "name": name})),
-            )
-            self._put_edge(cur, src, "MENTIONS", ("Term", name))
+        self._named(cur, "Term", names)
+        self._put_edges(cur, [(src, "MENTIONS", ("Term", name), {}) for name in names])
 
     def _tag(self, cur: sqlite3.Cursor, src: tuple[str, str], names: Sequence[str]) -> None:
-        for name in names:
-            cur.execute(
-                "INSERT INTO nodes (label, id, props) VALUES ('Tag', ?, ?) ON CONFLICT DO NOTHING",
-                (name, _dumps({"id": name, "name": name})),
-            )
-            self._put_edge(cur, src, "TAGGED", ("Tag", name))
+        self._named(cur, "Tag", names)
+        self._put_edges(cur, [(src, "TAGGED", ("Tag", name), {}) for name in names])
 
     # -- writes -------------------------------------------------------------------
 
@@ -547,58 +580,72 @@ class LocalStore:
                 self._mention(cur, ("File", entry.path), props["terms"])
 
     def apply_handoff(self, record: HandoffRecord) -> bool:
+        return self.apply_handoffs([record])[0]
+
+    def apply_handoffs(self, records: Sequence[HandoffRecord]) -> list[bool]:
+        """One transaction for the batch; every row kind in one ``executemany``
+        (the batch is folded by :func:`plan_handoffs`, so each node is written once)."""
+        if not records:
+            return []
         with self._write() as cur:
-            task = self._node(cur, "Task", record.task_id)
-            if task is None:
-                raise UnknownTaskError(record.task_id)
-            old = self._node(cur, "Handoff", record.id)
-            if old is not None and old.get("content_hash") == record.content_hash:
-                return False
-            if old is not None:  # a new version of this task's handoff replaces the old links
-                cur.execute(
-                    "DELETE FROM edges WHERE src_label = 'Handoff' AND src_id = ?", (record.id,)
-                )
-            self._put_node(cur, "Handoff", record.props())
-            self._put_edge(cur, ("Task", record.task_id), "HANDED_OFF", ("Handoff", record.id))
+            tasks = self._nodes(cur, "Task", (r.task_id for r in records))
+            for record in records:
+                if record.task_id not in tasks:
+                    raise UnknownTaskError(record.task_id)
+            stored = self._nodes(cur, "Handoff", (r.id for r in records))
+            batch = plan_handoffs(records, {h: p.get("content_hash") for h, p in stored.items()})
+            cur.executemany(
+                "DELETE FROM edges WHERE src_label = 'Handoff' AND src_id = ?", [(h,) for h in batch.replaced]
+            )
+            self._put_nodes(cur, [("Handoff", h.props()) for h in batch.handoffs])
+            self._put_nodes(cur, [("Task", _finished(tasks[h.task_id], h)) for h in batch.handoffs])
+            self._put_edges(cur, [(("Task", h.task_id), "HANDED_OFF", ("Handoff", h.id), {})
+                                  for h in batch.handoffs])
+            self._put_knowledge_items(cur, batch.knowledge)
+            self._put_edges(cur, [(("Handoff", h), "DISCOVERED", (k.label, k.id), {})
+                                  for h, k in batch.discovered()])
+            self._fill_files(cur, batch.files)
+            self._put_edges(cur, [(("Handoff", h), link.rel, ("File", link.path), link_props(link))
+                                  for h, link in batch.links()])
+            return list(batch.written)
 
-            task["status"] = (TaskStatus.COMPLETED if record.success else TaskStatus.FAILED).value
-            task["success"] = record.success
-            task["outcome_summary"] = record.summary
-            task["completed_at"] = record.completed_at
-            task["updated_at"] = record.completed_at
-            task.pop("blocked_reason", None)
-            task.pop("blocked_at", None)
-            self._put_node(cur, "Task", task)
-
-            for item in record.knowledge:
-                self._put_knowledge(cur, item)
-                self._put_edge(cur, ("Handoff", record.id), "DISCOVERED", (item.label, item.id))
-
-            for entry in record.files:
-                existing = self._node(cur, "File", entry.path)
-                if existing is None:
-                    props = file_props(entry, in_map=False)
-                    self._put_node(cur, "File", props)
-                    self._mention(cur, ("File", entry.path), props["terms"])
-                elif not existing.get("notes") and entry.notes:
-                    existing["notes"] = entry.notes
-                    self._put_node(cur, "File", existing)
-
-            for link in record.links:
-                props = {"reason" if link.rel == "READ_NEXT" else "purpose": link.note}
-                if link.lines:
-                    props["lines"] = link.lines
-                self._put_edge(cur, ("Handoff", record.id), link.rel, ("File", link.path), props)
-            return True
+    def _fill_files(self, cur: sqlite3.Cursor, fills: Sequence[FileFill]) -> None:
+        """Create the missing files (with their terms); fill empty notes."""
+        existing = self._nodes(cur, "File", (f.entry.path for f in fills))
+        created: list[dict[str, Any]] = []
+        changed: list[dict[str, Any]] = []
+        for fill in fills:
+            props = existing.get(fill.entry.path)
+            if props is None:
+                created.append(fill.props())
+            elif fill.notes and not props.get("notes"):
+                changed.append({**props, "notes": fill.notes})
+        changed += created
+        self._put_nodes(cur, [("File", p) for p in changed])
+        self._named(cur, "Term", {t for p in created for t in p["terms"]})
+        self._put_edges(cur, [(("File", p["id"]), "MENTIONS", ("Term", t), {}) for p in created for t in p["terms"]])
 
     def _put_knowledge(self, cur: sqlite3.Cursor, item: KnowledgeItem) -> None:
-        props = knowledge_props(item)
-        existing = self._node(cur, item.label, item.id)
-        if existing is not None:
-            props["tags"] = merge_tags(existing.get("tags"), props.get("tags", []))
-            props["created_at"] = existing.get("created_at", props.get("created_at"))
-        self._put_node(cur, item.label, props)
-        self._tag(cur, (item.label, item.id), item.tags)
+        self._put_knowledge_items(cur, [item])
+
+    def _put_knowledge_items(self, cur: sqlite3.Cursor, items: Sequence[KnowledgeItem]) -> None:
+        """Merge knowledge nodes (one per id): existing tags first, existing
+        ``created_at`` kept; link each to its tags."""
+        existing: dict[tuple[str, str], dict[str, Any]] = {}
+        for label in {k.label for k in items}:
+            found = self._nodes(cur, label, (k.id for k in items if k.label == label))
+            existing.update({(label, i): p for i, p in found.items()})
+        nodes = []
+        for item in items:
+            props = knowledge_props(item)
+            old = existing.get((item.label, item.id))
+            if old is not None:
+                props["tags"] = merge_tags(old.get("tags"), props.get("tags", []))
+                props["created_at"] = old.get("created_at", props.get("created_at"))
+            nodes.append((item.label, props))
+        self._put_nodes(cur, nodes)
+        self._named(cur, "Tag", {t for k in items for t in k.tags})
+        self._put_edges(cur, [((k.label, k.id), "TAGGED", ("Tag", t), {}) for k in items for t in k.tags])
 
     def _knowledge_label(self, cur: sqlite3.Cursor, item_id: str) -> str | None:
         row = cur.execute(
@@ -678,6 +725,20 @@ class LocalStore:
             rows = cur.execute(
                 "SELECT src_id, dst_id FROM edges WHERE type = 'DEPENDS_ON' AND src_label = 'Task' "
                 "ORDER BY src_id, dst_id"
+            ).fetchall()
+            return [(a, b) for a, b in rows]
+
+    def dependency_closure(self, task_ids: Sequence[str]) -> list[tuple[str, str]]:
+        with self._read() as cur:
+            rows = cur.execute(
+                "WITH RECURSIVE reach(id) AS ("
+                " SELECT value FROM json_each(?)"
+                " UNION SELECT e.dst_id FROM reach r JOIN edges e"
+                " ON e.src_label = 'Task' AND e.src_id = r.id AND e.type = 'DEPENDS_ON')"
+                " SELECT e.src_id, e.dst_id FROM reach r JOIN edges e"
+                " ON e.src_label = 'Task' AND e.src_id = r.id AND e.type = 'DEPENDS_ON'"
+                " ORDER BY e.src_id, e.dst_id",
+                (json.dumps(sorted(set(task_ids))),),
             ).fetchall()
             return [(a, b) for a, b in rows]
 

@@ -38,6 +38,8 @@ from ctxgraph.errors import (
 )
 from ctxgraph.graph.backup import KNOWLEDGE_LABELS, node_row, rel_row, sorted_rows
 from ctxgraph.graph.backup import batches as backup_batches
+from ctxgraph.graph.dependencies import reachable_edges
+from ctxgraph.graph.handoff_batch import HandoffBatch, link_props, plan_handoffs
 from ctxgraph.graph.memory_records import (
     BM25_DECIMALS,
     COSINE_DECIMALS,
@@ -182,6 +184,12 @@ def make_driver(settings: Neo4jSettings) -> Driver:
 
 def _row(record: neo4j.Record) -> dict[str, Any]:
     return dict(record)
+
+
+#: Up to this many start tasks, a dependency closure is one variable-length pattern.
+CLOSURE_PATTERN_STARTS = 32
+#: Levels of a breadth-first dependency search (one round trip each) before reading every edge.
+CLOSURE_MAX_LEVELS = 16
 
 
 class Neo4jStore:
@@ -392,36 +400,32 @@ class Neo4jStore:
         self._write(lambda tx: tx.run(cypher.load("files_upsert"), rows=rows).consume())
 
     def apply_handoff(self, record: HandoffRecord) -> bool:
-        status = TaskStatus.COMPLETED if record.success else TaskStatus.FAILED
-        knowledge = [{"label": k.label, "props": knowledge_props(k)} for k in record.knowledge]
-        files = [file_props(f, in_map=False) for f in record.files]
-        links = []
-        for link in record.links:
-            props: dict[str, Any] = {"reason" if link.rel == "READ_NEXT" else "purpose": link.note}
-            if link.lines:
-                props["lines"] = link.lines
-            links.append({"rel": link.rel, "path": link.path, "props": props})
+        return self.apply_handoffs([record])[0]
 
-        def work(tx: ManagedTransaction) -> bool:
-            state = self._rows(tx, "handoff_state", task_id=record.task_id, id=record.id)[0]
-            if not state["task_exists"]:
-                raise UnknownTaskError(record.task_id)
-            if state["content_hash"] == record.content_hash:
-                return False
-            if state["content_hash"] is not None:
-                tx.run(cypher.load("handoff_clear_links"), id=record.id).consume()
-            tx.run(
-                cypher.load("handoff_write"), task_id=record.task_id, id=record.id,
-                props=record.props(), status=status.value, success=record.success,
-                summary=record.summary, completed_at=record.completed_at,
-            ).consume()
-            if knowledge:
-                tx.run(cypher.load("knowledge_merge"), handoff_id=record.id, rows=knowledge).consume()
-            if files:
-                tx.run(cypher.load("files_fill"), rows=files).consume()
-            if links:
-                tx.run(cypher.load("handoff_links"), handoff_id=record.id, rows=links).consume()
-            return True
+    def apply_handoffs(self, records: Sequence[HandoffRecord]) -> list[bool]:
+        """One write transaction for the batch, one UNWIND statement per kind of
+        row (the batch is folded by :func:`plan_handoffs`, so each node once)."""
+        if not records:
+            return []
+        keys = [{"task_id": r.task_id, "id": r.id} for r in records]
+
+        def work(tx: ManagedTransaction) -> list[bool]:
+            state = self._rows(tx, "handoff_state", rows=keys)
+            for row in state:
+                if not row["task_exists"]:
+                    raise UnknownTaskError(row["task_id"])
+            batch = plan_handoffs(records, {row["id"]: row["content_hash"] for row in state})
+            if batch.replaced:
+                tx.run(cypher.load("handoff_clear_links"), ids=list(batch.replaced)).consume()
+            if batch.handoffs:  # else every record was already there
+                rows = _handoff_rows(batch)
+                # the links after the nodes they join (an UNWIND over no rows does nothing)
+                tx.run(cypher.load("handoff_write"), rows=rows["handoffs"]).consume()
+                tx.run(cypher.load("knowledge_merge"), rows=rows["knowledge"]).consume()
+                tx.run(cypher.load("handoff_discovered"), rows=rows["discovered"]).consume()
+                tx.run(cypher.load("files_fill"), rows=rows["files"]).consume()
+                tx.run(cypher.load("handoff_links"), rows=rows["links"]).consume()
+            return list(batch.written)
 
         return self._write(work)
 
@@ -463,6 +467,24 @@ class Neo4jStore:
     def dependency_edges(self) -> list[tuple[str, str]]:
         rows = self._read(lambda tx: self._rows(tx, "dependency_edges"))
         return [(r["task"], r["dependency"]) for r in rows]
+
+    def dependency_closure(self, task_ids: Sequence[str]) -> list[tuple[str, str]]:
+        """A few starts: one variable-length pattern (13 ms for 10 starts on the
+        10,000-node benchmark graph, whose chains are deep). Many: it searches
+        from each start on its own (1.6 s for 1,900 starts, where every edge
+        reads in 72 ms), so a breadth-first search with one visited set runs
+        instead, one statement per level, and past ``CLOSURE_MAX_LEVELS`` levels
+        every edge is read."""
+        ids = sorted(set(task_ids))
+        if len(ids) <= CLOSURE_PATTERN_STARTS:
+            rows = self._read(lambda tx: self._rows(tx, "dependency_closure", ids=ids))
+            return sorted({(r["task"], r["dependency"]) for r in rows})
+
+        def step(tx: ManagedTransaction, frontier: list[str]) -> list[tuple[str, str]]:
+            return [(r["task"], r["dependency"]) for r in self._rows(tx, "dependency_step", ids=frontier)]
+
+        found = self._read(lambda tx: reachable_edges(lambda f: step(tx, f), ids, max_levels=CLOSURE_MAX_LEVELS))
+        return self.dependency_edges() if found is None else found
 
     def _weighted(self, tx: ManagedTransaction, tags: Sequence[str], max_df: int) -> list[list[Any]]:
         """[[tag, rarity weight], ...] of the tags under the degree cap (``max_df``: 0 for none)."""
@@ -734,6 +756,23 @@ def _candidates(query: GatherQuery, r: dict[str, Any]) -> Candidates:
         tag_df=tuple(sorted((s["name"], s["df"]) for s in r["tag_stats"])),
         tagged_total=r["tagged_total"],
     )
+
+
+def _handoff_rows(batch: HandoffBatch) -> dict[str, list[dict[str, Any]]]:
+    """The ``$rows`` of each statement writing a folded batch."""
+    return {
+        "handoffs": [
+            {"task_id": h.task_id, "props": h.props(), "success": h.success, "summary": h.summary,
+             "completed_at": h.completed_at,
+             "status": (TaskStatus.COMPLETED if h.success else TaskStatus.FAILED).value}
+            for h in batch.handoffs
+        ],
+        "knowledge": [{"label": k.label, "props": knowledge_props(k)} for k in batch.knowledge],
+        "discovered": [{"handoff_id": h, "id": k.id} for h, k in batch.discovered()],
+        "files": [f.props() for f in batch.files],
+        "links": [{"handoff_id": h, "rel": link.rel, "path": link.path, "props": link_props(link)}
+                  for h, link in batch.links()],
+    }
 
 
 def _dependency(r: dict[str, Any]) -> DependencyHandoff:

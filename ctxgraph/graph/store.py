@@ -65,6 +65,13 @@ class KnowledgeStore(Protocol):
     def apply_handoff(self, record: HandoffRecord) -> bool:
         """Write a handoff whole; ``False`` when the same content is already there."""
 
+    def apply_handoffs(self, records: Sequence[HandoffRecord]) -> list[bool]:
+        """Write a batch of handoffs in one transaction, leaving the graph that
+        :meth:`apply_handoff` on each in turn leaves; per record, ``False`` when
+        the same content was already there (stored, or earlier in the batch).
+        A record whose task is missing raises ``UnknownTaskError`` and nothing
+        of the batch is written."""
+
     def upsert_knowledge(
         self, items: Sequence[KnowledgeItem], supersedes: Sequence[tuple[str, str, str]] = ()
     ) -> None:
@@ -83,7 +90,11 @@ class KnowledgeStore(Protocol):
     def list_tasks(self, status: TaskStatus | None = None) -> list[Task]: ...
 
     def dependency_edges(self) -> list[tuple[str, str]]:
-        """Every (task, dependency) pair, for cycle checks."""
+        """Every (task, dependency) pair, sorted."""
+
+    def dependency_closure(self, task_ids: Sequence[str]) -> list[tuple[str, str]]:
+        """The (task, dependency) pairs reachable from ``task_ids`` along
+        DEPENDS_ON, sorted: all a cycle check through those tasks can visit."""
 
     def knowledge_by_tags(self, tags: Sequence[str], limit: int, *, max_df: int = 0) -> list[KnowledgeHit]:
         """Patterns, gotchas, decisions and open questions sharing a tag."""

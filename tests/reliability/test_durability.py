@@ -22,18 +22,23 @@ from ctxgraph.signals import SignalExtractor
 N_HANDOFFS = 120
 KILLS = 5
 
-#: One batch ingest through the service, as `ctxgraph ingest handoff DIR` does it,
-#: printing a line after each handoff's transaction has committed.
+#: Handoffs per transaction in the child (the CLI's default, 500, would write
+#: the whole corpus in one transaction).
+BATCH = 8
+
+#: One batch ingest through the service, as `ctxgraph ingest handoff DIR
+#: --batch-size 8` does it, printing a line per handoff once its batch's
+#: transaction has committed.
 CHILD = r"""
 import sys
 from pathlib import Path
 from ctxgraph.service import ContextService
 
-store, folder = sys.argv[1], Path(sys.argv[2])
+store, folder, batch = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
 files = sorted(folder.glob("*.yaml"))
 with ContextService.open(store) as svc:
-    svc.ingest_handoffs([(f.name, f.read_bytes()) for f in files],
-                        progress=lambda n: print("committed", flush=True))
+    svc.ingest_handoffs([(f.name, f.read_bytes()) for f in files], batch_size=batch,
+                        progress=lambda n: print("committed\n" * n, end="", flush=True))
 print("done", flush=True)
 """
 
@@ -57,11 +62,12 @@ def test_sigkill_during_a_batch_ingest_loses_nothing_committed_and_leaves_nothin
     kills = 0
     while kills < KILLS:
         # Kill after the k-th reported commit plus a random few milliseconds: the
-        # next handoff's transaction is then usually half done.
-        k = rng.randint(present + 1, min(N_HANDOFFS - 1, present + 2 * N_HANDOFFS // KILLS))
+        # next batch's transaction is then usually half done (k stays short of
+        # the last batch, which would finish the run before the kill).
+        k = rng.randint(present + 1, min(N_HANDOFFS - 2 * BATCH, present + N_HANDOFFS // (2 * KILLS)))
         seen = 0
         with popen(
-            [sys.executable, "-c", CHILD, str(db), str(corpus.handoffs)],
+            [sys.executable, "-c", CHILD, str(db), str(corpus.handoffs), str(BATCH)],
             env=cli_env(),
             cwd=tmp_path,
             stdout=subprocess.PIPE,
@@ -94,7 +100,7 @@ def test_sigkill_during_a_batch_ingest_loses_nothing_committed_and_leaves_nothin
 
     # ... then the same ingest again, to the end.
     done = subprocess.run(
-        [sys.executable, "-c", CHILD, str(db), str(corpus.handoffs)],
+        [sys.executable, "-c", CHILD, str(db), str(corpus.handoffs), str(BATCH)],
         env=cli_env(),
         cwd=tmp_path,
         capture_output=True,

@@ -152,7 +152,8 @@ def kill_when(store: Neo4jStore, server: FaultServer, proc: subprocess.Popen[str
 def ingest(server: FaultServer, corpus: Corpus, retry_seconds: int, cwd: Path) -> subprocess.Popen[str]:
     env = cli_env({"NEO4J_PASSWORD": server.password, "CTXGRAPH_NEO4J_RETRY_SECONDS": str(retry_seconds)})
     return subprocess.Popen(
-        ctxgraph("ingest", "handoff", str(corpus.handoffs), "--neo4j", server.uri),
+        # small batches, so the server dies between commits (the default, 500, is one transaction here)
+        ctxgraph("ingest", "handoff", str(corpus.handoffs), "--batch-size", "4", "--neo4j", server.uri),
         env=env,
         cwd=cwd,
         stdin=subprocess.DEVNULL,

@@ -8,6 +8,7 @@ import pytest
 
 from ctxgraph.demo import DEMO_TASK, load_project
 from ctxgraph.errors import DependencyCycleError, InvalidDocumentError, UnknownTaskError
+from ctxgraph.graph.dependencies import find_cycle
 from ctxgraph.graph.models import Task, TaskStatus
 from ctxgraph.service import ContextService
 
@@ -97,6 +98,27 @@ def test_cycles_are_refused(svc: ContextService) -> None:
         svc.add_dependency("a", "nope")
     svc.add_dependency("c", "a")
     assert svc.get_task("c").depends_on == ("a", "b")
+
+
+def test_cycle_check_reads_only_the_reach_of_the_new_edges(svc: ContextService) -> None:
+    # two components: d -> c -> b -> a (plus d -> a) and y -> x
+    svc.add_tasks([{"id": "a"}, {"id": "b", "depends_on": ["a"]}, {"id": "c", "depends_on": ["b"]},
+                   {"id": "d", "depends_on": ["c", "a"]}, {"id": "x"}, {"id": "y", "depends_on": ["x"]}])
+    assert svc.store.dependency_closure(["c"]) == [("b", "a"), ("c", "b")]
+    assert svc.store.dependency_closure(["x", "b", "zz"]) == [("b", "a")]
+    many = [f"missing-{i}" for i in range(40)]  # many starts: Neo4j searches level by level
+    assert svc.store.dependency_closure([*many, "c", "y"]) == [("b", "a"), ("c", "b"), ("y", "x")]
+    assert svc.store.dependency_closure(["d"]) == [("b", "a"), ("c", "b"), ("d", "a"), ("d", "c")]
+    # the refused cycle is the one a search over every edge finds (the same message)
+    for new_edges in ([("a", "d")], [("b", "d"), ("x", "y")], [("a", "y"), ("x", "d")]):
+        expected = find_cycle(svc.store.dependency_edges(), new_edges)
+        assert expected is not None
+        tasks = [{"id": src, "depends_on": [dst]} for src, dst in new_edges]
+        with pytest.raises(DependencyCycleError) as refused:
+            svc.add_tasks(tasks)
+        assert refused.value.cycle == expected
+    svc.add_tasks([{"id": "y", "depends_on": ["d"]}])  # no cycle: written
+    assert svc.store.dependency_closure(["y"])[-2:] == [("y", "d"), ("y", "x")]
 
 
 def test_readding_a_finished_task_keeps_its_outcome(svc: ContextService) -> None:

@@ -1,4 +1,4 @@
-from ctxgraph.graph.dependencies import find_cycle
+from ctxgraph.graph.dependencies import find_cycle, reachable_edges
 
 
 def test_find_cycle() -> None:
@@ -9,3 +9,18 @@ def test_find_cycle() -> None:
     assert cycle is not None and cycle[0] == cycle[-1] and set(cycle) == {"a", "b", "c"}
     assert find_cycle([], [("x", "x")]) == ["x", "x"]
 
+
+
+def test_reachable_edges_is_one_breadth_first_search() -> None:
+    graph = {"d": ["a", "c"], "c": ["b"], "b": ["a"], "y": ["x"]}
+    asked: list[list[str]] = []
+
+    def step(ids: list[str]) -> list[tuple[str, str]]:
+        asked.append(ids)
+        return [(i, dep) for i in ids for dep in graph.get(i, [])]
+
+    assert reachable_edges(step, ["d", "zz"], max_levels=8) == [("b", "a"), ("c", "b"), ("d", "a"), ("d", "c")]
+    assert asked == [["d", "zz"], ["a", "c"], ["b"]]  # each task expanded once
+    assert reachable_edges(step, [], max_levels=8) == []
+    assert reachable_edges(step, ["d"], max_levels=2) is None  # deeper than allowed: read every edge
+    assert reachable_edges(step, ["c"], max_levels=3) == [("b", "a"), ("c", "b")]

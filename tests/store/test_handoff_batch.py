@@ -1,0 +1,85 @@
+"""``apply_handoffs`` leaves exactly the graph that ``apply_handoff`` on each
+record in turn leaves, on both stores — including batches in which records
+interact (the same handoff twice, a new version, shared knowledge and files)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from test_store import item, record, task
+
+from ctxgraph.errors import UnknownTaskError
+from ctxgraph.graph.handoff_batch import plan_handoffs
+from ctxgraph.graph.models import TaskStatus
+from ctxgraph.graph.records import FileLink, HandoffRecord
+from ctxgraph.graph.store import KnowledgeStore
+
+
+def _setup(store: KnowledgeStore) -> None:
+    store.upsert_tasks([task("t1"), task("t2"), task("t3"), task("t4")])
+    store.set_status("t3", TaskStatus.BLOCKED, reason="keys", at="2026-01-15T00:00:00Z")
+    store.apply_handoff(record("t4", item("pattern", "Shared", ("old", "a")),
+                               links=(FileLink(rel="MODIFIED", path="empty.py"),)))
+
+
+def _batch() -> list[HandoffRecord]:
+    shared_a = item("pattern", "Shared", ("a", "b"), at="2026-02-02T00:00:00Z")
+    shared_b = item("pattern", "Shared", ("c", "b"), at="2026-02-03T00:00:00Z", location="x.py")
+    return [
+        record("t1", shared_a, links=(FileLink(rel="CREATED", path="a.py"),
+                                      FileLink(rel="READ_NEXT", path="a.py", note="read me"))),
+        record("t2", shared_b, item("gotcha", "G", ("g",)), at="2026-02-03T00:00:00Z",
+               links=(FileLink(rel="MODIFIED", path="a.py", note="filled later", lines="1-2"),
+                      FileLink(rel="MODIFIED", path="empty.py", note="now noted"))),
+        record("t1", item("decision", "D", ("d",)), content="v2", success=False,
+               links=(FileLink(rel="CREATED", path="b.py", note="b"),)),
+        record("t3", shared_a),
+        record("t1", shared_a, links=(FileLink(rel="CREATED", path="a.py"),
+                                      FileLink(rel="READ_NEXT", path="a.py", note="read me"))),
+        record("t4", item("pattern", "Shared", ("old", "a")),
+               links=(FileLink(rel="MODIFIED", path="empty.py"),)),
+        record("t4", item("gotcha", "Later", ("z",)), content="v2"),
+        record("t2", shared_b, item("gotcha", "G", ("g",)), at="2026-02-03T00:00:00Z",
+               links=(FileLink(rel="MODIFIED", path="a.py", note="filled later", lines="1-2"),
+                      FileLink(rel="MODIFIED", path="empty.py", note="now noted"))),
+    ]
+
+
+WRITTEN = [True, True, True, True, True, False, True, False]
+
+
+def _export(store: KnowledgeStore) -> list[dict[str, Any]]:
+    return list(store.export_rows())
+
+
+def test_a_batch_leaves_the_graph_of_one_by_one(store: KnowledgeStore) -> None:
+    _setup(store)
+    one_by_one = [store.apply_handoff(r) for r in _batch()]
+    expected = _export(store)
+    store.clear()
+    _setup(store)
+    assert store.apply_handoffs(_batch()) == one_by_one == WRITTEN
+    assert _export(store) == expected
+    assert store.apply_handoffs(_batch()[-3:]) == [True, True, False]  # t4 back to v1, then v2 again
+    assert store.apply_handoffs([]) == []
+
+
+def test_a_batch_with_an_unknown_task_writes_nothing(store: KnowledgeStore) -> None:
+    _setup(store)
+    before = _export(store)
+    with pytest.raises(UnknownTaskError):
+        store.apply_handoffs([record("t1"), record("ghost")])
+    assert _export(store) == before
+
+
+def test_plan_written_flags_and_kept_versions() -> None:
+    batch = plan_handoffs(_batch(), {"handoff:t4": "t4-v1"})
+    assert list(batch.written) == WRITTEN
+    assert [(h.id, h.content_hash) for h in batch.handoffs] == [
+        ("handoff:t1", "t1-v1"), ("handoff:t2", "t2-v1"), ("handoff:t3", "t3-v1"), ("handoff:t4", "t4-v2")]
+    assert batch.replaced == ("handoff:t4",)
+    shared = next(k for k in batch.knowledge if k.summary == "Shared")
+    assert (shared.tags, shared.created_at, shared.location) == (("a", "b", "c"), "2026-02-02T00:00:00Z", None)
+    assert {f.entry.path: f.notes for f in batch.files} == {"a.py": "read me", "empty.py": "now noted",
+                                                           "b.py": "b"}
