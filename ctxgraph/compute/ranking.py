@@ -47,7 +47,7 @@ TEXT_WEIGHT = 2.0
 PRIOR_WEIGHT = 0.2
 SEED_WEIGHT = 0.3
 #: Terms in more than this share of the finished tasks are left out (no signal).
-MAX_DF_SHARE = 0.1
+MAX_DF_SHARE = 0.2
 
 
 def idf(n: int, df: int) -> float:
