@@ -31,13 +31,12 @@ evidence; every number is computed here, so both stores rank identically.
 
 from __future__ import annotations
 
-import bisect
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from ctxgraph.graph.models import FileEntry, HistoryEvidence
-from ctxgraph.graph.records import moved_folder
+from ctxgraph.graph.records import successors
 from ctxgraph.signals import TaskSignals
 
 K1 = 1.2
@@ -66,22 +65,6 @@ def task_similarity(history: HistoryEvidence) -> list[tuple[float, str, int]]:
         scored.append((round(score, 9), task.completed_at, task.id, i))
     scored.sort(key=lambda s: (-s[0], _desc(s[1]), s[2]))
     return [(s[0], s[2], s[3]) for s in scored]
-
-
-def successors(paths: Iterable[str], mapped: Sequence[str]) -> dict[str, tuple[str, ...]]:
-    """Unmapped ``paths`` whose :func:`~ctxgraph.graph.records.moved_folder`
-    now holds ``mapped`` files (sorted), each with those files."""
-    found: dict[str, tuple[str, ...]] = {}
-    known = set(mapped)
-    for path in paths:
-        folder = moved_folder(path)
-        if path in known or folder is None:
-            continue
-        start = bisect.bisect_left(mapped, folder)
-        end = bisect.bisect_left(mapped, folder[:-1] + chr(ord("/") + 1))
-        if end > start:
-            found[path] = tuple(mapped[start:end])
-    return found
 
 
 class _Inverted(dict[int, str]):
@@ -114,7 +97,7 @@ def rank_files(history: HistoryEvidence, signals: TaskSignals) -> list[tuple[Fil
     files = {f.entry.path: f for f in (mapped if has_map else history.files)}
     votes: dict[str, float] = defaultdict(float)
     similar = task_similarity(history)[:NEIGHBOURS]
-    moved = successors({p for _, _, i in similar for p in history.tasks[i].files},
+    moved = successors({p for _, _, i in similar for p in history.tasks[i].files if p not in files},
                        sorted(files)) if has_map else {}
     if similar and similar[0][0] > 0:
         top = similar[0][0]
@@ -169,4 +152,4 @@ def rank_files(history: HistoryEvidence, signals: TaskSignals) -> list[tuple[Fil
     return ranked
 
 
-__all__: Sequence[str] = ("rank_files", "successors", "task_similarity")
+__all__: Sequence[str] = ("rank_files", "task_similarity")

@@ -16,7 +16,6 @@ with SQLite's ``mode=ro`` and creates nothing: no file, no schema.
 
 from __future__ import annotations
 
-import bisect
 import functools
 import json
 import logging
@@ -67,7 +66,7 @@ from ctxgraph.graph.records import (
     knowledge_from_props,
     knowledge_props,
     merge_tags,
-    moved_folder,
+    successors,
     task_from_props,
     task_props,
     task_tags,
@@ -1034,18 +1033,11 @@ class LocalStore:
         module gone from the map, in the folder it became), having a query term
         of their own, or among the ``top_files`` most touched."""
         chosen = set(corpus.by_touches[:top_files])
-        for path in touched:
-            i = corpus.rankable.get(path)
-            if i is not None:
-                chosen.add(i)
-                continue
-            folder = moved_folder(path) if corpus.mapped else None
-            if folder is not None:
-                start = bisect.bisect_left(corpus.sorted_paths, folder)
-                for kid in corpus.sorted_paths[start:]:
-                    if not kid.startswith(folder):
-                        break
-                    chosen.add(corpus.rankable[kid])
+        chosen.update(corpus.rankable[p] for p in touched if p in corpus.rankable)
+        if corpus.mapped:
+            gone = (p for p in touched if p not in corpus.rankable)
+            for kids in successors(gone, corpus.sorted_paths).values():
+                chosen.update(corpus.rankable[kid] for kid in kids)
         for term in terms:
             chosen.update(corpus.by_term.get(term, ()))
         return chosen

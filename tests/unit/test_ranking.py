@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from ctxgraph.compute.ranking import rank_files, successors
+from ctxgraph.compute.ranking import rank_files
 from ctxgraph.graph.models import FileEntry, FileEvidence, HistoryEvidence, TaskEvidence
+from ctxgraph.graph.records import successors
 from ctxgraph.signals import TaskSignals
 
 
