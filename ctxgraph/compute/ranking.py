@@ -27,21 +27,23 @@ it would make every file of the package look alike).
 ``score = votes + 2 x text + 0.2 x prior + 0.3 x seed`` — weights tuned on the
 click and werkzeug evaluation sets (``ctxgraph eval``). The store returns the
 evidence; every number is computed here, so both stores rank identically.
+The store may bound it (``ctxgraph.graph.evidence``): the best matched tasks
+only, and the files that can still reach the top, each carrying the counts of
+its touching tasks' terms so that its text is scored as over every task.
 """
 
 from __future__ import annotations
 
 import math
-from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
 
+from ctxgraph.graph.evidence import K1, VOTERS, B, idf, task_scores, text_scores, touched_terms
 from ctxgraph.graph.models import FileEntry, HistoryEvidence
 from ctxgraph.graph.records import successors
 from ctxgraph.signals import TaskSignals
 
-K1 = 1.2
-B = 0.75
-NEIGHBOURS = 20
+NEIGHBOURS = VOTERS
 TEXT_WEIGHT = 2.0
 PRIOR_WEIGHT = 0.2
 SEED_WEIGHT = 0.3
@@ -49,40 +51,9 @@ SEED_WEIGHT = 0.3
 MAX_DF_SHARE = 0.2
 
 
-def idf(n: int, df: int) -> float:
-    """BM25's (Lucene's) inverse document frequency."""
-    return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
-
-
 def task_similarity(history: HistoryEvidence) -> list[tuple[float, str, int]]:
     """(score, task id, index) of every matched task, best first (newest, then id, break ties)."""
-    n = history.n_tasks
-    avg = history.total_task_len / n if n else 1.0
-    scored = []
-    for i, task in enumerate(history.tasks):
-        norm = K1 * (1 - B + B * task.term_count / (avg or 1.0))
-        score = sum(idf(n, df) for _, df in task.matched) * (K1 + 1) / (1 + norm)
-        scored.append((round(score, 9), task.completed_at, task.id, i))
-    scored.sort(key=lambda s: (-s[0], _desc(s[1]), s[2]))
-    return [(s[0], s[2], s[3]) for s in scored]
-
-
-class _Inverted(dict[int, str]):
-    """``str.translate`` table mapping every character to its mirror image, so
-    that comparing translated strings orders the originals character by
-    character in reverse (a prefix still first)."""
-
-    def __missing__(self, code: int) -> str:
-        mirrored = chr(0x10FFFF - code)
-        self[code] = mirrored
-        return mirrored
-
-
-_INVERTED = _Inverted()
-
-
-def _desc(text: str) -> str:
-    return text.translate(_INVERTED)
+    return task_scores(history.n_tasks, history.total_task_len, history.tasks)
 
 
 def rank_files(history: HistoryEvidence, signals: TaskSignals) -> list[tuple[FileEntry, float, dict[str, float]]]:
@@ -111,27 +82,19 @@ def rank_files(history: HistoryEvidence, signals: TaskSignals) -> list[tuple[Fil
                     for successor in moved[path]:
                         votes[successor] += vote / math.sqrt(len(moved[path]))
 
-    # BM25 over per-file documents: own terms + the terms of the tasks that touched it.
-    tf: dict[str, Counter[str]] = defaultdict(Counter)
-    for task in history.tasks:
-        for path in task.files:
-            if path in files:
-                for term, _ in task.matched:
-                    tf[path][term] += 1
-    for path, f in files.items():
-        for term in f.own_terms:
-            tf[path][term] += 1
+    # BM25 over per-file documents: own terms + the terms of the tasks that touched it
+    # (counted by the store over every matched task when it bounded the evidence).
+    term_tf: Mapping[str, Mapping[str, int]]
+    if history.file_df is not None:
+        term_tf = {p: dict(f.term_tf) for p, f in files.items() if f.term_tf}
+    else:
+        term_tf = touched_terms(history.tasks, files)
+    own = {p: f.own_terms for p, f in files.items() if f.own_terms}
     lengths = {p: f.task_len + f.own_len for p, f in files.items()}
     n_files = len(files) if history.n_files is None else history.n_files
     total_len = sum(lengths.values()) if history.total_file_len is None else history.total_file_len
-    avg_len = (total_len / n_files) if n_files else 1.0
-    file_df: Counter[str] = Counter(term for counts in tf.values() for term in counts)
-    text: dict[str, float] = {}
-    for path, counts in tf.items():
-        norm = K1 * (1 - B + B * lengths[path] / (avg_len or 1.0))
-        text[path] = round(sum(
-            idf(n_files, file_df[term]) * c * (K1 + 1) / (c + norm) for term, c in counts.items()
-        ), 9)
+    text, _ = text_scores(term_tf, own, lengths, n_files, total_len,
+                          None if history.file_df is None else dict(history.file_df))
     best_vote = max(votes.values(), default=0.0) or 1.0
     best_text = max(text.values(), default=0.0) or 1.0
     log_n = math.log(1 + history.n_tasks) if history.n_tasks else 1.0
@@ -152,4 +115,4 @@ def rank_files(history: HistoryEvidence, signals: TaskSignals) -> list[tuple[Fil
     return ranked
 
 
-__all__: Sequence[str] = ("rank_files", "task_similarity")
+__all__: Sequence[str] = ("K1", "MAX_DF_SHARE", "NEIGHBOURS", "B", "idf", "rank_files", "task_similarity")

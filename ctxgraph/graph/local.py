@@ -34,6 +34,7 @@ from ctxgraph.errors import InvalidDocumentError, StoreUnavailableError, Unknown
 from ctxgraph.graph import local_memory
 from ctxgraph.graph.backup import batches as backup_batches
 from ctxgraph.graph.backup import node_row, rel_row, sorted_rows
+from ctxgraph.graph.evidence import MatchedTask, bound
 from ctxgraph.graph.handoff_batch import FileFill, link_props, plan_handoffs
 from ctxgraph.graph.models import (
     KIND_LABELS,
@@ -66,7 +67,6 @@ from ctxgraph.graph.records import (
     knowledge_from_props,
     knowledge_props,
     merge_tags,
-    successors,
     task_from_props,
     task_props,
     task_tags,
@@ -256,6 +256,8 @@ class _Corpus:
     by_touches: list[int] = field(default_factory=list)
     by_term: dict[str, list[int]] = field(default_factory=dict)
     sorted_paths: list[str] = field(default_factory=list)
+    lengths: dict[str, int] = field(default_factory=dict)  # rankable file -> its document's length
+    unfinished: int = 0  # tasks not finished (their mentions are not counted)
     total_file_len: int = 0
 
 
@@ -974,6 +976,8 @@ class LocalStore:
             props = _loads(text)
             files.append((file_from_props(props), tuple(props.get("terms") or ()), bool(props.get("in_map", True))))
         corpus = _Corpus(version=version, completed=completed, touched_by=touched_by, touches=touches, files=files)
+        all_tasks = int(cur.execute("SELECT count(*) FROM nodes WHERE label = 'Task'").fetchone()[0])
+        corpus.unfinished = all_tasks - len(completed)
         corpus.mapped = any(in_map for _, _, in_map in files)
         corpus.rankable = {entry.path: i for i, (entry, _, in_map) in enumerate(files)
                            if in_map or not corpus.mapped}
@@ -982,7 +986,8 @@ class LocalStore:
                                    key=lambda i: (-touches.get(files[i][0].path, [0])[0], files[i][0].path))
         for i in corpus.rankable.values():
             file_entry, own, _ = files[i]
-            corpus.total_file_len += len(own) + touches.get(file_entry.path, [0, 0])[1]
+            corpus.lengths[file_entry.path] = len(own) + touches.get(file_entry.path, [0, 0])[1]
+            corpus.total_file_len += corpus.lengths[file_entry.path]
             for term in set(own):
                 corpus.by_term.setdefault(term, []).append(i)
         self._corpus_cache = corpus
@@ -991,56 +996,67 @@ class LocalStore:
     def history_evidence(self, terms: Sequence[str], max_df_share: float, top_files: int = 10) -> HistoryEvidence:
         with self._read() as cur:
             corpus = self._corpus(cur)
+            n = len(corpus.completed)
+            max_df = max(1, int(n * max_df_share))
+            # Count each term's mentions first (the index answers) and read the
+            # mentions only of terms that can be in at most max_df finished tasks:
+            # a common term's thousands of rows would be read to be thrown away.
+            wanted_json = json.dumps(list(terms))
+            rare = [name for name, count in cur.execute(
+                "SELECT dst_id, count(*) FROM edges WHERE dst_label = 'Term' AND dst_id IN "
+                "(SELECT value FROM json_each(?)) AND type = 'MENTIONS' AND src_label = 'Task' GROUP BY dst_id",
+                (wanted_json,),
+            ) if count - corpus.unfinished <= max_df]
             mentions: dict[str, list[str]] = {}
             for name, tid in cur.execute(
                 "SELECT dst_id, src_id FROM edges WHERE dst_label = 'Term' AND type = 'MENTIONS' "
                 "AND src_label = 'Task' AND dst_id IN (SELECT value FROM json_each(?))",
-                (json.dumps(list(terms)),),
+                (json.dumps(rare),),
             ):
                 if tid in corpus.completed:
                     mentions.setdefault(name, []).append(tid)
-        n = len(corpus.completed)
-        max_df = max(1, int(n * max_df_share))
         matched: dict[str, list[tuple[str, int]]] = {}
         for name, tids in mentions.items():
             if len(tids) <= max_df:
                 for tid in tids:
                     matched.setdefault(tid, []).append((name, len(tids)))
-        tasks = tuple(
-            TaskEvidence.model_construct(
-                id=tid, term_count=corpus.completed[tid][0], completed_at=corpus.completed[tid][1],
-                matched=tuple(sorted(matched[tid])), files=tuple(sorted(corpus.touched_by.get(tid, ()))))
+        hits = [
+            MatchedTask(tid, corpus.completed[tid][0], corpus.completed[tid][1], tuple(sorted(matched[tid])),
+                    tuple(sorted(corpus.touched_by.get(tid, ()))))
             for tid in sorted(matched)
-        )
+        ]
         wanted = set(terms)
-        # model_construct: every field is built here from typed values; validating
-        # one model per file on every context cost more than the rest of the read.
-        files = tuple(
-            FileEvidence.model_construct(entry=entry, touches=corpus.touches.get(entry.path, [0, 0])[0],
-                         task_len=corpus.touches.get(entry.path, [0, 0])[1], own_len=len(own),
-                         own_terms=tuple(t for t in own if t in wanted), in_map=in_map)
-            for entry, own, in_map in (corpus.files[i] for i in sorted(self._evidence_files(
-                corpus, {p for t in tasks for p in t.files}, wanted, top_files)))
-        )
+        own: dict[str, tuple[str, ...]] = {}
+        for term in wanted:
+            for i in corpus.by_term.get(term, ()):
+                entry, own_terms, _ = corpus.files[i]
+                if entry.path not in own:
+                    own[entry.path] = tuple(t for t in own_terms if t in wanted)
         total = sum(count for count, _ in corpus.completed.values())
-        return HistoryEvidence(n_tasks=n, total_task_len=total, tasks=tasks, files=files,
+        kept = bound(
+            hits, n_tasks=n, total_task_len=total, own=own, lengths=corpus.lengths, rankable=corpus.rankable,
+            mapped_paths=corpus.sorted_paths if corpus.mapped else None, n_files=len(corpus.rankable),
+            total_file_len=corpus.total_file_len,
+            most_touched=(corpus.files[i][0].path for i in corpus.by_touches[:top_files]),
+        )
+        # model_construct: every field is built here from typed values; validating
+        # the models on every context cost more than the rest of the read.
+        tasks = tuple(
+            TaskEvidence.model_construct(id=h.id, term_count=h.term_count, completed_at=h.completed_at,
+                                         matched=h.matched, files=h.files)
+            for h in kept.tasks
+        )
+        files = []
+        for i in sorted(corpus.rankable[p] for p in kept.files):
+            entry, own_terms, in_map = corpus.files[i]
+            touches, task_len = corpus.touches.get(entry.path, (0, 0))
+            files.append(FileEvidence.model_construct(
+                entry=entry, touches=touches, task_len=task_len, own_len=len(own_terms),
+                own_terms=own.get(entry.path, ()), in_map=in_map,
+                term_tf=tuple(sorted(kept.term_tf.get(entry.path, {}).items()))))
+        return HistoryEvidence(n_tasks=n, total_task_len=total, tasks=tasks, files=tuple(files),
                                n_files=len(corpus.rankable), total_file_len=corpus.total_file_len,
-                               mapped=corpus.mapped)
-
-    @staticmethod
-    def _evidence_files(corpus: _Corpus, touched: set[str], terms: set[str], top_files: int) -> set[int]:
-        """The rankable files with evidence: touched by a matched task (or, for a
-        module gone from the map, in the folder it became), having a query term
-        of their own, or among the ``top_files`` most touched."""
-        chosen = set(corpus.by_touches[:top_files])
-        chosen.update(corpus.rankable[p] for p in touched if p in corpus.rankable)
-        if corpus.mapped:
-            gone = (p for p in touched if p not in corpus.rankable)
-            for kids in successors(gone, corpus.sorted_paths).values():
-                chosen.update(corpus.rankable[kid] for kid in kids)
-        for term in terms:
-            chosen.update(corpus.by_term.get(term, ()))
-        return chosen
+                               mapped=corpus.mapped, file_df=tuple(sorted(kept.file_df.items())))
 
     def _count(self, label: str) -> int:
         with self._read() as cur:

@@ -320,6 +320,11 @@ class FileEvidence(BaseModel):
     own_len: int
     own_terms: tuple[str, ...]
     in_map: bool = True
+    #: The matched query terms of the finished tasks touching it, each with how
+    #: many of them mention it (see ``graph.evidence``); with
+    #: ``HistoryEvidence.file_df`` set, the ranking reads the file's text from
+    #: here instead of from ``HistoryEvidence.tasks``.
+    term_tf: tuple[tuple[str, int], ...] = ()
 
 
 class HistoryEvidence(BaseModel):
@@ -339,6 +344,11 @@ class HistoryEvidence(BaseModel):
     total_file_len: int | None = None
     #: Whether a context map is loaded (None: whether any of ``files`` is in it).
     mapped: bool | None = None
+    #: How many rankable files' documents have each query term. Set when the
+    #: store bounded the evidence (``graph.evidence.bound``): ``tasks`` are then
+    #: only the best matched tasks and each file carries its ``term_tf``.
+    #: None: ``tasks`` are every matched task and the text is derived from them.
+    file_df: tuple[tuple[str, int], ...] | None = None
 
 
 class MemoryChunk(BaseModel):
