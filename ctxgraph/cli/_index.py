@@ -123,7 +123,7 @@ def _watch(params: dict[str, Any], path: Path, project: str | None, embeddings: 
 
     queue = IndexQueue()
     worker = IndexWorker(open_store, queue, time_limit=time_limit,
-                         on_report=lambda r: _print_report(r, fmt), on_error=on_error)
+                         on_report=lambda r: _print_report(r, fmt), on_error=on_error, max_runs=max_runs)
     try:
         queue.request(path, project=project, embeddings=embeddings)
     except CtxgraphError as exc:

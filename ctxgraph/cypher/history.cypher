@@ -8,7 +8,9 @@
 // their total length in terms, the query terms its own text has): touched by
 // a matched task or in the folder a touched module gone from the map became
 // (pkg/data.py -> pkg/data/, as records.moved_folder), with a query term of
-// their own, or among the $top_files most touched (path breaks ties).
+// their own, or among the $top_files most touched (path breaks ties), most
+// touched first. A file's touches and task_len are kept on it at write time
+// (files_refresh), so no file's handoffs are walked here.
 // Every expansion starts from the node in hand (pattern comprehensions, the
 // status tested afterwards): written as MATCH/COUNT/COLLECT with
 // {status: 'completed'} the planner may start from the Task status index
@@ -52,18 +54,34 @@ CALL (tasks, mapped) {
 CALL (mapped) {
   MATCH (f:File)
   WHERE NOT mapped OR coalesce(f.in_map, true)
-  WITH f, [(f)<-[:MODIFIED|CREATED]-(:Handoff)<-[:HANDED_OFF]-(t:Task) | t] AS handed
-  WITH f, reduce(seen = [], t IN handed |
-    CASE WHEN t.status <> 'completed' OR t IN seen THEN seen ELSE seen + t END) AS touching
-  WITH f, size(touching) AS touches, reduce(total = 0, t IN touching | total + coalesce(t.term_count, 0)) AS task_len,
-       size(coalesce(f.terms, [])) AS own_len
-  ORDER BY touches DESC, f.path
-  RETURN collect({
-    props: f {.path, .component, .notes, .in_map}, touches: touches, task_len: task_len, own_len: own_len,
-    own_terms: [name IN coalesce(f.terms, []) WHERE name IN $terms]
-  }) AS rankable, sum(task_len + own_len) AS total_file_len
+  RETURN count(f) AS n_files, sum(coalesce(f.task_len, 0) + size(coalesce(f.terms, []))) AS total_file_len
 }
-RETURN n, total, tasks, mapped, size(rankable) AS n_files, total_file_len,
-       [i IN range(0, size(rankable) - 1)
-        WHERE i < $top_files OR rankable[i].props.path IN touched OR size(rankable[i].own_terms) > 0
-        | rankable[i]] AS files
+CALL (touched) {
+  UNWIND touched AS path
+  MATCH (f:File {path: path})
+  RETURN collect(f) AS by_task
+}
+CALL () {
+  UNWIND $terms AS name
+  MATCH (:Term {name: name})<-[:MENTIONS]-(f:File)
+  RETURN collect(f) AS by_term
+}
+CALL (mapped) {
+  MATCH (f:File)
+  WHERE NOT mapped OR coalesce(f.in_map, true)
+  WITH f ORDER BY coalesce(f.touches, 0) DESC, f.path LIMIT $top_files
+  RETURN collect(f) AS most_touched
+}
+// Nodes only in the DISTINCT (a list in scope would be part of every row's key).
+CALL (mapped, by_task, by_term, most_touched) {
+  UNWIND by_task + by_term + most_touched AS f
+  WITH DISTINCT f
+  WHERE NOT mapped OR coalesce(f.in_map, true)
+  ORDER BY coalesce(f.touches, 0) DESC, f.path
+  RETURN collect({
+    props: f {.path, .component, .notes, .in_map}, touches: coalesce(f.touches, 0),
+    task_len: coalesce(f.task_len, 0), own_len: size(coalesce(f.terms, [])),
+    own_terms: [name IN coalesce(f.terms, []) WHERE name IN $terms]
+  }) AS files
+}
+RETURN n, total, tasks, mapped, n_files, total_file_len, files

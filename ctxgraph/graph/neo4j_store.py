@@ -350,6 +350,7 @@ class Neo4jStore:
                     session.run(statement).consume()
 
         self._call(run)
+        self._refresh_stale_files()
 
     def clear(self) -> None:
         """Delete everything (tests, ``init --reset``), in write transactions of
@@ -381,6 +382,7 @@ class Neo4jStore:
             if missing:
                 raise UnknownTaskError(missing[0]["id"])
             tx.run(cypher.load("task_upsert"), rows=rows).consume()
+            self._refresh_files(tx, self._touched_files(tx, tasks=[t.id for t in tasks]))
 
         self._write(work)
 
@@ -388,17 +390,24 @@ class Neo4jStore:
         blocked = status is TaskStatus.BLOCKED
 
         def work(tx: ManagedTransaction) -> list[dict[str, Any]]:
-            return self._rows(
+            found = self._rows(
                 tx, "task_set_status", id=task_id, status=status.value,
                 reason=(reason or "") if blocked else None, blocked_at=at if blocked else None, at=at,
             )
+            self._refresh_files(tx, self._touched_files(tx, tasks=[task_id]))
+            return found
 
         if not self._write(work):
             raise UnknownTaskError(task_id)
 
     def upsert_files(self, files: Sequence[FileEntry]) -> None:
         rows = [file_props(f) for f in files]
-        self._write(lambda tx: tx.run(cypher.load("files_upsert"), rows=rows).consume())
+
+        def work(tx: ManagedTransaction) -> None:
+            tx.run(cypher.load("files_upsert"), rows=rows).consume()
+            self._refresh_files(tx, [row["path"] for row in rows])  # SET f = row dropped the counts
+
+        self._write(work)
 
     def apply_handoff(self, record: HandoffRecord) -> bool:
         return self.apply_handoffs([record])[0]
@@ -416,6 +425,7 @@ class Neo4jStore:
                 if not row["task_exists"]:
                     raise UnknownTaskError(row["task_id"])
             batch = plan_handoffs(records, {row["id"]: row["content_hash"] for row in state})
+            stale = self._touched_files(tx, handoffs=list(batch.replaced)) if batch.replaced else []
             if batch.replaced:
                 tx.run(cypher.load("handoff_clear_links"), ids=list(batch.replaced)).consume()
             if batch.handoffs:  # else every record was already there
@@ -426,6 +436,8 @@ class Neo4jStore:
                 tx.run(cypher.load("handoff_discovered"), rows=rows["discovered"]).consume()
                 tx.run(cypher.load("files_fill"), rows=rows["files"]).consume()
                 tx.run(cypher.load("handoff_links"), rows=rows["links"]).consume()
+                stale += self._touched_files(tx, tasks=sorted({r.task_id for r in records}))
+            self._refresh_files(tx, stale)
             return list(batch.written)
 
         return self._write(work)
@@ -639,7 +651,7 @@ class Neo4jStore:
 
         nodes, rels = self._read(work)
         yield from sorted_rows(
-            (node_row(_export_label(r["labels"], r["props"].get("id")), r["props"]["id"], r["props"])
+            (node_row(_export_label(r["labels"], r["props"].get("id")), r["props"]["id"], _exported(r["props"]))
              for r in nodes),
             (rel_row(r["type"], (_export_label(r["src_labels"], r["src_id"]), r["src_id"]),
                      (_export_label(r["dst_labels"], r["dst_id"]), r["dst_id"]), r["props"])
@@ -668,6 +680,46 @@ class Neo4jStore:
                         raise InvalidDocumentError("<import>", [("", (
                             f"{rel['type']} relationship {rel['src']!r} -> {rel['dst']!r}: "
                             "an end is not in the store"))])
+
+            self._write(work)
+        self.refresh_all_files()
+
+    # -- the files' history counts (files_refresh.cypher) -------------------------
+
+    def _touched_files(self, tx: ManagedTransaction, *, tasks: Sequence[str] = (),
+                       handoffs: Sequence[str] = ()) -> list[str]:
+        """Paths the handoffs of ``tasks`` (or the ``handoffs``) created or modified."""
+        return [r["path"] for r in self._rows(tx, "files_touched_by", ids=list(tasks), handoffs=list(handoffs))]
+
+    def _refresh_files(self, tx: ManagedTransaction, paths: Sequence[str]) -> None:
+        """Recount ``touches`` and ``task_len`` of the files at ``paths`` (same transaction)."""
+        if paths:
+            tx.run(cypher.load("files_refresh"), paths=sorted(set(paths))).consume()
+
+    def refresh_all_files(self) -> None:
+        """Recount every file's history, ``_REFRESH_BATCH`` files per write
+        transaction (after an import, whose rows replace the counts)."""
+        paths = [r["path"] for r in self._read(lambda tx: self._rows(tx, "files_paths"))]
+        for start in range(0, len(paths), _REFRESH_BATCH):
+            part = paths[start:start + _REFRESH_BATCH]
+
+            def work(tx: ManagedTransaction, part: list[str] = part) -> None:
+                self._refresh_files(tx, part)
+
+            self._write(work)
+
+    def _refresh_stale_files(self) -> None:
+        """Count the history of files never counted (a graph written before the
+        counts were kept on File): once, when the schema is applied."""
+        seen: set[str] = set()
+        while True:
+            paths = [r["path"] for r in self._read(lambda tx: self._rows(tx, "files_stale", batch=_REFRESH_BATCH))]
+            if not paths or seen.issuperset(paths):  # nothing left (or nothing a recount can set)
+                return
+            seen.update(paths)
+
+            def work(tx: ManagedTransaction, paths: list[str] = paths) -> None:
+                self._refresh_files(tx, paths)
 
             self._write(work)
 
@@ -740,7 +792,16 @@ class Neo4jStore:
 
 
 _RATE_LIMITED = "Neo.ClientError.Security.AuthenticationRateLimit"
+def _exported(props: dict[str, Any]) -> dict[str, Any]:
+    """A node's properties as exported: without the history counts kept on File
+    (``files_refresh``), which the store derives and the embedded store does not keep."""
+    if "touches" in props or "task_len" in props:
+        return {k: v for k, v in props.items() if k not in ("touches", "task_len")}
+    return props
+
+
 _CLEAR_BATCH = 10_000  # nodes per transaction in clear()
+_REFRESH_BATCH = 5_000  # files recounted per transaction (imports, old graphs)
 
 
 def _rate_limited(uri: str, user: str | None) -> str:

@@ -105,8 +105,12 @@ class IndexWorker(threading.Thread):
         backoff_cap: float = 300.0,
         on_report: Callable[[IndexReport], None] | None = None,
         on_error: Callable[[IndexRequest, BaseException, float], None] | None = None,
+        max_runs: int | None = None,
     ) -> None:
         super().__init__(name="ctxgraph-index-worker", daemon=True)
+        #: Stop after this many runs (None: until stopped); checked by the worker
+        #: itself, so a request queued meanwhile cannot start one run too many.
+        self.max_runs = max_runs
         self.open_store = open_store
         self.queue = queue
         self.time_limit = time_limit
@@ -151,7 +155,7 @@ class IndexWorker(threading.Thread):
         return report
 
     def run(self) -> None:
-        while not self._stop_event.is_set():
+        while not self._stop_event.is_set() and (self.max_runs is None or self.runs < self.max_runs):
             req = self.queue.take(timeout=0.5)
             if req is not None:
                 self.run_one(req)

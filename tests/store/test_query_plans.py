@@ -198,6 +198,7 @@ KNOWN_LABEL_WIDE = {
     "corpus_tasks": "SELECT id, json_extract(props, '$.term_count')",
     "corpus_touches": "SELECT h.src_id, f.dst_id FROM edges h",
     "corpus_files": "SELECT props FROM nodes WHERE label = 'File' ORDER BY id",
+    "corpus_unfinished": "SELECT count(*) FROM nodes WHERE label = 'Task'",
     # associative memory: the indexed projects (a handful), and every chunk, read
     # into the in-process index only after a write (cached on PRAGMA data_version)
     "memory_projects": "SELECT props FROM nodes WHERE label = 'Project' ORDER BY id",

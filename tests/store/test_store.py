@@ -321,3 +321,49 @@ def test_history_evidence_returns_only_files_with_evidence(store: KnowledgeStore
     assert (found.n_files, found.total_file_len) == (everything.n_files, everything.total_file_len)
     http = next(f for f in found.files if f.entry.path == "pkg/http.py")
     assert (http.touches, http.own_terms) == (2, ())
+
+
+def _file_counts(store: KnowledgeStore) -> dict[str, tuple[int, int]]:
+    """Every mapped file's (touches, task_len) as the history reports them."""
+    found = store.history_evidence([], 1.0, top_files=100)
+    return {f.entry.path: (f.touches, f.task_len) for f in found.files}
+
+
+def test_file_history_counts_follow_every_write(store: KnowledgeStore) -> None:
+    from ctxgraph.graph.records import task_terms
+
+    def made(tid: str, text: str, status: TaskStatus = TaskStatus.PENDING) -> Task:
+        return Task(id=tid, name=text, objective="", signals=sig(), created_at="2026-01-01T00:00:00Z",
+                    updated_at="2026-01-01T00:00:00Z", status=status)
+
+    t1, t2 = made("t1", "Parse cookie values"), made("t2", "Tidy the request parsing code")
+    n1, n2 = len(task_terms(t1)), len(task_terms(t2))
+    store.upsert_files([FileEntry(path=p) for p in ("a.py", "b.py", "c.py")])
+    store.upsert_tasks([t1, t2])
+    modified = lambda *paths: tuple(FileLink(rel="MODIFIED", path=p) for p in paths)  # noqa: E731
+    store.apply_handoff(record("t1", links=modified("a.py", "b.py")))
+    store.apply_handoff(record("t2", links=modified("a.py")))
+    assert _file_counts(store) == {"a.py": (2, n1 + n2), "b.py": (1, n1), "c.py": (0, 0)}
+
+    # a new version of t1's handoff moves its files
+    store.apply_handoff(record("t1", content="v2", links=modified("c.py")))
+    assert _file_counts(store) == {"a.py": (1, n2), "b.py": (0, 0), "c.py": (1, n1)}
+    # t2 no longer finished; the context map reloaded; t1's text longer
+    store.set_status("t2", TaskStatus.PENDING, reason=None, at="2026-03-01T00:00:00Z")
+    assert _file_counts(store) == {"a.py": (0, 0), "b.py": (0, 0), "c.py": (1, n1)}
+    store.upsert_files([FileEntry(path=p, notes="reloaded") for p in ("a.py", "b.py", "c.py")])
+    longer = made("t1", "Parse cookie values and quoted header parameters", TaskStatus.COMPLETED)
+    store.upsert_tasks([longer])
+    expected = {"a.py": (0, 0), "b.py": (0, 0), "c.py": (1, len(task_terms(longer)))}
+    assert _file_counts(store) == expected
+    # t2 finished again, through its handoff
+    store.apply_handoff(record("t2", content="v3", links=modified("a.py", "c.py")))
+    expected = {"a.py": (1, n2), "b.py": (0, 0), "c.py": (2, len(task_terms(longer)) + n2)}
+    assert _file_counts(store) == expected
+
+    # an export carries no counts of its own; the import recounts
+    rows = list(store.export_rows())
+    assert not any("touches" in row.get("props", {}) for row in rows)
+    store.clear()
+    store.import_rows(rows)
+    assert _file_counts(store) == expected
