@@ -36,10 +36,10 @@ from ctxgraph.errors import (
     StoreUnavailableError,
     UnknownTaskError,
 )
+from ctxgraph.graph import evidence
 from ctxgraph.graph.backup import KNOWLEDGE_LABELS, node_row, rel_row, sorted_rows
 from ctxgraph.graph.backup import batches as backup_batches
 from ctxgraph.graph.dependencies import reachable_edges
-from ctxgraph.graph.evidence import MatchedTask, bound
 from ctxgraph.graph.handoff_batch import HandoffBatch, link_props, plan_handoffs
 from ctxgraph.graph.memory_records import (
     BM25_DECIMALS,
@@ -594,42 +594,29 @@ class Neo4jStore:
         return self._read(work)
 
     def history_evidence(self, terms: Sequence[str], max_df_share: float, top_files: int = 10) -> HistoryEvidence:
-        row = self._read(lambda tx: self._rows(tx, "history", terms=list(terms), max_df_share=max_df_share,
-                                               top_files=top_files))[0]
-        hits = [
-            MatchedTask(t["id"], t["term_count"], t["completed_at"], tuple(sorted((m[0], m[1]) for m in t["matched"])),
-                        tuple(sorted(set(t["files"]))))
-            for t in sorted(row["tasks"], key=lambda t: t["id"])
-        ]
-        # history.cypher returns every file with evidence, most touched first: keep
-        # what the embedded store keeps (graph.evidence.bound), so both rank alike.
-        mapped = bool(row["mapped"])
-        rows = {f["props"]["path"]: f for f in row["files"]}
-        rankable = {p for p, f in rows.items() if not mapped or f["props"].get("in_map") is not False}
-        kept = bound(
-            hits, n_tasks=row["n"], total_task_len=row["total"] or 0,
-            own={p: tuple(rows[p]["own_terms"]) for p in rankable if rows[p]["own_terms"]},
-            lengths={p: rows[p]["task_len"] + rows[p]["own_len"] for p in rankable}, rankable=rankable,
-            mapped_paths=sorted(rankable) if mapped else None, n_files=row["n_files"],
-            total_file_len=row["total_file_len"] or 0, most_touched=list(rows)[:top_files],
-        )
+        # history.cypher bounds the evidence itself (graph.evidence.bound's arithmetic
+        # in Cypher), so only the chosen tasks and files leave the server.
+        row = self._read(lambda tx: self._rows(
+            tx, "history", terms=list(dict.fromkeys(terms)), max_df_share=max_df_share, top_files=top_files,
+            k1=evidence.K1, b=evidence.B, task_top=evidence.TASK_TOP, file_top=evidence.FILE_TOP))[0]
         return HistoryEvidence(
             n_tasks=row["n"], total_task_len=row["total"] or 0,
-            n_files=row["n_files"], total_file_len=row["total_file_len"] or 0, mapped=mapped,
+            n_files=row["n_files"], total_file_len=row["total_file_len"] or 0, mapped=bool(row["mapped"]),
             tasks=tuple(
-                TaskEvidence.model_construct(id=h.id, term_count=h.term_count, completed_at=h.completed_at,
-                                             matched=h.matched, files=h.files)
-                for h in kept.tasks
+                TaskEvidence.model_construct(id=t["id"], term_count=t["term_count"], completed_at=t["completed_at"],
+                                             matched=tuple(sorted((m[0], m[1]) for m in t["matched"])),
+                                             files=tuple(sorted(t["files"])))
+                for t in sorted(row["tasks"], key=lambda t: t["id"])
             ),
             files=tuple(
                 FileEvidence.model_construct(
                     entry=file_from_props(f["props"]), touches=f["touches"], task_len=f["task_len"],
                     own_len=f["own_len"], own_terms=tuple(f["own_terms"]),
                     in_map=bool(True if f["props"].get("in_map") is None else f["props"]["in_map"]),
-                    term_tf=tuple(sorted(kept.term_tf.get(f["props"]["path"], {}).items())))
-                for f in row["files"] if f["props"]["path"] in kept.files
+                    term_tf=tuple(sorted((m[0], m[1]) for m in f["term_tf"])))
+                for f in row["files"]
             ),
-            file_df=tuple(sorted(kept.file_df.items())),
+            file_df=tuple(sorted((m[0], m[1]) for m in row["file_df"])),
         )
 
     def stats(self) -> Stats:
