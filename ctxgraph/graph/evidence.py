@@ -16,14 +16,16 @@ them need only a few of the matched tasks and files:
   package's files), and the most touched files (their change-frequency prior).
 
 So a context reads every matched task's terms and files but builds and ranks
-a bounded set: on a 10,000-node graph ~60 tasks and ~150 files instead of
-~700 and ~950. Whatever is cut has no votes and a text score below the
+a bounded set: on the benchmarks' 10,000-node graph 40 tasks and ~140 files
+instead of ~700 and ~950. Whatever is cut has no votes and a text score below the
 :data:`FILE_TOP`-th; it could still have reached the top ten only through
 the seed's context-map score, which the store does not know. Graphs with
 fewer than :data:`FILE_TOP` files with evidence (the evaluation sets) are not
 cut at all.
 
-Both stores call :func:`bound`, so they return the same evidence; the
+The embedded store calls :func:`bound`; ``cypher/history.cypher`` does the
+same arithmetic on the server, so that only the chosen tasks and files are
+sent (``tests/store`` holds both to the same evidence, cut and uncut). The
 ranking scores it with :func:`task_scores` and :func:`text_scores`.
 """
 

@@ -367,3 +367,29 @@ def test_file_history_counts_follow_every_write(store: KnowledgeStore) -> None:
     store.clear()
     store.import_rows(rows)
     assert _file_counts(store) == expected
+
+
+def test_history_evidence_is_bounded_alike(store: KnowledgeStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With room for one task and two files by text, both stores keep the same ones."""
+    from ctxgraph.graph import evidence
+
+    monkeypatch.setattr(evidence, "TASK_TOP", 1)
+    monkeypatch.setattr(evidence, "FILE_TOP", 2)
+    paths = ["src/one.py", "src/two.py", "src/three.py", "src/four.py", "src/five.py"]
+    store.upsert_files([FileEntry(path=p) for p in paths])
+    texts = {"t1": "cookie header", "t2": "cookie", "t3": "parser", "t4": "cookie parser", "t5": "widget"}
+    store.upsert_tasks([
+        Task(id=tid, name=text, objective="", signals=sig(), created_at="2026-01-01T00:00:00Z",
+             updated_at="2026-01-01T00:00:00Z") for tid, text in texts.items()])
+    for (tid, _), path in zip(texts.items(), paths, strict=True):
+        store.apply_handoff(record(tid, links=(FileLink(rel="MODIFIED", path=path),)))
+
+    found = store.history_evidence(["cookie", "header", "parser"], 1.0, top_files=0)
+    assert [t.id for t in found.tasks] == ["t1"]  # the rarest terms
+    assert {f.entry.path: f.term_tf for f in found.files} == {
+        "src/one.py": (("cookie", 1), ("header", 1)),  # t1's file, and the best text
+        "src/four.py": (("cookie", 1), ("parser", 1)),  # the second best text
+    }
+    # the files per term count every file's document, not only those returned
+    assert found.file_df == (("cookie", 3), ("header", 1), ("parser", 2))
+    assert (found.n_files, found.n_tasks) == (5, 5)
