@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from collections.abc import Container, Iterable, Mapping, Sequence
+from operator import itemgetter
 from typing import NamedTuple, Protocol
 
 from ctxgraph.graph.records import successors
@@ -96,7 +97,11 @@ def task_scores(n_tasks: int, total_task_len: int, hits: Sequence[_Hit]) -> list
         norm = K1 * (1 - B + B * task.term_count / (avg or 1.0))
         score = sum(idf(n_tasks, df) for _, df in task.matched) * (K1 + 1) / (1 + norm)
         scored.append((round(score, 9), task.completed_at, task.id, i))
-    scored.sort(key=lambda s: (-s[0], _desc(s[1]), s[2]))
+    # Stable sorts, least significant key first: id, then completed_at
+    # descending, then score descending.
+    scored.sort(key=itemgetter(2))
+    scored.sort(key=itemgetter(1), reverse=True)
+    scored.sort(key=itemgetter(0), reverse=True)
     return [(s[0], s[2], s[3]) for s in scored]
 
 
@@ -142,8 +147,7 @@ def text_scores(
     scores: dict[str, float] = {}
     for path, counts in docs.items():
         norm = K1 * (1 - B + B * lengths[path] / (avg_len or 1.0))
-        items = sorted(counts.items()) if len(counts) > 1 else counts.items()
-        scores[path] = round(sum(weights[term] * c / (c + norm) for term, c in items), 9)
+        scores[path] = round(sum(weights[term] * c / (c + norm) for term, c in counts.items()), 9)
     return scores, dict(file_df)
 
 
@@ -179,24 +183,6 @@ def bound(
             chosen.update(kids)
     chosen.update(most_touched)
     return Bounded(tasks=best, files=chosen, term_tf={p: tf[p] for p in chosen if p in tf}, file_df=file_df)
-
-
-class _Inverted(dict[int, str]):
-    """``str.translate`` table mapping every character to its mirror image, so
-    that comparing translated strings orders the originals character by
-    character in reverse (a prefix still first)."""
-
-    def __missing__(self, code: int) -> str:
-        mirrored = chr(0x10FFFF - code)
-        self[code] = mirrored
-        return mirrored
-
-
-_INVERTED = _Inverted()
-
-
-def _desc(text: str) -> str:
-    return text.translate(_INVERTED)
 
 
 __all__: Sequence[str] = (
