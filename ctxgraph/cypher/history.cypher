@@ -4,12 +4,13 @@
 //   context map is loaded, the rankable files (the map's, else every file):
 //   their count and their documents' total length;
 // - every finished task mentioning a query term (terms in more than
-//   max(1, n x $max_df_share) tasks left out), scored by BM25 ($k1, $b); the
-//   $task_top best (ties: newer, then smaller id) are returned with their
-//   matched terms (and document frequencies) and the files their handoffs
-//   created or modified;
+//   min(max(1, n x $max_df_share), $max_df_cap) tasks left out), scored by
+//   BM25 ($k1, $b); the $task_top best (ties: newer, then smaller id) are
+//   returned with their matched terms (and document frequencies) and the
+//   files their handoffs created or modified;
 // - each rankable file's document over the query: per term, how many matched
-//   tasks touching it mention the term (`term_tf`) plus its own query terms;
+//   tasks touching it mention the term (`term_tf`) plus its own query terms
+//   (terms of more than $max_df_cap rankable files left out);
 //   the number of such documents per term (`file_df`), and each document's
 //   BM25 text score;
 // - the files returned: the $file_top best by text (path breaks ties), those
@@ -36,8 +37,18 @@ CALL (mapped) {
   WHERE NOT mapped OR coalesce(f.in_map, true)
   RETURN count(f) AS n_files, sum(coalesce(f.task_len, 0) + size(coalesce(f.terms, []))) AS total_file_len
 }
-WITH n, total, mapped, n_files, total_file_len,
-     CASE WHEN toInteger(n * $max_df_share) < 1 THEN 1 ELSE toInteger(n * $max_df_share) END AS max_df,
+// the query terms a file's own text may count: those of at most $max_df_cap rankable files
+CALL (mapped) {
+  UNWIND $terms AS name
+  MATCH (tm:Term {name: name})
+  WITH tm, size([(tm)<-[:MENTIONS]-(f:File) WHERE NOT mapped OR coalesce(f.in_map, true) | 1]) AS files
+  WHERE files > 0 AND files <= $max_df_cap
+  RETURN collect(tm.name) AS own_ok
+}
+WITH n, total, mapped, n_files, total_file_len, own_ok,
+     CASE WHEN toInteger(n * $max_df_share) < 1 THEN 1
+          WHEN toInteger(n * $max_df_share) > $max_df_cap THEN $max_df_cap
+          ELSE toInteger(n * $max_df_share) END AS max_df,
      CASE WHEN n = 0 OR total = 0 THEN 1.0 ELSE toFloat(total) / n END AS avg_task,
      CASE WHEN n_files = 0 OR total_file_len = 0 THEN 1.0 ELSE toFloat(total_file_len) / n_files END AS avg_file
 // every matched task: its matched terms, BM25 score and the distinct files it touched
@@ -68,8 +79,8 @@ CALL (hits) {
   }) AS tasks
 }
 // the files' documents over the query: per term, the rankable files having it
-CALL (hits, mapped) {
-  CALL (hits, mapped) {
+CALL (hits, mapped, own_ok) {
+  CALL (hits, mapped, own_ok) {
     UNWIND hits AS h
     UNWIND h.files AS f
     WITH f, h.matched AS matched
@@ -77,11 +88,11 @@ CALL (hits, mapped) {
     UNWIND matched AS m
     RETURN f, m[0] AS term, 1 AS by_task, 0 AS own
     UNION ALL
-    UNWIND $terms AS name
+    UNWIND own_ok AS name
     MATCH (:Term {name: name})<-[:MENTIONS]-(f:File)
-    WITH DISTINCT f
+    WITH DISTINCT f, own_ok
     WHERE NOT mapped OR coalesce(f.in_map, true)
-    UNWIND [name IN coalesce(f.terms, []) WHERE name IN $terms] AS term
+    UNWIND [name IN coalesce(f.terms, []) WHERE name IN own_ok] AS term
     RETURN f, term, 0 AS by_task, 1 AS own
   }
   WITH f, term, sum(by_task) AS by_task, sum(own) AS own
@@ -121,7 +132,7 @@ CALL (mapped) {
   WITH f ORDER BY coalesce(f.touches, 0) DESC, f.path LIMIT $top_files
   RETURN collect(f) AS most_touched
 }
-CALL (docs, voted, most_touched, mapped) {
+CALL (docs, voted, most_touched, mapped, own_ok) {
   CALL (docs, voted, most_touched) {
     UNWIND range(0, size(docs) - 1) AS i
     WITH docs[i] AS d, i, voted, most_touched
@@ -135,13 +146,13 @@ CALL (docs, voted, most_touched, mapped) {
     UNWIND most_touched AS f
     RETURN f, [] AS term_tf
   }
-  WITH mapped, f, collect(term_tf) AS found
+  WITH mapped, own_ok, f, collect(term_tf) AS found
   WHERE NOT mapped OR coalesce(f.in_map, true)
   ORDER BY coalesce(f.touches, 0) DESC, f.path
   RETURN collect({
     props: f {.path, .component, .notes, .in_map}, touches: coalesce(f.touches, 0),
     task_len: coalesce(f.task_len, 0), own_len: size(coalesce(f.terms, [])),
-    own_terms: [name IN coalesce(f.terms, []) WHERE name IN $terms],
+    own_terms: [name IN coalesce(f.terms, []) WHERE name IN own_ok],
     term_tf: reduce(acc = [], tf IN found | acc + tf)
   }) AS files
 }

@@ -47,6 +47,19 @@ VOTERS = 20
 TASK_TOP = 2 * VOTERS
 #: Files a store returns for their text score alone.
 FILE_TOP = 100
+#: Terms in more finished tasks than this are left out of the history whatever
+#: their share (``compute.ranking.MAX_DF_SHARE``): their weight is small (an
+#: idf of at most ln(n / 1000)) and their mentions were what made a context's
+#: cost grow with the graph (benchmarks/README.md). Graphs of fewer than 5,000
+#: finished tasks never reach it at a share of 0.2; the evaluation sets have
+#: 875 and 1,500.
+TERM_DF_CAP = 1_000
+
+
+def max_term_df(n_tasks: int, max_df_share: float) -> int:
+    """The most finished tasks a query term may be in to count: a share of them
+    (at least 1), and at most :data:`TERM_DF_CAP`."""
+    return min(max(1, int(n_tasks * max_df_share)), TERM_DF_CAP)
 
 
 class _Hit(Protocol):

@@ -598,7 +598,8 @@ class Neo4jStore:
         # in Cypher), so only the chosen tasks and files leave the server.
         row = self._read(lambda tx: self._rows(
             tx, "history", terms=list(dict.fromkeys(terms)), max_df_share=max_df_share, top_files=top_files,
-            k1=evidence.K1, b=evidence.B, task_top=evidence.TASK_TOP, file_top=evidence.FILE_TOP))[0]
+            k1=evidence.K1, b=evidence.B, task_top=evidence.TASK_TOP, file_top=evidence.FILE_TOP,
+            max_df_cap=evidence.TERM_DF_CAP))[0]
         return HistoryEvidence(
             n_tasks=row["n"], total_task_len=row["total"] or 0,
             n_files=row["n_files"], total_file_len=row["total_file_len"] or 0, mapped=bool(row["mapped"]),

@@ -393,3 +393,25 @@ def test_history_evidence_is_bounded_alike(store: KnowledgeStore, monkeypatch: p
     # the files per term count every file's document, not only those returned
     assert found.file_df == (("cookie", 3), ("header", 1), ("parser", 2))
     assert (found.n_files, found.n_tasks) == (5, 5)
+
+
+def test_history_leaves_out_terms_over_the_df_cap(store: KnowledgeStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ctxgraph.graph import evidence
+
+    store.upsert_files([FileEntry(path=p, notes="the header parser") for p in ("src/one.py", "src/two.py")])
+    store.upsert_tasks([
+        Task(id=tid, name=text, objective="", signals=sig(), created_at="2026-01-01T00:00:00Z",
+             updated_at="2026-01-01T00:00:00Z") for tid, text in (("t1", "cookie header"), ("t2", "cookie"))])
+    store.apply_handoff(record("t1", links=(FileLink(rel="MODIFIED", path="src/one.py"),)))
+    store.apply_handoff(record("t2", links=(FileLink(rel="MODIFIED", path="src/two.py"),)))
+    found = store.history_evidence(["cookie", "header", "parser"], 1.0, top_files=0)
+    assert found.file_df == (("cookie", 2), ("header", 2), ("parser", 2))
+    assert {f.entry.path: f.own_terms for f in found.files} == {
+        "src/one.py": ("header", "parser"), "src/two.py": ("header", "parser")}
+    # "cookie" is in two finished tasks, "header" in one task and the notes of two files
+    monkeypatch.setattr(evidence, "TERM_DF_CAP", 1)
+    found = store.history_evidence(["cookie", "header", "parser"], 1.0, top_files=0)
+    assert [(t.id, t.matched) for t in found.tasks] == [("t1", (("header", 1),))]
+    assert {f.entry.path: (f.own_terms, f.term_tf) for f in found.files} == {
+        "src/one.py": ((), (("header", 1),))}
+    assert found.file_df == (("header", 1),)
