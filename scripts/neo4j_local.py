@@ -68,9 +68,15 @@ INITIAL_PASSWORD = "neo4j"  # what a fresh Neo4j home starts with (must be chang
 START_TIMEOUT = 180.0
 STOP_TIMEOUT = 30.0
 
+#: Memory of a started server: env NEO4J_LOCAL_HEAP (JVM maximum heap, default
+#: 1g) and NEO4J_LOCAL_PAGECACHE (default 512m) — raise both for a
+#: 1,000,000-node benchmark graph.
+HEAP = os.environ.get("NEO4J_LOCAL_HEAP", "1g")
+PAGECACHE = os.environ.get("NEO4J_LOCAL_PAGECACHE", "512m")
+
 JVM_FLAGS = (
     "-Xms512m",
-    "-Xmx1g",
+    f"-Xmx{HEAP}",
     "--add-opens=java.base/java.nio=ALL-UNNAMED",
     "--add-opens=java.base/java.io=ALL-UNNAMED",
     "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
@@ -453,7 +459,7 @@ def server_command(java: str, home: Path, bolt_port: int, http_port: int) -> lis
         "server.bolt.listen_address": f"{HOST}:{bolt_port}",
         "server.http.listen_address": f"{HOST}:{http_port}",
         "server.https.enabled": "false",
-        "server.memory.pagecache.size": "512m",
+        "server.memory.pagecache.size": PAGECACHE,
         "dbms.usage_report.enabled": "false",
         "dbms.security.auth_enabled": "true",
         "internal.server.bolt.connection_shutdown_wait_time": "1s",
