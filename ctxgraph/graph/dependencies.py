@@ -16,8 +16,14 @@ def find_cycle(edges: Iterable[tuple[str, str]], new_edges: Iterable[tuple[str, 
     graph = nx.DiGraph()
     graph.add_edges_from(edges)
     graph.add_edges_from(added)
+    # One search from a root pointing at every new edge's source, not one per
+    # source: networkx keeps a search's visited edges per source, so a batch of
+    # 1,000 new tasks walked their shared history 1,000 times. The root has no
+    # incoming edge, so it is in no cycle; sources are visited in the same order.
+    root = ("find_cycle", "root")
+    graph.add_edges_from((root, a) for a in dict.fromkeys(a for a, _ in added))
     try:
-        cycle = nx.find_cycle(graph, source=[a for a, _ in added])
+        cycle = nx.find_cycle(graph, source=root)
     except nx.NetworkXNoCycle:
         return None
     return [edge[0] for edge in cycle] + [cycle[0][0]]

@@ -10,6 +10,17 @@ def test_find_cycle() -> None:
     assert find_cycle([], [("x", "x")]) == ["x", "x"]
 
 
+def test_find_cycle_searches_the_shared_history_once() -> None:
+    # 300 new tasks depend on one long chain whose far end now depends back on it.
+    chain = [(f"c{i}", f"c{i + 1}") for i in range(200)]
+    new = [(f"n{i}", "c0") for i in range(300)]
+    assert find_cycle(chain, new) is None
+    cycle = find_cycle(chain, [*new, ("c200", "c0")])
+    assert cycle is not None and cycle[0] == cycle[-1] and set(cycle) == {f"c{i}" for i in range(201)}
+    # two new edges closing two cycles: the first one's is reported
+    first = find_cycle([("b", "a"), ("y", "x")], [("a", "b"), ("x", "y")])
+    assert first is not None and set(first) == {"a", "b"}
+
 
 def test_reachable_edges_is_one_breadth_first_search() -> None:
     graph = {"d": ["a", "c"], "c": ["b"], "b": ["a"], "y": ["x"]}
