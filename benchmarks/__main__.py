@@ -50,7 +50,7 @@ def _parser() -> argparse.ArgumentParser:
         help="handoffs ingested through the API and timed; the rest of the graph is "
         "bulk-loaded (default: every handoff up to 10,000 nodes, else 1,000)",
     )
-    parser.add_argument("--seconds", type=float, help="time cap of the timed loops per row (default 90; --quick 30)")
+    parser.add_argument("--seconds", type=float, help="time cap of the timed loops per row (default 90; --quick 15)")
     parser.add_argument("--row", help=argparse.SUPPRESS)  # STORE:NODES, one row in this process (internal)
     return parser
 
@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     calls = args.calls or (200 if args.quick else 300)
     signal_calls = args.signal_calls or (40 if args.quick else 60)
-    seconds = args.seconds or (30.0 if args.quick else 90.0)
+    seconds = args.seconds or (15.0 if args.quick else 90.0)
     if args.row:
         store, _, nodes = args.row.partition(":")
         row = run_row(
