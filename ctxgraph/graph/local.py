@@ -261,6 +261,7 @@ class _Corpus:
     sorted_paths: list[str] = field(default_factory=list)
     lengths: dict[str, int] = field(default_factory=dict)  # rankable file -> its document's length
     unfinished: int = 0  # tasks not finished (their mentions are not counted)
+    total_task_len: int = 0  # the finished tasks' total length in terms
     total_file_len: int = 0
 
 
@@ -983,6 +984,7 @@ class LocalStore:
         corpus = _Corpus(version=version, completed=completed, touched_by=touched_by, touches=touches, files=files)
         all_tasks = int(cur.execute("SELECT count(*) FROM nodes WHERE label = 'Task'").fetchone()[0])
         corpus.unfinished = all_tasks - len(completed)
+        corpus.total_task_len = sum(count for count, _ in completed.values())
         corpus.mapped = any(in_map for _, _, in_map in files)
         corpus.rankable = {entry.path: i for i, (entry, _, in_map) in enumerate(files)
                            if in_map or not corpus.mapped}
@@ -1040,7 +1042,7 @@ class LocalStore:
                 entry, own_terms, _ = corpus.files[i]
                 if entry.path not in own:
                     own[entry.path] = tuple(t for t in own_terms if t in wanted)
-        total = sum(count for count, _ in corpus.completed.values())
+        total = corpus.total_task_len
         kept = bound(
             hits, n_tasks=n, total_task_len=total, own=own, lengths=corpus.lengths, rankable=corpus.rankable,
             mapped_paths=corpus.sorted_paths if corpus.mapped else None, n_files=len(corpus.rankable),
