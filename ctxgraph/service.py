@@ -47,6 +47,12 @@ from ctxgraph.signals import SignalExtractor, TaskSignals, terms
 
 log = logging.getLogger(__name__)
 
+#: Task texts embedded per batch (``embed_tasks``) and the word pieces kept of each.
+TASK_EMBED_BATCH = 64
+TASK_PIECES = 256
+#: How often a service asks the store again whether any task has a vector.
+VECTORS_RECHECK_SECONDS = 60.0
+
 _RUNTIME_FIELDS = ("status", "success", "outcome_summary", "completed_at", "blocked_reason", "blocked_at")
 
 
@@ -81,6 +87,11 @@ class ContextService:
         self.memory_project: str | None = os.environ.get("CTXGRAPH_PROJECT") or None
         #: The sentence embedder (None: the shared all-MiniLM-L6-v2, loaded on first use).
         self.embedder: Any = None
+        #: Neighbours by embedding at context time: the query's text is embedded
+        #: when finished tasks have vectors (``embed_tasks``); off, or when the
+        #: model cannot load, the history ranks by full text alone.
+        self.task_vectors = os.environ.get("CTXGRAPH_TASK_VECTORS", "1") != "0"
+        self._vectors_seen: tuple[float, bool] | None = None  # (monotonic time, any task vectors)
 
     # -- lifecycle ---------------------------------------------------------------
 
@@ -412,6 +423,60 @@ class ContextService:
                 progress(len(batch))
         return results
 
+    # -- task vectors ----------------------------------------------------------------
+
+    def _embedder(self) -> Any:
+        if self.embedder is None:
+            from ctxgraph.memory.embed import shared_embedder
+
+            self.embedder = shared_embedder()
+        return self.embedder
+
+    def embed_tasks(self, *, batch: int = TASK_EMBED_BATCH, progress: Callable[[int, int], None] | None = None) -> int:
+        """Embed the finished tasks that have no vector of their current text
+        (all-MiniLM-L6-v2, local), ``batch`` texts at a time, each batch stored
+        when embedded: an interrupted run keeps what it wrote. Returns how many
+        were embedded; ``progress(done, total)`` after each batch. Raises
+        :class:`~ctxgraph.memory.embed.EmbeddingUnavailableError` when the model
+        cannot load."""
+        from ctxgraph.graph.records import text_hash
+
+        pending = self.store.tasks_to_embed(10**9)
+        if not pending:
+            return 0
+        embedder = self._embedder()
+        done = 0
+        for start in range(0, len(pending), batch):
+            chunk = pending[start:start + batch]
+            vectors = embedder.embed([text for _, text in chunk], max_pieces=TASK_PIECES)
+            self.store.write_task_vectors([(tid, text_hash(text), [float(x) for x in vec])
+                                           for (tid, text), vec in zip(chunk, vectors, strict=True)])
+            done += len(chunk)
+            if progress:
+                progress(done, len(pending))
+        self._vectors_seen = None
+        return done
+
+    def _query_vector(self, text: str, notes: list[str]) -> list[float] | None:
+        """The query's embedding when finished tasks have vectors (checked once a
+        minute), else None; an embedding failure is a note, not an error."""
+        import time
+
+        if not self.task_vectors or not text.strip():
+            return None
+        now = time.monotonic()
+        if self._vectors_seen is None or now - self._vectors_seen[0] > VECTORS_RECHECK_SECONDS:
+            self._vectors_seen = (now, self.store.has_task_vectors())
+        if not self._vectors_seen[1]:
+            return None
+        try:
+            vector = self._embedder().embed([text], max_pieces=TASK_PIECES)[0]
+        except Exception as exc:  # any embedding failure only costs the neighbours by embedding
+            log.warning("embedding the task failed: %s", exc)
+            notes.append(f"history: embedding the task failed ({exc}); neighbours by full text only")
+            return None
+        return [float(x) for x in vector]
+
     # -- compute -------------------------------------------------------------------
 
     def gather(self, task: Task, signals: TaskSignals) -> Candidates:
@@ -429,19 +494,21 @@ class ContextService:
             working_memory=task.requires_context, max_tag_df=lim.TAG_DF_CAP,
         )
         query_terms = tuple(terms(task.text))
+        notes: list[str] = []
         try:
+            vector = self._query_vector(task.text, notes)
             # The history ranks the files; the seed's context-map filter is the
             # fallback for a graph without files only. One read transaction.
             found, history = self.store.gather_with_history(query, query_terms, ranking.MAX_DF_SHARE,
-                                                           lim.CONTEXT_MAP_TOP)
+                                                           lim.CONTEXT_MAP_TOP, vector)
             memory: MemoryRecall | None = None
-            notes: list[str] = []
             if self.memory:
                 from ctxgraph.memory.recall import recall
 
-                memory, notes = recall(self.store, found.memory_projects, task.text, query_terms,
+                memory, memory_notes = recall(self.store, found.memory_projects, task.text, query_terms,
                                        project=self.memory_project, stale_hours=self.config.memory_stale_hours,
                                        embedder=self.embedder)
+                notes += memory_notes
             return found.model_copy(update={"history": history, "query_terms": query_terms, "memory": memory,
                                             "memory_notes": tuple(notes)})
         except StoreUnavailableError as exc:

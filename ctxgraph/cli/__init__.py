@@ -556,6 +556,38 @@ def context(task_id: str | None, task_file: str | None, fmt: str, complexity: st
                        f"{', '.join(e.tag_matches) or '-'} |")
 
 
+@main.command("embed-tasks")
+@store_options
+@format_option
+def embed_tasks(fmt: str, **kwargs: Any) -> None:
+    """Embed the finished tasks' texts for the history's neighbours by embedding.
+
+    Each finished task without a vector of its current text (name, objective,
+    criteria) is embedded with all-MiniLM-L6-v2, locally, and its vector
+    stored: a context then also ranks files by the tasks nearest to its own
+    text. Incremental (tasks already embedded are skipped) and safe to stop:
+    every batch of 64 is stored when done. Run it after ingesting handoffs;
+    contexts computed before use the vectors there are.
+    """
+    with open_service(_store_params(kwargs)) as svc:
+        pending = len(svc.store.tasks_to_embed(10**9))
+        bar = click.progressbar(length=pending, label="Embedding tasks", file=sys.stderr, hidden=pending < 64)
+        done = 0
+
+        def tick(n: int, total: int) -> None:
+            nonlocal done
+            bar.update(n - done)
+            done = n
+
+        with bar:
+            embedded = svc.embed_tasks(progress=tick)
+        total = svc.store.task_vector_count()
+    if fmt == "json":
+        _echo_json({"embedded": embedded, "tasks_with_vectors": total})
+        return
+    click.echo(f"{embedded} tasks embedded; {total} tasks have vectors")
+
+
 @main.command()
 @store_options
 @format_option

@@ -2,7 +2,7 @@
 
 The seed scores a context-map file by the words of its path, component and
 notes. The history knows more: which finished tasks resemble this one and
-which files they changed. Four pieces of evidence, fused per file:
+which files they changed. Five pieces of evidence, fused per file:
 
 - **votes** — BM25 (k1 1.2, b 0.75) of the query's full-text terms against
   every finished task's terms; the :data:`NEIGHBOURS` most similar tasks
@@ -14,37 +14,51 @@ which files they changed. Four pieces of evidence, fused per file:
   about", as its history describes it), scaled to the best vote;
 - **prior** — how often the file changes: log(1 + touches) / log(1 + tasks);
 - **seed** — the seed's own context-map score (component +2, location +1,
-  domain in notes +1, mentioned file +3).
+  domain in notes +1, mentioned file +3);
+- **dense** — when finished tasks have vectors of their texts
+  (``ctxgraph embed-tasks``; all-MiniLM-L6-v2) and the query was embedded,
+  the :data:`~ctxgraph.graph.evidence.DENSE_VOTERS` tasks nearest to it by
+  cosine vote as the neighbours by full text do (relative to the nearest,
+  divided by the square root of the files touched). They find the tasks that
+  say the same thing in other words.
 
 Only files of the context map are ranked when one was loaded; files known
 only from handoffs count when there is none. A file gone from the map whose
 path without its extension is now a folder of mapped files — a module turned
-into a package, ``pkg/data.py`` into ``pkg/data/*.py`` — passes its votes on
-to those files, each vote divided by the square root of how many there are
-(its history describes code that now lives there; its text is not passed on,
-it would make every file of the package look alike).
+into a package, ``pkg/data.py`` into ``pkg/data/*.py`` — passes each vote on
+(:func:`route`): to the package files whose names the voting task and the
+query both mention (``headers`` -> ``pkg/data/headers.py``), else to the file
+that kept the module's name (``datastructures.py`` ->
+``datastructures/structures.py``), else to every file of the package, divided
+by the square root of how many it reaches. Its text is not passed on: it
+would make every file of the package look alike.
 
-``score = votes + 2 x text + 0.2 x prior + 0.3 x seed`` — weights tuned on the
-click and werkzeug evaluation sets (``ctxgraph eval``). The store returns the
-evidence; every number is computed here, so both stores rank identically.
-The store may bound it (``ctxgraph.graph.evidence``): the best matched tasks
-only, and the files that can still reach the top, each carrying the counts of
-its touching tasks' terms so that its text is scored as over every task.
+``score = votes + 2 x text + 0.2 x prior + 0.3 x seed``; with neighbours by
+embedding ``votes + 3 x text + 0.2 x prior + 0.3 x seed + 3 x dense``. Weights
+tuned on the click and werkzeug evaluation sets (``ctxgraph eval``). The store
+returns the evidence; every number is computed here, so both stores rank
+identically. The store may bound it (``ctxgraph.graph.evidence``): the best
+matched tasks only, and the files that can still reach the top, each carrying
+the counts of its touching tasks' terms so that its text is scored as over
+every task.
 """
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
-from ctxgraph.graph.evidence import K1, VOTERS, B, idf, task_scores, text_scores, touched_terms
+from ctxgraph.graph.evidence import DENSE_VOTERS, K1, VOTERS, B, idf, task_scores, text_scores, touched_terms
 from ctxgraph.graph.models import FileEntry, HistoryEvidence
 from ctxgraph.graph.records import successors
-from ctxgraph.signals import TaskSignals
+from ctxgraph.signals import TaskSignals, path_terms
 
 NEIGHBOURS = VOTERS
 TEXT_WEIGHT = 2.0
+#: With neighbours by embedding, text and the neighbours' votes each weigh this.
+TEXT_WEIGHT_DENSE = 3.0
+DENSE_WEIGHT = 3.0
 PRIOR_WEIGHT = 0.2
 SEED_WEIGHT = 0.3
 #: Terms in more than this share of the finished tasks are left out (no signal).
@@ -54,6 +68,54 @@ MAX_DF_SHARE = 0.2
 def task_similarity(history: HistoryEvidence) -> list[tuple[float, str, int]]:
     """(score, task id, index) of every matched task, best first (newest, then id, break ties)."""
     return task_scores(history.n_tasks, history.total_task_len, history.tasks)
+
+
+def heirs(path: str, successors_: Sequence[str]) -> tuple[str, ...]:
+    """The files of a module's package that kept its name: those whose name
+    (without extension) is part of the module's (``pkg/datastructures.py`` ->
+    ``pkg/datastructures/structures.py``); ``__init__`` never counts."""
+    stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    found = []
+    for succ in successors_:
+        name = succ.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+        if name != "__init__" and name in stem:
+            found.append(succ)
+    return tuple(found)
+
+
+def route(path: str, successors_: Sequence[str], matched: Iterable[str]) -> tuple[str, ...]:
+    """Where a vote for a module gone from the map goes among the files of the
+    package it became: the files whose names the voting task and the query
+    share a term with (``headers`` -> ``pkg/data/headers.py``), else the heirs
+    (:func:`heirs`), else every file of the package."""
+    said = set(matched)
+    named = tuple(s for s in successors_ if said.intersection(_name_terms(s)))
+    return named or heirs(path, successors_) or tuple(successors_)
+
+
+def _name_terms(path: str) -> list[str]:
+    return [t for t in path_terms(path.rsplit("/", 1)[-1]) if t != "init"]
+
+
+def _vote(votes: dict[str, float], voters: Sequence[tuple[float, tuple[str, ...], Iterable[str]]],
+          files: Mapping[str, object], moved: Mapping[str, tuple[str, ...]]) -> None:
+    """Add each voter's vote (its score relative to the best one's) to the files
+    it touched, divided by the square root of how many; a moved module's vote
+    goes to its package's files (:func:`route`), divided again by the square
+    root of how many it reaches."""
+    if not voters or voters[0][0] <= 0:
+        return
+    top = voters[0][0]
+    for score, touched_all, matched in voters:
+        touched = [p for p in touched_all if p in files or p in moved]
+        for path in touched:
+            vote = (score / top) / math.sqrt(len(touched))
+            if path in files:
+                votes[path] += vote
+            else:
+                reached = route(path, moved[path], matched)
+                for successor in reached:
+                    votes[successor] += vote / math.sqrt(len(reached))
 
 
 def rank_files(history: HistoryEvidence, signals: TaskSignals) -> list[tuple[FileEntry, float, dict[str, float]]]:
@@ -66,21 +128,16 @@ def rank_files(history: HistoryEvidence, signals: TaskSignals) -> list[tuple[Fil
     mapped = [f for f in history.files if f.in_map]
     has_map = bool(mapped) if history.mapped is None else history.mapped
     files = {f.entry.path: f for f in (mapped if has_map else history.files)}
-    votes: dict[str, float] = defaultdict(float)
     similar = task_similarity(history)[:NEIGHBOURS]
-    moved = successors({p for _, _, i in similar for p in history.tasks[i].files if p not in files},
-                       sorted(files)) if has_map else {}
-    if similar and similar[0][0] > 0:
-        top = similar[0][0]
-        for score, _, i in similar:
-            touched = [p for p in history.tasks[i].files if p in files or p in moved]
-            for path in touched:
-                vote = (score / top) / math.sqrt(len(touched))
-                if path in files:
-                    votes[path] += vote
-                else:
-                    for successor in moved[path]:
-                        votes[successor] += vote / math.sqrt(len(moved[path]))
+    near = history.neighbours[:DENSE_VOTERS]
+    gone = {p for _, _, i in similar for p in history.tasks[i].files if p not in files}
+    gone.update(p for n in near for p in n.files if p not in files)
+    moved = successors(gone, sorted(files)) if has_map else {}
+    votes: dict[str, float] = defaultdict(float)
+    _vote(votes, [(score, history.tasks[i].files, (t for t, _ in history.tasks[i].matched))
+                  for score, _, i in similar], files, moved)
+    dense: dict[str, float] = defaultdict(float)
+    _vote(dense, [(n.score, n.files, n.matched) for n in near], files, moved)
 
     # BM25 over per-file documents: own terms + the terms of the tasks that touched it
     # (counted by the store over every matched task when it bounded the evidence).
@@ -107,12 +164,17 @@ def rank_files(history: HistoryEvidence, signals: TaskSignals) -> list[tuple[Fil
             "prior": round(math.log(1 + f.touches) / log_n, 9) if f.touches else 0.0,
             "seed": float(seed_score(f.entry, signals)),
         }
-        total = round(parts["votes"] + TEXT_WEIGHT * parts["text"] + PRIOR_WEIGHT * parts["prior"]
-                      + SEED_WEIGHT * parts["seed"], 6)
+        if near:
+            parts["dense"] = round(dense.get(path, 0.0), 9)
+        total = round(parts["votes"] + (TEXT_WEIGHT_DENSE if near else TEXT_WEIGHT) * parts["text"]
+                      + PRIOR_WEIGHT * parts["prior"] + SEED_WEIGHT * parts["seed"]
+                      + DENSE_WEIGHT * parts.get("dense", 0.0), 6)
         if total > 0:
             ranked.append((f.entry, total, parts))
     ranked.sort(key=lambda r: (-r[1], r[0].path))
     return ranked
 
 
-__all__: Sequence[str] = ("K1", "MAX_DF_SHARE", "NEIGHBOURS", "B", "idf", "rank_files", "task_similarity")
+__all__: Sequence[str] = (
+    "K1", "MAX_DF_SHARE", "NEIGHBOURS", "B", "heirs", "idf", "rank_files", "route", "task_similarity",
+)

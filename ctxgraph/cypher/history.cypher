@@ -17,6 +17,11 @@
 //   the returned tasks touched (and, for a module gone from the map, the files
 //   of the folder it became: pkg/data.py -> pkg/data/, as
 //   records.moved_folder), and the $top_files most touched.
+// - with $vector (the query's embedding; null: none), the $dense_top finished
+//   tasks nearest to it (the task_embedding index, $dense_fetch candidates;
+//   the index scores (1 + cosine) / 2, turned back into the cosine, rounded to
+//   $cosine_decimals; ties: newer, then smaller id), each with the query terms
+//   it mentions and its files; those files are returned too.
 // A file's touches and task_len are kept on it at write time (files_refresh).
 // Every expansion starts from the node in hand (pattern comprehensions, the
 // status tested afterwards): written as MATCH/COUNT/COLLECT with
@@ -111,10 +116,28 @@ CALL (by_term, n_files, avg_file) {
   ORDER BY text DESC, f.path
   RETURN collect({f: f, term_tf: term_tf}) AS docs
 }
-// the paths the returned tasks touched, and the folders touched modules gone from the map became
-CALL (tasks, mapped) {
-  UNWIND tasks AS task
-  UNWIND task.files AS path
+// the finished tasks nearest to the query's embedding
+CALL () {
+  WITH $vector AS vector
+  WHERE vector IS NOT NULL
+  CALL db.index.vector.queryNodes('task_embedding', $dense_fetch, vector) YIELD node, score
+  WITH node AS t, round(2 * score - 1, $cosine_decimals) AS cosine
+  WHERE t.status = 'completed'
+  WITH t, cosine
+  ORDER BY cosine DESC, coalesce(t.completed_at, '') DESC, t.id
+  LIMIT $dense_top
+  RETURN collect({
+    id: t.id, score: cosine, completed_at: coalesce(t.completed_at, ''),
+    matched: [(t)-[:MENTIONS]->(tm:Term) WHERE tm.name IN $terms | tm.name],
+    files: reduce(seen = [], p IN [(t)-[:HANDED_OFF]->(:Handoff)-[:MODIFIED|CREATED]->(f:File) | f.path] |
+      CASE WHEN p IN seen THEN seen ELSE seen + p END)
+  }) AS near
+}
+// the paths the returned tasks and neighbours touched, and the folders touched
+// modules gone from the map became
+CALL (tasks, near, mapped) {
+  UNWIND [task IN tasks | task.files] + [n IN near | n.files] AS paths
+  UNWIND paths AS path
   WITH DISTINCT path
   OPTIONAL MATCH (gone:File {path: path})
   WHERE mapped AND NOT coalesce(gone.in_map, true)
@@ -156,4 +179,4 @@ CALL (docs, voted, most_touched, mapped, own_ok) {
     term_tf: reduce(acc = [], tf IN found | acc + tf)
   }) AS files
 }
-RETURN n, total, tasks, mapped, n_files, total_file_len, files, [x IN by_term | [x.term, x.df]] AS file_df
+RETURN n, total, tasks, mapped, n_files, total_file_len, files, [x IN by_term | [x.term, x.df]] AS file_df, near

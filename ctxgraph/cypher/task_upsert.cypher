@@ -1,11 +1,13 @@
 // Create or replace tasks ($rows: [{props, tags, deps}]): properties replaced
-// whole (created_at kept), tags and full-text terms re-linked, dependency
-// edges added.
+// whole (created_at and the text's vector kept: its embedding_hash tells
+// whether it is still of this text), tags and full-text terms re-linked,
+// dependency edges added.
 UNWIND $rows AS row
 MERGE (t:Task {id: row.props.id})
-WITH t, row, t.created_at AS old_created
+WITH t, row, t.created_at AS old_created, t.embedding AS old_vector, t.embedding_hash AS old_hash
 SET t = row.props
-SET t.created_at = coalesce(old_created, row.props.created_at)
+SET t.created_at = coalesce(old_created, row.props.created_at),
+    t.embedding = old_vector, t.embedding_hash = old_hash
 WITH t, row
 CALL (t) {
   MATCH (t)-[old:TAGGED]->(:Tag)

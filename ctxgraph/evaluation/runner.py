@@ -18,6 +18,7 @@ rendering only. bm25's index is built once per run, before the queries.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -41,6 +42,8 @@ from ctxgraph.service import ContextService
 
 if TYPE_CHECKING:
     from ctxgraph.memory.index import IndexReport
+
+log = logging.getLogger(__name__)
 
 SYSTEMS = ("ctxgraph", "bm25", "seed", "all")
 #: The row of ctxgraph with its associative memory on (``--index-source``).
@@ -105,6 +108,23 @@ def load_history(svc: ContextService, eval_set: EvalSet, *, stage: Stage = no_pr
             svc.ingest_handoffs(handoffs, progress=tick)
     if eval_set.files:
         svc.add_files(list(eval_set.files))
+    if svc.task_vectors and tasks:
+        # The finished tasks' vectors (neighbours by embedding), as an
+        # up-to-date `ctxgraph embed-tasks` leaves them.
+        from ctxgraph.memory.embed import EmbeddingUnavailableError
+
+        try:
+            with stage("Embedding tasks", len(tasks)) as tick:
+                done = 0
+
+                def embedded(n: int, total: int) -> None:
+                    nonlocal done
+                    tick(n - done)
+                    done = n
+
+                svc.embed_tasks(progress=embedded)
+        except EmbeddingUnavailableError as exc:
+            log.warning("tasks not embedded (neighbours by full text only): %s", exc)
 
 
 def _timed(fn: Callable[[], str]) -> tuple[str, float]:

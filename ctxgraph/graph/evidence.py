@@ -43,6 +43,12 @@ K1 = 1.2
 B = 0.75
 #: The most similar matched tasks that vote for their files (``compute.ranking``).
 VOTERS = 20
+#: The finished tasks nearest to the query by embedding that vote
+#: (``compute.ranking``); a store returns this many neighbours.
+DENSE_VOTERS = 10
+#: Cosines are rounded to this many decimals (the stores compute them in float32
+#: in different orders), so both rank the neighbours alike.
+COSINE_DECIMALS = 6
 #: Matched tasks a store returns: the voters and as many again.
 TASK_TOP = 2 * VOTERS
 #: Files a store returns for their text score alone.
@@ -176,6 +182,7 @@ def bound(
     n_files: int,
     total_file_len: int,
     most_touched: Iterable[str],
+    also: Iterable[str] = (),
 ) -> Bounded:
     """Choose the evidence a store returns (see the module's docstring).
 
@@ -183,13 +190,15 @@ def bound(
     terms of their own, with those terms; ``lengths``: the document length of
     every file in ``own`` or touched by a hit; ``mapped_paths``: the context
     map's paths, sorted (None: no map is loaded, nothing moved);
-    ``most_touched``: the rankable files with the most touches, most first."""
+    ``most_touched``: the rankable files with the most touches, most first;
+    ``also``: files to keep besides (those the neighbours by embedding touched)."""
     order = task_scores(n_tasks, total_task_len, hits)[:TASK_TOP]
     best = sorted((hits[i] for _, _, i in order), key=lambda h: h.id)
     tf = touched_terms(hits, rankable)
     text, file_df = text_scores(tf, own, lengths, n_files, total_file_len)
     chosen = set(sorted(text, key=lambda p: (-text[p], p))[:FILE_TOP])
     touched = {p for h in best for p in h.files}
+    touched.update(also)
     chosen.update(p for p in touched if p in rankable)
     if mapped_paths is not None:
         for kids in successors((p for p in touched if p not in rankable), mapped_paths).values():
@@ -199,6 +208,8 @@ def bound(
 
 
 __all__: Sequence[str] = (
+    "COSINE_DECIMALS",
+    "DENSE_VOTERS",
     "FILE_TOP",
     "K1",
     "TASK_TOP",

@@ -51,6 +51,7 @@ from ctxgraph.graph.models import (
     MemoryHit,
     MemoryProject,
     MemoryState,
+    NeighbourEvidence,
     ReadNext,
     RecentTask,
     Stats,
@@ -70,6 +71,8 @@ from ctxgraph.graph.records import (
     task_from_props,
     task_props,
     task_tags,
+    task_text,
+    text_hash,
 )
 
 log = logging.getLogger(__name__)
@@ -99,6 +102,11 @@ CREATE TABLE IF NOT EXISTS edges (
     dst_id    TEXT NOT NULL,
     props     TEXT NOT NULL DEFAULT '{}',
     PRIMARY KEY (src_label, src_id, type, dst_label, dst_id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS task_vectors (
+    id        TEXT PRIMARY KEY,
+    text_hash TEXT NOT NULL,
+    vec       BLOB NOT NULL
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS edges_by_dst ON edges (dst_label, dst_id, type);
 CREATE INDEX IF NOT EXISTS edges_by_type ON edges (type, src_label);
@@ -263,6 +271,9 @@ class _Corpus:
     unfinished: int = 0  # tasks not finished (their mentions are not counted)
     total_task_len: int = 0  # the finished tasks' total length in terms
     total_file_len: int = 0
+    # The finished tasks' vectors (unit rows) and their ids; built on first use.
+    vector_ids: tuple[str, ...] | None = None
+    vectors: Any = None
 
 
 class LocalStore:
@@ -403,6 +414,7 @@ class LocalStore:
         with self._write() as cur:
             cur.execute("DELETE FROM edges")
             cur.execute("DELETE FROM nodes")
+            cur.execute("DELETE FROM task_vectors")
             local_memory.bump_generation(cur)
 
     def close(self) -> None:
@@ -943,10 +955,11 @@ class LocalStore:
         )
 
     def gather_with_history(
-        self, query: GatherQuery, terms: Sequence[str], max_df_share: float, top_files: int = 10
+        self, query: GatherQuery, terms: Sequence[str], max_df_share: float, top_files: int = 10,
+        vector: Sequence[float] | None = None,
     ) -> tuple[Candidates, HistoryEvidence]:
         # In-process: two reads cost no round trips (see KnowledgeStore).
-        history = self.history_evidence(terms, max_df_share, top_files)
+        history = self.history_evidence(terms, max_df_share, top_files, vector)
         return self.gather(query.model_copy(update={"context_map": not history.files})), history
 
     def _corpus(self, cur: sqlite3.Cursor) -> _Corpus:
@@ -1002,9 +1015,11 @@ class LocalStore:
         self._corpus_cache = corpus
         return corpus
 
-    def history_evidence(self, terms: Sequence[str], max_df_share: float, top_files: int = 10) -> HistoryEvidence:
+    def history_evidence(self, terms: Sequence[str], max_df_share: float, top_files: int = 10,
+                         vector: Sequence[float] | None = None) -> HistoryEvidence:
         with self._read() as cur:
             corpus = self._corpus(cur)
+            near = self._neighbours(cur, corpus, vector, terms) if vector is not None else ()
             n = len(corpus.completed)
             max_df = max_term_df(n, max_df_share)
             # Count each term's mentions first (the index answers) and read the
@@ -1048,6 +1063,7 @@ class LocalStore:
             mapped_paths=corpus.sorted_paths if corpus.mapped else None, n_files=len(corpus.rankable),
             total_file_len=corpus.total_file_len,
             most_touched=(corpus.files[i][0].path for i in corpus.by_touches[:top_files]),
+            also=(p for n in near for p in n.files),
         )
         # model_construct: every field is built here from typed values; validating
         # the models on every context cost more than the rest of the read.
@@ -1066,7 +1082,91 @@ class LocalStore:
                 term_tf=tuple(sorted(kept.term_tf.get(entry.path, {}).items()))))
         return HistoryEvidence(n_tasks=n, total_task_len=total, tasks=tasks, files=tuple(files),
                                n_files=len(corpus.rankable), total_file_len=corpus.total_file_len,
-                               mapped=corpus.mapped, file_df=tuple(sorted(kept.file_df.items())))
+                               mapped=corpus.mapped, file_df=tuple(sorted(kept.file_df.items())),
+                               neighbours=near)
+
+    def _neighbours(self, cur: sqlite3.Cursor, corpus: _Corpus, vector: Sequence[float],
+                    terms: Sequence[str]) -> tuple[NeighbourEvidence, ...]:
+        """The finished tasks nearest to ``vector`` by cosine (exact, over every
+        vector), best first: ties go to the newer task, then to the smaller id."""
+        import numpy as np
+
+        if corpus.vector_ids is None:
+            ids, rows = [], []
+            for tid, blob in cur.execute("SELECT id, vec FROM task_vectors ORDER BY id"):
+                if tid in corpus.completed:
+                    ids.append(tid)
+                    rows.append(np.frombuffer(blob, dtype=np.float32))
+            matrix = np.vstack(rows) if rows else np.zeros((0, 0), dtype=np.float32)
+            if rows:
+                norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+                matrix = (matrix / np.where(norms == 0, 1, norms)).astype(np.float32)
+            corpus.vector_ids, corpus.vectors = tuple(ids), matrix
+        if not corpus.vector_ids:
+            return ()
+        query = np.asarray(vector, dtype=np.float32)
+        if query.shape != (corpus.vectors.shape[1],) or not np.linalg.norm(query):
+            return ()
+        sims = corpus.vectors @ (query / np.linalg.norm(query))
+        fetch = min(len(sims), 4 * evidence.DENSE_VOTERS)
+        candidates = np.argpartition(-sims, fetch - 1)[:fetch] if fetch < len(sims) else range(len(sims))
+        scored = [(round(float(sims[i]), evidence.COSINE_DECIMALS), corpus.vector_ids[i]) for i in candidates]
+        scored.sort(key=lambda r: r[1])
+        scored.sort(key=lambda r: corpus.completed[r[1]][1], reverse=True)
+        scored.sort(key=lambda r: r[0], reverse=True)
+        best = scored[:evidence.DENSE_VOTERS]
+        wanted = set(terms)
+        mentioned: dict[str, list[str]] = {}
+        for tid, name in cur.execute(
+            "SELECT src_id, dst_id FROM edges WHERE src_label = 'Task' AND type = 'MENTIONS' AND dst_label = 'Term' "
+            "AND src_id IN (SELECT value FROM json_each(?))", (json.dumps([tid for _, tid in best]),),
+        ):
+            if name in wanted:
+                mentioned.setdefault(tid, []).append(name)
+        return tuple(
+            NeighbourEvidence.model_construct(id=tid, score=score, completed_at=corpus.completed[tid][1],
+                                              matched=tuple(sorted(mentioned.get(tid, ()))),
+                                              files=corpus.touched_by.get(tid, ()))
+            for score, tid in best
+        )
+
+    # -- task vectors (what the neighbours by embedding are found with) --------------
+
+    def tasks_to_embed(self, limit: int) -> list[tuple[str, str]]:
+        with self._read() as cur:
+            have = dict(cur.execute("SELECT id, text_hash FROM task_vectors"))
+            out: list[tuple[str, str]] = []
+            for tid, props in cur.execute(
+                "SELECT id, props FROM nodes WHERE label = 'Task' AND json_extract(props, '$.status') = 'completed' "
+                "ORDER BY id"
+            ):
+                text = task_text(_loads(props))
+                if text and have.get(tid) != text_hash(text):
+                    out.append((tid, text))
+                    if len(out) >= limit:
+                        break
+        return out
+
+    def write_task_vectors(self, rows: Sequence[tuple[str, str, Sequence[float]]]) -> None:
+        import numpy as np
+
+        with self._write() as cur:
+            known = {tid for (tid,) in cur.execute(
+                "SELECT id FROM nodes WHERE label = 'Task' AND id IN (SELECT value FROM json_each(?))",
+                (json.dumps([r[0] for r in rows]),))}
+            cur.executemany(
+                "INSERT OR REPLACE INTO task_vectors (id, text_hash, vec) VALUES (?, ?, ?)",
+                [(tid, digest, np.asarray(vec, dtype=np.float32).tobytes()) for tid, digest, vec in rows
+                 if tid in known],
+            )
+
+    def has_task_vectors(self) -> bool:
+        with self._read() as cur:  # stops at the first row
+            return cur.execute("SELECT 1 FROM task_vectors LIMIT 1").fetchone() is not None
+
+    def task_vector_count(self) -> int:
+        with self._read() as cur:
+            return int(cur.execute("SELECT count(*) FROM task_vectors").fetchone()[0])
 
     def _count(self, label: str) -> int:
         with self._read() as cur:

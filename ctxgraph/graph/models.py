@@ -308,6 +308,19 @@ class TaskEvidence(BaseModel):
     files: tuple[str, ...]
 
 
+class NeighbourEvidence(BaseModel):
+    """A finished task whose text's embedding is among the nearest to the query's:
+    its cosine similarity, the query terms it mentions and the files it touched."""
+
+    model_config = _VALUE
+
+    id: str
+    score: float
+    completed_at: str
+    matched: tuple[str, ...]
+    files: tuple[str, ...]
+
+
 class FileEvidence(BaseModel):
     """A context-map file with its history: how many finished tasks touched it,
     their total length in terms, and which query terms its own text has."""
@@ -349,6 +362,10 @@ class HistoryEvidence(BaseModel):
     #: only the best matched tasks and each file carries its ``term_tf``.
     #: None: ``tasks`` are every matched task and the text is derived from them.
     file_df: tuple[tuple[str, int], ...] | None = None
+    #: The finished tasks nearest to the query by their texts' embeddings
+    #: (``graph.evidence.NEIGHBOURS`` at most, best first); empty when the query
+    #: was not embedded or no finished task has a vector yet.
+    neighbours: tuple[NeighbourEvidence, ...] = ()
 
 
 class MemoryChunk(BaseModel):

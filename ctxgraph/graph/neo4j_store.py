@@ -63,6 +63,7 @@ from ctxgraph.graph.models import (
     MemoryHit,
     MemoryProject,
     MemoryState,
+    NeighbourEvidence,
     ReadNext,
     RecentTask,
     Stats,
@@ -81,6 +82,8 @@ from ctxgraph.graph.records import (
     task_from_props,
     task_props,
     task_tags,
+    task_text,
+    text_hash,
 )
 
 log = logging.getLogger(__name__)
@@ -582,24 +585,28 @@ class Neo4jStore:
         return _candidates(query, self._read(lambda tx: self._rows(tx, "gather", **params))[0])
 
     def gather_with_history(
-        self, query: GatherQuery, terms: Sequence[str], max_df_share: float, top_files: int = 10
+        self, query: GatherQuery, terms: Sequence[str], max_df_share: float, top_files: int = 10,
+        vector: Sequence[float] | None = None,
     ) -> tuple[Candidates, HistoryEvidence]:
         # One managed read transaction for both statements (finding 6 of
         # benchmarks/README.md): the nested reads join it (see ``_read``).
         def work(tx: ManagedTransaction) -> tuple[Candidates, HistoryEvidence]:
             del tx  # joined by the reads below
-            history = self.history_evidence(terms, max_df_share, top_files)
+            history = self.history_evidence(terms, max_df_share, top_files, vector)
             return self.gather(query.model_copy(update={"context_map": not history.files})), history
 
         return self._read(work)
 
-    def history_evidence(self, terms: Sequence[str], max_df_share: float, top_files: int = 10) -> HistoryEvidence:
+    def history_evidence(self, terms: Sequence[str], max_df_share: float, top_files: int = 10,
+                         vector: Sequence[float] | None = None) -> HistoryEvidence:
         # history.cypher bounds the evidence itself (graph.evidence.bound's arithmetic
         # in Cypher), so only the chosen tasks and files leave the server.
         row = self._read(lambda tx: self._rows(
             tx, "history", terms=list(dict.fromkeys(terms)), max_df_share=max_df_share, top_files=top_files,
             k1=evidence.K1, b=evidence.B, task_top=evidence.TASK_TOP, file_top=evidence.FILE_TOP,
-            max_df_cap=evidence.TERM_DF_CAP))[0]
+            max_df_cap=evidence.TERM_DF_CAP, vector=None if vector is None else [float(x) for x in vector],
+            dense_top=evidence.DENSE_VOTERS, dense_fetch=4 * evidence.DENSE_VOTERS,
+            cosine_decimals=evidence.COSINE_DECIMALS))[0]
         return HistoryEvidence(
             n_tasks=row["n"], total_task_len=row["total"] or 0,
             n_files=row["n_files"], total_file_len=row["total_file_len"] or 0, mapped=bool(row["mapped"]),
@@ -618,7 +625,37 @@ class Neo4jStore:
                 for f in row["files"]
             ),
             file_df=tuple(sorted((m[0], m[1]) for m in row["file_df"])),
+            neighbours=tuple(
+                NeighbourEvidence.model_construct(id=x["id"], score=float(x["score"]), completed_at=x["completed_at"],
+                                                  matched=tuple(sorted(set(x["matched"]))),
+                                                  files=tuple(sorted(x["files"])))
+                for x in row["near"]
+            ),
         )
+
+    # -- task vectors ---------------------------------------------------------------
+
+    def tasks_to_embed(self, limit: int) -> list[tuple[str, str]]:
+        rows = self._read(lambda tx: self._rows(tx, "task_vectors_pending"))
+        out: list[tuple[str, str]] = []
+        for r in rows:
+            text = task_text(r)
+            if text and r["embedding_hash"] != text_hash(text):
+                out.append((r["id"], text))
+                if len(out) >= limit:
+                    break
+        return out
+
+    def write_task_vectors(self, rows: Sequence[tuple[str, str, Sequence[float]]]) -> None:
+        self._refuse_write("storing task vectors")
+        payload = [{"id": tid, "hash": digest, "vector": [float(x) for x in vec]} for tid, digest, vec in rows]
+        self._write(lambda tx: tx.run(cypher.load("task_vectors_write"), rows=payload).consume())
+
+    def has_task_vectors(self) -> bool:
+        return bool(self._read(lambda tx: self._rows(tx, "task_vectors_any", probe=[1.0] + [0.0] * 383)))
+
+    def task_vector_count(self) -> int:
+        return int(self._read(lambda tx: self._rows(tx, "task_vectors_count"))[0]["n"])
 
     def stats(self) -> Stats:
         def work(tx: ManagedTransaction) -> Stats:
@@ -781,11 +818,15 @@ class Neo4jStore:
 
 _RATE_LIMITED = "Neo.ClientError.Security.AuthenticationRateLimit"
 def _exported(props: dict[str, Any]) -> dict[str, Any]:
-    """A node's properties as exported: without the history counts kept on File
-    (``files_refresh``), which the store derives and the embedded store does not keep."""
-    if "touches" in props or "task_len" in props:
-        return {k: v for k, v in props.items() if k not in ("touches", "task_len")}
+    """A node's properties as exported: without what the store derives — the
+    history counts kept on File (``files_refresh``), which the embedded store
+    does not keep, and a task's text vector (``embed-tasks`` makes it again)."""
+    if any(k in props for k in _DERIVED):
+        return {k: v for k, v in props.items() if k not in _DERIVED}
     return props
+
+
+_DERIVED = ("touches", "task_len", "embedding", "embedding_hash")
 
 
 _CLEAR_BATCH = 10_000  # nodes per transaction in clear()

@@ -119,6 +119,17 @@ def task_tags(task: Task) -> list[str]:
     return list(dict.fromkeys([*task.signals.keywords, *task.signals.domains]))
 
 
+def task_text(props: dict[str, Any]) -> str:
+    """A stored task's text as ``Task.text`` gives it (what its embedding is of)."""
+    parts = [props.get("name") or "", props.get("objective") or "", *(props.get("acceptance_criteria") or ())]
+    return "\n".join(p for p in parts if p)
+
+
+def text_hash(text: str) -> str:
+    """The hash a task's vector records of the text it was embedded from."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
 def task_from_props(props: dict[str, Any], depends_on: list[str] | None = None) -> Task:
     signals = None
     if "signal_keywords" in props:

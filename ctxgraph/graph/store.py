@@ -128,20 +128,40 @@ class KnowledgeStore(Protocol):
         """Everything one context needs (one read; one round trip on Neo4j)."""
 
     def gather_with_history(
-        self, query: GatherQuery, terms: Sequence[str], max_df_share: float, top_files: int = 10
+        self, query: GatherQuery, terms: Sequence[str], max_df_share: float, top_files: int = 10,
+        vector: Sequence[float] | None = None,
     ) -> tuple[Candidates, HistoryEvidence]:
-        """``history_evidence(terms, max_df_share, top_files)``, then ``gather(query)`` with the
+        """``history_evidence(terms, max_df_share, top_files, vector)``, then ``gather(query)`` with the
         seed's context map only when the history has no files. On Neo4j both
         statements run in one read transaction (one ``execute_read``, one commit)."""
 
-    def history_evidence(self, terms: Sequence[str], max_df_share: float, top_files: int = 10) -> HistoryEvidence:
+    def history_evidence(self, terms: Sequence[str], max_df_share: float, top_files: int = 10,
+                         vector: Sequence[float] | None = None) -> HistoryEvidence:
         """Finished tasks sharing full-text terms with a query (terms in more than
         ``max(1, int(n * max_df_share))`` of the n finished tasks left out), and
         the rankable files (the context map's, else every file) with evidence,
         each with its history: touched by one of those tasks (or, for a module
         gone from the map, in the folder it became — ``records.moved_folder``),
         having a query term of its own, or among the ``top_files`` most touched
-        (path breaks ties); with the rankable files' count and total length."""
+        (path breaks ties); with the rankable files' count and total length.
+        ``vector``: the query's embedding; the ``evidence.DENSE_VOTERS`` finished
+        tasks with the most similar vectors (cosine, rounded to
+        ``evidence.COSINE_DECIMALS``; ties: newer, then smaller id) come as
+        ``neighbours``, with the query terms they mention, and their files are
+        among the files returned."""
+
+    def tasks_to_embed(self, limit: int) -> list[tuple[str, str]]:
+        """(id, text) of up to ``limit`` finished tasks, by id, whose text has no
+        vector yet or one of another text (``records.text_hash``)."""
+
+    def write_task_vectors(self, rows: Sequence[tuple[str, str, Sequence[float]]]) -> None:
+        """Store (task id, text hash, vector) rows; rows of unknown tasks are skipped."""
+
+    def has_task_vectors(self) -> bool:
+        """Whether any task has a vector (without counting them)."""
+
+    def task_vector_count(self) -> int:
+        """How many tasks have a vector."""
 
     def clear(self) -> None:
         """Delete every node and relationship."""

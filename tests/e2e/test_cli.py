@@ -228,3 +228,13 @@ def test_task_file_and_a_store_that_is_down(project: Path) -> None:
     assert proc.stdout.startswith("## Context (Computed)") and "dependency handoffs" in proc.stdout
     assert proc.stderr.count("ctxgraph: warning:") == 1 and "Traceback" not in proc.stderr
     assert "one of them" in fails(2, "context", cwd=project)
+
+
+def test_embed_tasks_embeds_each_finished_task_once(project: Path) -> None:
+    first = json.loads(ok("embed-tasks", "--format", "json", cwd=project))
+    assert first == {"embedded": 1, "tasks_with_vectors": 1}  # t-auth is finished, t-refresh is not
+    again = json.loads(ok("embed-tasks", "--format", "json", cwd=project))
+    assert again == {"embedded": 0, "tasks_with_vectors": 1}
+    # A context computed now finds the finished task by its embedding too.
+    out = ok("context", "t-refresh", "--format", "json", "--debug", cwd=project)
+    assert "embedding the task failed" not in out

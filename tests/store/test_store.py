@@ -415,3 +415,69 @@ def test_history_leaves_out_terms_over_the_df_cap(store: KnowledgeStore, monkeyp
     assert {f.entry.path: (f.own_terms, f.term_tf) for f in found.files} == {
         "src/one.py": ((), (("header", 1),))}
     assert found.file_df == (("header", 1),)
+
+
+def _unit(*weights: float) -> list[float]:
+    """A 384-dimensional vector with ``weights`` in its first places."""
+    vec = [0.0] * 384
+    for i, w in enumerate(weights):
+        vec[i] = w
+    return vec
+
+
+def _finished(store: KnowledgeStore, texts: dict[str, str], paths: dict[str, str]) -> None:
+    store.upsert_tasks([Task(id=tid, name=text, objective="", signals=sig(), created_at="2026-01-01T00:00:00Z",
+                             updated_at="2026-01-01T00:00:00Z") for tid, text in texts.items()])
+    for n, (tid, path) in enumerate(paths.items(), start=1):
+        store.apply_handoff(record(tid, at=f"2026-02-0{n}T00:00:00Z", links=(FileLink(rel="MODIFIED", path=path),)))
+
+
+def test_task_vectors_follow_the_task_text(store: KnowledgeStore) -> None:
+    from ctxgraph.graph.records import text_hash
+
+    _finished(store, {"t1": "cookie header", "t2": "parser"}, {"t1": "src/one.py", "t2": "src/two.py"})
+    store.upsert_tasks([Task(id="t3", name="not finished", objective="", signals=sig())])
+    assert not store.has_task_vectors()
+    assert store.tasks_to_embed(10) == [("t1", "cookie header"), ("t2", "parser")]  # finished tasks only
+    assert store.tasks_to_embed(1) == [("t1", "cookie header")]
+    store.write_task_vectors([("t1", text_hash("cookie header"), _unit(1.0)), ("ghost", "x", _unit(1.0))])
+    assert store.task_vector_count() == 1  # the unknown task is skipped
+    assert store.has_task_vectors()
+    assert store.tasks_to_embed(10) == [("t2", "parser")]
+    # Written again with the same text, the vector stays; with another text it is stale.
+    store.upsert_tasks([Task(id="t1", name="cookie header", objective="", status=TaskStatus.COMPLETED,
+                             signals=sig(), completed_at="2026-02-01T00:00:00Z")])
+    assert store.tasks_to_embed(10) == [("t2", "parser")]
+    store.upsert_tasks([Task(id="t1", name="cookie jar", objective="", status=TaskStatus.COMPLETED,
+                             signals=sig(), completed_at="2026-02-01T00:00:00Z")])
+    assert store.tasks_to_embed(10) == [("t1", "cookie jar"), ("t2", "parser")]
+    # Vectors are derived: an export leaves them out.
+    assert not any("embedding" in row.get("props", {}) for row in store.export_rows())
+
+
+def test_neighbours_by_embedding_are_found_alike(store: KnowledgeStore) -> None:
+    from ctxgraph.graph import evidence
+    from ctxgraph.graph.records import text_hash
+
+    texts = {"t1": "cookie header", "t2": "parser", "t3": "widget", "t4": "cookie widget"}
+    paths = {"t1": "src/one.py", "t2": "src/two.py", "t3": "src/three.py", "t4": "src/four.py"}
+    store.upsert_files([FileEntry(path=p) for p in paths.values()])
+    _finished(store, texts, paths)
+    store.write_task_vectors([
+        ("t1", text_hash(texts["t1"]), _unit(1.0, 0.0)),
+        ("t2", text_hash(texts["t2"]), _unit(0.6, 0.8)),
+        ("t3", text_hash(texts["t3"]), _unit(0.0, 1.0)),
+        ("t4", text_hash(texts["t4"]), _unit(0.6, 0.8)),  # t2's cosine: the newer goes first
+    ])
+    query = _unit(2.0, 0.0)  # not a unit vector: the cosine does not care
+    found = store.history_evidence(["cookie", "header"], 1.0, top_files=0, vector=query)
+    assert [(n.id, n.score, n.matched, n.files) for n in found.neighbours] == [
+        ("t1", 1.0, ("cookie", "header"), ("src/one.py",)),
+        ("t4", 0.6, ("cookie",), ("src/four.py",)),
+        ("t2", 0.6, (), ("src/two.py",)),
+        ("t3", 0.0, (), ("src/three.py",)),
+    ]
+    # The neighbours' files are returned even when no query term reaches them.
+    assert {"src/two.py", "src/three.py"} <= {f.entry.path for f in found.files}
+    assert store.history_evidence(["cookie"], 1.0, top_files=0).neighbours == ()
+    assert len(found.neighbours) <= evidence.DENSE_VOTERS
