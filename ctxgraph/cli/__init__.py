@@ -404,15 +404,20 @@ def ingest() -> None:
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--batch-size", type=click.IntRange(min=1), default=HANDOFF_BATCH, show_default=True,
               help="Handoffs written per transaction.")
+@click.option("--embed/--no-embed", default=True, show_default=True,
+              help="Then embed the finished tasks' texts that have no vector yet (as `embed-tasks`).")
 @store_options
 @format_option
-def ingest_handoff(paths: tuple[str, ...], batch_size: int, fmt: str, **kwargs: Any) -> None:
+def ingest_handoff(paths: tuple[str, ...], batch_size: int, embed: bool, fmt: str, **kwargs: Any) -> None:
     """Ingest structured handoffs (YAML or JSON): files, folders, or - for stdin.
 
     Every document is validated before anything is written: one bad document
     refuses the whole run. Then they are written in batches, one transaction
     each: an interrupted run keeps the batches that committed, and running it
     again finishes it. Ingesting the same handoff again changes nothing.
+    Finally the tasks they finished are embedded for the history's neighbours
+    by meaning (--no-embed skips it; without the model installed it is
+    skipped with a warning, and `embed-tasks` catches up later).
     """
     inputs: list[tuple[str, bytes]] = []
     for raw in paths:
@@ -428,8 +433,17 @@ def ingest_handoff(paths: tuple[str, ...], batch_size: int, fmt: str, **kwargs: 
         inputs.extend(_read_input(str(f)) for f in files)
     bar = click.progressbar(length=len(inputs), label="Ingesting handoffs", file=sys.stderr,
                             hidden=len(inputs) < 10)
-    with open_service(_store_params(kwargs)) as svc, bar:
-        results = svc.ingest_handoffs(inputs, progress=bar.update, batch_size=batch_size)
+    embedded = 0
+    with open_service(_store_params(kwargs)) as svc:
+        with bar:
+            results = svc.ingest_handoffs(inputs, progress=bar.update, batch_size=batch_size)
+        if embed:
+            from ctxgraph.memory.embed import EmbeddingUnavailableError
+
+            try:
+                embedded = svc.embed_tasks()
+            except EmbeddingUnavailableError as exc:
+                click.echo(f"ctxgraph: warning: tasks not embedded: {exc}", err=True)
     if fmt == "json":
         _echo_json([r.model_dump(mode="json") for r in results])
         return
@@ -437,7 +451,8 @@ def ingest_handoff(paths: tuple[str, ...], batch_size: int, fmt: str, **kwargs: 
     for r in results:
         state = "ingested" if r.written else "unchanged"
         click.echo(f"{state}: {r.source} ({r.task_id}, {r.knowledge} knowledge items, {r.files} files)")
-    click.echo(f"{written} written, {len(results) - written} unchanged")
+    click.echo(f"{written} written, {len(results) - written} unchanged"
+               + (f"; {embedded} finished tasks embedded" if embedded else ""))
 
 
 @ingest.command("tasks")

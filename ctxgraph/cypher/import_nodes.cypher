@@ -2,12 +2,15 @@
 // key, properties replaced whole. Knowledge nodes ($knowledge_labels) are
 // merged on the shared Knowledge label (its id constraint) and given their
 // specific label; File is keyed by path, Tag and Term by name (props.id
-// holds the same value).
+// holds the same value). A task keeps the vector of its text (exports leave
+// vectors out; its embedding_hash tells whether it is still of this text).
 UNWIND $rows AS row
 CALL (row) {
   WITH * WHERE row.label = 'Task'
   MERGE (n:Task {id: row.id})
+  WITH n, row, n.embedding AS old_vector, n.embedding_hash AS old_hash
   SET n = row.props
+  SET n.embedding = old_vector, n.embedding_hash = old_hash
 }
 CALL (row) {
   WITH * WHERE row.label = 'Handoff'

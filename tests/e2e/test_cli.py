@@ -230,11 +230,22 @@ def test_task_file_and_a_store_that_is_down(project: Path) -> None:
     assert "one of them" in fails(2, "context", cwd=project)
 
 
-def test_embed_tasks_embeds_each_finished_task_once(project: Path) -> None:
-    first = json.loads(ok("embed-tasks", "--format", "json", cwd=project))
+def test_finished_tasks_are_embedded_once(tmp_path: Path) -> None:
+    ok("task", "add", "t-auth", "--name", "Add JWT validation middleware", cwd=tmp_path)
+    ok("task", "add", "t-refresh", "--name", "Refresh tokens", "--depends-on", "t-auth", cwd=tmp_path)
+    (tmp_path / "h.yaml").write_text(HANDOFF)
+    assert "embedded" not in ok("ingest", "handoff", "h.yaml", "--no-embed", cwd=tmp_path)
+    first = json.loads(ok("embed-tasks", "--format", "json", cwd=tmp_path))
     assert first == {"embedded": 1, "tasks_with_vectors": 1}  # t-auth is finished, t-refresh is not
-    again = json.loads(ok("embed-tasks", "--format", "json", cwd=project))
+    again = json.loads(ok("embed-tasks", "--format", "json", cwd=tmp_path))
     assert again == {"embedded": 0, "tasks_with_vectors": 1}
-    # A context computed now finds the finished task by its embedding too.
-    out = ok("context", "t-refresh", "--format", "json", "--debug", cwd=project)
+    # A context computed now embeds its own text without a complaint.
+    out = ok("context", "t-refresh", "--debug", cwd=tmp_path)
     assert "embedding the task failed" not in out
+
+
+def test_ingest_embeds_the_tasks_it_finished(tmp_path: Path) -> None:
+    ok("task", "add", "t-auth", "--name", "Add JWT validation middleware", cwd=tmp_path)
+    (tmp_path / "h.yaml").write_text(HANDOFF)
+    assert "1 written, 0 unchanged; 1 finished tasks embedded" in ok("ingest", "handoff", "h.yaml", cwd=tmp_path)
+    assert json.loads(ok("embed-tasks", "--format", "json", cwd=tmp_path))["embedded"] == 0

@@ -451,8 +451,16 @@ def test_task_vectors_follow_the_task_text(store: KnowledgeStore) -> None:
     store.upsert_tasks([Task(id="t1", name="cookie jar", objective="", status=TaskStatus.COMPLETED,
                              signals=sig(), completed_at="2026-02-01T00:00:00Z")])
     assert store.tasks_to_embed(10) == [("t1", "cookie jar"), ("t2", "parser")]
-    # Vectors are derived: an export leaves them out.
-    assert not any("embedding" in row.get("props", {}) for row in store.export_rows())
+    # Vectors are derived: an export leaves them out; importing over the graph keeps
+    # them, importing into an empty one has none.
+    rows = list(store.export_rows())
+    assert not any("embedding" in row.get("props", {}) for row in rows)
+    store.import_rows(rows)
+    assert store.task_vector_count() == 1
+    assert store.tasks_to_embed(10) == [("t1", "cookie jar"), ("t2", "parser")]
+    store.clear()
+    store.import_rows(rows)
+    assert store.task_vector_count() == 0
 
 
 def test_neighbours_by_embedding_are_found_alike(store: KnowledgeStore) -> None:
