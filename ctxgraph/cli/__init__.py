@@ -452,7 +452,7 @@ def ingest_handoff(paths: tuple[str, ...], batch_size: int, embed: bool, fmt: st
         state = "ingested" if r.written else "unchanged"
         click.echo(f"{state}: {r.source} ({r.task_id}, {r.knowledge} knowledge items, {r.files} files)")
     click.echo(f"{written} written, {len(results) - written} unchanged"
-               + (f"; {embedded} finished tasks embedded" if embedded else ""))
+               + (f"; {embedded} task{'' if embedded == 1 else 's'} embedded" if embedded else ""))
 
 
 @ingest.command("tasks")

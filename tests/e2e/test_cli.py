@@ -247,5 +247,5 @@ def test_finished_tasks_are_embedded_once(tmp_path: Path) -> None:
 def test_ingest_embeds_the_tasks_it_finished(tmp_path: Path) -> None:
     ok("task", "add", "t-auth", "--name", "Add JWT validation middleware", cwd=tmp_path)
     (tmp_path / "h.yaml").write_text(HANDOFF)
-    assert "1 written, 0 unchanged; 1 finished tasks embedded" in ok("ingest", "handoff", "h.yaml", cwd=tmp_path)
+    assert "1 written, 0 unchanged; 1 task embedded" in ok("ingest", "handoff", "h.yaml", cwd=tmp_path)
     assert json.loads(ok("embed-tasks", "--format", "json", cwd=tmp_path))["embedded"] == 0
