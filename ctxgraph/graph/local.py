@@ -290,6 +290,7 @@ class LocalStore:
         self._indexes: set[str] | None = None  # index names, read once per open
         self._corpus_cache: _Corpus | None = None
         self._tagged_cache: tuple[tuple[int, int], int] | None = None  # (data version, count)
+        self._has_vector_table: bool | None = None  # a store written before task vectors has none
 
     # -- lifecycle ------------------------------------------------------------
 
@@ -1085,12 +1086,22 @@ class LocalStore:
                                mapped=corpus.mapped, file_df=tuple(sorted(kept.file_df.items())),
                                neighbours=near)
 
+    def _vector_table(self, cur: sqlite3.Cursor) -> bool:
+        """Whether the task_vectors table exists (a store written by an older
+        ctxgraph and opened read-only has none: it then has no vectors)."""
+        if self._has_vector_table is None:
+            self._has_vector_table = cur.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'task_vectors'").fetchone() is not None
+        return self._has_vector_table
+
     def _neighbours(self, cur: sqlite3.Cursor, corpus: _Corpus, vector: Sequence[float],
                     terms: Sequence[str]) -> tuple[NeighbourEvidence, ...]:
         """The finished tasks nearest to ``vector`` by cosine (exact, over every
         vector), best first: ties go to the newer task, then to the smaller id."""
         import numpy as np
 
+        if not self._vector_table(cur):
+            return ()
         if corpus.vector_ids is None:
             ids, rows = [], []
             for tid, blob in cur.execute("SELECT id, vec FROM task_vectors ORDER BY id"):
@@ -1134,7 +1145,7 @@ class LocalStore:
 
     def tasks_to_embed(self, limit: int) -> list[tuple[str, str]]:
         with self._read() as cur:
-            have = dict(cur.execute("SELECT id, text_hash FROM task_vectors"))
+            have = dict(cur.execute("SELECT id, text_hash FROM task_vectors")) if self._vector_table(cur) else {}
             out: list[tuple[str, str]] = []
             for tid, props in cur.execute(
                 "SELECT id, props FROM nodes WHERE label = 'Task' AND json_extract(props, '$.status') = 'completed' "
@@ -1162,10 +1173,12 @@ class LocalStore:
 
     def has_task_vectors(self) -> bool:
         with self._read() as cur:  # stops at the first row
-            return cur.execute("SELECT 1 FROM task_vectors LIMIT 1").fetchone() is not None
+            return self._vector_table(cur) and cur.execute("SELECT 1 FROM task_vectors LIMIT 1").fetchone() is not None
 
     def task_vector_count(self) -> int:
         with self._read() as cur:
+            if not self._vector_table(cur):
+                return 0
             return int(cur.execute("SELECT count(*) FROM task_vectors").fetchone()[0])
 
     def _count(self, label: str) -> int:

@@ -652,7 +652,15 @@ class Neo4jStore:
         self._write(lambda tx: tx.run(cypher.load("task_vectors_write"), rows=payload).consume())
 
     def has_task_vectors(self) -> bool:
-        return bool(self._read(lambda tx: self._rows(tx, "task_vectors_any", probe=[1.0] + [0.0] * 383)))
+        try:
+            return bool(self._read(lambda tx: self._rows(tx, "task_vectors_any", probe=[1.0] + [0.0] * 383)))
+        except neo4j_errors.ClientError as exc:
+            # A graph whose schema predates task vectors (opened read-only, so the
+            # schema was not applied) has no task_embedding index: no vectors.
+            if (exc.code or "").startswith("Neo.ClientError.Procedure"):
+                log.info("no task vectors: %s", _first_line(exc))
+                return False
+            raise
 
     def task_vector_count(self) -> int:
         return int(self._read(lambda tx: self._rows(tx, "task_vectors_count"))[0]["n"])

@@ -27,3 +27,29 @@ def test_history_cache_sees_own_and_other_connections_writes(tmp_path: Path, ext
     finally:
         first.close()
         second.close()
+
+
+def test_a_store_from_before_task_vectors_reads_without_them(tmp_path: Path, extractor: SignalExtractor) -> None:
+    """A store written by an older ctxgraph has no task_vectors table; opened
+    read-only (as `ctxgraph context` does) it answers without neighbours."""
+    import sqlite3
+
+    from ctxgraph.graph.models import Task
+
+    path = tmp_path / "old.db"
+    svc = ContextService(LocalStore.open(path), extractor)
+    svc.add_tasks([Task(id="t1", name="parse cookies", objective="")])
+    svc.store.close()
+    conn = sqlite3.connect(path)
+    conn.execute("DROP TABLE task_vectors")
+    conn.commit()
+    conn.close()
+    old = LocalStore.open(path, read_only=True)
+    try:
+        assert not old.has_task_vectors() and old.task_vector_count() == 0
+        assert old.tasks_to_embed(5) == []  # t1 is not finished
+        assert old.history_evidence(["cookies"], 1.0, vector=[1.0] * 384).neighbours == ()
+        ctx = ContextService(old, extractor).compute("t1")
+        assert ctx.task_id == "t1"
+    finally:
+        old.close()

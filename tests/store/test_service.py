@@ -270,3 +270,22 @@ def test_one_context_is_at_most_two_round_trips_on_neo4j(neo4j_store: object, ex
     ctx = svc.compute(task)
     assert ctx.prior_work and neo4j_store.statements_run - before == 2
     neo4j_store.clear()
+
+
+def test_a_neo4j_graph_without_the_task_vector_index_has_no_vectors(neo4j_store: object, extractor: object) -> None:
+    """A graph whose schema predates task vectors, read without applying it."""
+    from ctxgraph.graph.neo4j_store import Neo4jStore
+    from ctxgraph.signals import SignalExtractor
+
+    assert isinstance(neo4j_store, Neo4jStore) and isinstance(extractor, SignalExtractor)
+    neo4j_store.clear()
+    svc = ContextService(neo4j_store, extractor)
+    _setup(svc)
+    with neo4j_store._session() as session:
+        session.run("DROP INDEX task_embedding IF EXISTS").consume()
+    try:
+        assert neo4j_store.has_task_vectors() is False
+        assert svc.compute(svc.get_task("t-refresh")).prior_work
+    finally:
+        neo4j_store.init_schema()
+        neo4j_store.clear()
