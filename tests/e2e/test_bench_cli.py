@@ -46,3 +46,18 @@ def test_bench_cli_prints_a_table_without_json(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     header, row = done.stdout.strip().splitlines()
     assert header.split()[:3] == ["store", "nodes", "graph"] and row.split()[:2] == ["local", "300"]
+
+
+def test_neighbours_benchmark_prints_its_figures(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("NEO4J_URI", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.neighbours", "--sizes", "60", "--queries", "5", "--texts", "4", "--json"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["embedding"]["embed_p50_ms"] > 0 and result["embedding"]["embed_tasks_per_s"] > 0
+    (run,) = result["runs"]
+    assert (run["store"], run["tasks"]) == ("local", 60)
+    assert 0 < run["vector_p50_ms"] <= run["vector_p95_ms"] and 0 < run["plain_p50_ms"] <= run["plain_p95_ms"]
