@@ -1,7 +1,7 @@
 """The cost of the history's neighbours by embedding, per context and per task.
 
 A context with task vectors pays two things more than one without: embedding
-its own text (all-MiniLM-L6-v2, up to 256 word pieces) and the store's
+its own text (all-MiniLM-L6-v2, up to 128 word pieces) and the store's
 nearest-neighbour search over the finished tasks' vectors (exact cosine on
 the embedded store, the ``task_embedding`` vector index on Neo4j). Both are
 timed here, apart:
@@ -42,7 +42,7 @@ from ctxgraph.graph.models import Task, TaskStatus
 from ctxgraph.graph.records import text_hash
 from ctxgraph.graph.store import KnowledgeStore
 from ctxgraph.memory.embed import DIMENSIONS, shared_embedder
-from ctxgraph.service import TASK_PIECES, TASK_WRITE_BATCH
+from ctxgraph.service import QUERY_PIECES, TASK_WRITE_BATCH
 from ctxgraph.signals import TaskSignals
 
 VOCABULARY = [f"word{n}" for n in range(3000)]
@@ -99,11 +99,11 @@ def embedding(seed: int, samples: int) -> dict[str, float]:
     one = []
     for text in texts(rng, samples):
         t = time.perf_counter()
-        embedder.embed([text], max_pieces=TASK_PIECES)
+        embedder.embed([text], max_pieces=QUERY_PIECES)
         one.append((time.perf_counter() - t) * 1000)
     batch = texts(rng, 4 * samples)
     t = time.perf_counter()
-    embedder.embed(batch, max_pieces=TASK_PIECES)
+    embedder.embed(batch)  # task texts: up to 256 word pieces
     seconds = time.perf_counter() - t
     return {"embed_p50_ms": round(pct(one, 50), 2), "embed_p95_ms": round(pct(one, 95), 2),
             "embed_tasks_per_s": round(len(batch) / seconds, 1)}
