@@ -72,13 +72,14 @@ def task_similarity(history: HistoryEvidence) -> list[tuple[float, str, int]]:
 
 def heirs(path: str, successors_: Sequence[str]) -> tuple[str, ...]:
     """The files of a module's package that kept its name: those whose name
-    (without extension) is part of the module's (``pkg/datastructures.py`` ->
-    ``pkg/datastructures/structures.py``); ``__init__`` never counts."""
+    (without extension, three characters at least) is part of the module's
+    (``pkg/datastructures.py`` -> ``pkg/datastructures/structures.py``);
+    ``__init__`` never counts."""
     stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
     found = []
     for succ in successors_:
         name = succ.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-        if name != "__init__" and name in stem:
+        if name != "__init__" and len(name) >= 3 and name in stem:
             found.append(succ)
     return tuple(found)
 

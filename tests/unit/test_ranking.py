@@ -63,6 +63,8 @@ def test_a_moved_module_votes_for_the_package_files_named_by_task_and_query() ->
 
     kids = ("pkg/datastructures/__init__.py", "pkg/datastructures/headers.py", "pkg/datastructures/structures.py")
     assert heirs("pkg/datastructures.py", kids) == ("pkg/datastructures/structures.py",)
+    # "at" is in "formats" too, but too short to be taken for its name
+    assert heirs("pkg/formats.py", ("pkg/formats/at.py", "pkg/formats/formats.py")) == ("pkg/formats/formats.py",)
     # a term the task and the query share names a file: the vote goes there
     assert route("pkg/datastructures.py", kids, ["headers", "parse"]) == ("pkg/datastructures/headers.py",)
     # none named: the file that kept the module's name inherits it
