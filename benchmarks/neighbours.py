@@ -41,8 +41,8 @@ from ctxgraph.graph.local import LocalStore
 from ctxgraph.graph.models import Task, TaskStatus
 from ctxgraph.graph.records import text_hash
 from ctxgraph.graph.store import KnowledgeStore
-from ctxgraph.memory.embed import DIMENSIONS, shared_embedder
-from ctxgraph.service import QUERY_PIECES, TASK_WRITE_BATCH
+from ctxgraph.memory.embed import DIMENSIONS, QUERY_PIECES, shared_embedder
+from ctxgraph.service import TASK_WRITE_BATCH
 from ctxgraph.signals import TaskSignals
 
 VOCABULARY = [f"word{n}" for n in range(3000)]

@@ -2,7 +2,7 @@
 indexing throughput.
 
 Retrieval is what a context pays when memory is on: embedding the task's text
-(all-MiniLM-L6-v2, 64 word pieces), the store's vector and full-text searches
+(all-MiniLM-L6-v2, 128 word pieces), the store's vector and full-text searches
 (top 5 each), the file gates on the hits, and the fusion. It is timed on a
 synthetic project of ``--chunks`` chunks (seeded: random unit vectors and
 Zipf-distributed words over 2,000 files that exist on disk), on the embedded

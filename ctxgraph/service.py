@@ -43,6 +43,7 @@ from ctxgraph.graph.models import (
 )
 from ctxgraph.graph.records import FileLink, HandoffRecord, canonical_json, stable_id
 from ctxgraph.graph.store import KnowledgeStore
+from ctxgraph.memory.embed import QUERY_PIECES
 from ctxgraph.signals import SignalExtractor, TaskSignals, terms
 
 log = logging.getLogger(__name__)
@@ -50,10 +51,6 @@ log = logging.getLogger(__name__)
 #: Task texts embedded per batch (``embed_tasks``) and the word pieces kept of each.
 TASK_EMBED_BATCH = 64
 TASK_PIECES = 256
-#: Word pieces of a query's text embedded at context time: half the cost of 256 on
-#: long texts, the same `ctxgraph eval` figures on click and werkzeug (64: werkzeug
-#: recall@5 0.705 -> 0.702).
-QUERY_PIECES = 128
 #: Task vectors stored per write (``embed_tasks``).
 TASK_WRITE_BATCH = 512
 #: How often a service asks the store again whether any task has a vector.
@@ -519,8 +516,9 @@ class ContextService:
                 from ctxgraph.memory.recall import recall
 
                 memory, memory_notes = recall(self.store, found.memory_projects, task.text, query_terms,
-                                       project=self.memory_project, stale_hours=self.config.memory_stale_hours,
-                                       embedder=self.embedder)
+                                              project=self.memory_project,
+                                              stale_hours=self.config.memory_stale_hours,
+                                              embedder=self.embedder, query_vector=vector)
                 notes += memory_notes
             return found.model_copy(update={"history": history, "query_terms": query_terms, "memory": memory,
                                             "memory_notes": tuple(notes)})

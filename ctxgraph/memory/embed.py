@@ -31,6 +31,11 @@ from ctxgraph.errors import CtxgraphError
 
 DIMENSIONS = 384
 MAX_PIECES = 256
+#: Word pieces of a query's (a task's) text embedded at context time, for the
+#: history's neighbours and the associative memory alike (one embedding per
+#: context): against 64, memory recall@5 click 0.910 -> 0.911 and werkzeug
+#: 0.755 -> 0.759; against 256, the same figures at half the cost on long texts.
+QUERY_PIECES = 128
 LAYERS = 6
 HEADS = 12
 EPS = 1e-12

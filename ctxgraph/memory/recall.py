@@ -19,16 +19,13 @@ from pathlib import Path
 from ctxgraph.errors import CtxgraphError
 from ctxgraph.graph.models import MemoryHit, MemoryProject, MemoryRecall
 from ctxgraph.graph.store import KnowledgeStore
-from ctxgraph.memory.embed import Vectors
+from ctxgraph.memory.embed import QUERY_PIECES, Vectors
 from ctxgraph.memory.scan import SNIFF_BYTES, inside, is_binary
 
 log = logging.getLogger(__name__)
 
 #: Chunks taken from each search (vector, full text) before fusion.
 TOP_K = 5
-#: Word pieces of the task's text embedded (its title and the start of its
-#: objective): ~25 ms on this project's 2-core machine, against ~105 ms for 256.
-QUERY_PIECES = 64
 
 
 def gate(root: Path, hit: MemoryHit) -> str:
@@ -78,9 +75,11 @@ def recall(
     stale_hours: float,
     embedder: Vectors | None = None,
     now: datetime | None = None,
+    query_vector: Sequence[float] | None = None,
 ) -> tuple[MemoryRecall | None, list[str]]:
     """(what the memory found, notes for the debug section); ``projects`` are
-    the indexed projects (:attr:`Candidates.memory_projects`)."""
+    the indexed projects (:attr:`Candidates.memory_projects`). ``query_vector``:
+    ``text`` already embedded (``QUERY_PIECES`` word pieces), else it is here."""
     notes: list[str] = []
     found = choose(projects, project)
     if isinstance(found, str):
@@ -93,7 +92,9 @@ def recall(
         return None, [f"associative memory skipped: the index of {found.id} is stale (indexed "
                       f"{age:.1f} h ago, limit {stale_hours:g} h; re-run ctxgraph index)"]
     vector: list[float] | None = None
-    if found.embeddings:
+    if found.embeddings and query_vector is not None:
+        vector = [float(x) for x in query_vector]
+    elif found.embeddings:
         try:
             if embedder is None:
                 from ctxgraph.memory.embed import shared_embedder
