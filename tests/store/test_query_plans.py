@@ -203,7 +203,6 @@ KNOWN_LABEL_WIDE = {
     # into the in-process index only after a write (cached on PRAGMA data_version)
     "memory_projects": "SELECT props FROM nodes WHERE label = 'Project' ORDER BY id",
     "memory_chunks": "SELECT props FROM nodes WHERE label = 'Chunk' ORDER BY id",
-    "memory_count": "SELECT count(*) FROM nodes WHERE label = 'Chunk'",
 }
 _PREFIX_ONLY = re.compile(r"\((?:label=\?|src_label=\?|type=\? AND src_label=\?|dst_label=\?)\)$")
 
