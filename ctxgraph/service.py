@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -435,19 +436,22 @@ class ContextService:
             self.embedder = shared_embedder()
         return self.embedder
 
-    def embed_tasks(self, *, batch: int = TASK_EMBED_BATCH, progress: Callable[[int, int], None] | None = None) -> int:
+    def embed_tasks(self, pending: Sequence[tuple[str, str]] | None = None, *, batch: int = TASK_EMBED_BATCH,
+                    progress: Callable[[int], None] | None = None) -> int:
         """Embed the finished tasks that have no vector of their current text
         (all-MiniLM-L6-v2, local), ``batch`` texts at a time, stored every
         :data:`TASK_WRITE_BATCH` vectors and at the end: an interrupted run keeps
         what it wrote. (On Neo4j each write adds a segment to the vector index,
         which a query searches one by one: 1,500 vectors written 64 at a time
-        answer in ~25 ms, 512 at a time in ~6.) Returns how many were embedded;
-        ``progress(done, total)`` after each batch. Raises
+        answer in ~25 ms, 512 at a time in ~6.) ``pending``: the store's
+        ``tasks_to_embed`` when the caller has read them already. Returns how
+        many were embedded; ``progress(n)`` after each batch of ``n``. Raises
         :class:`~ctxgraph.memory.embed.EmbeddingUnavailableError` when the model
         cannot load."""
         from ctxgraph.graph.records import text_hash
 
-        pending = self.store.tasks_to_embed(10**9)
+        if pending is None:
+            pending = self.store.tasks_to_embed(10**9)
         if not pending:
             return 0
         embedder = self._embedder()
@@ -463,15 +467,13 @@ class ContextService:
                 self.store.write_task_vectors(unwritten)
                 unwritten = []
             if progress:
-                progress(done, len(pending))
+                progress(len(chunk))
         self._vectors_seen = None
         return done
 
     def _query_vector(self, text: str, notes: list[str]) -> list[float] | None:
         """The query's embedding when finished tasks have vectors (checked once a
         minute), else None; an embedding failure is a note, not an error."""
-        import time
-
         if not self.task_vectors or not text.strip():
             return None
         now = time.monotonic()

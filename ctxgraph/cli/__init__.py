@@ -585,17 +585,11 @@ def embed_tasks(fmt: str, **kwargs: Any) -> None:
     contexts computed before use the vectors there are.
     """
     with open_service(_store_params(kwargs)) as svc:
-        pending = len(svc.store.tasks_to_embed(10**9))
-        bar = click.progressbar(length=pending, label="Embedding tasks", file=sys.stderr, hidden=pending < 64)
-        done = 0
-
-        def tick(n: int, total: int) -> None:
-            nonlocal done
-            bar.update(n - done)
-            done = n
-
+        pending = svc.store.tasks_to_embed(10**9)
+        bar = click.progressbar(length=len(pending), label="Embedding tasks", file=sys.stderr,
+                                hidden=len(pending) < 64)
         with bar:
-            embedded = svc.embed_tasks(progress=tick)
+            embedded = svc.embed_tasks(pending, progress=bar.update)
         total = svc.store.task_vector_count()
     if fmt == "json":
         _echo_json({"embedded": embedded, "tasks_with_vectors": total})

@@ -115,14 +115,7 @@ def load_history(svc: ContextService, eval_set: EvalSet, *, stage: Stage = no_pr
 
         try:
             with stage("Embedding tasks", len(tasks)) as tick:
-                done = 0
-
-                def embedded(n: int, total: int) -> None:
-                    nonlocal done
-                    tick(n - done)
-                    done = n
-
-                svc.embed_tasks(progress=embedded)
+                svc.embed_tasks(progress=tick)
         except EmbeddingUnavailableError as exc:
             log.warning("tasks not embedded (neighbours by full text only): %s", exc)
 

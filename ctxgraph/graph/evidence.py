@@ -46,9 +46,6 @@ VOTERS = 20
 #: The finished tasks nearest to the query by embedding that vote
 #: (``compute.ranking``); a store returns this many neighbours.
 DENSE_VOTERS = 10
-#: Cosines are rounded to this many decimals (the stores compute them in float32
-#: in different orders), so both rank the neighbours alike.
-COSINE_DECIMALS = 6
 #: Matched tasks a store returns: the voters and as many again.
 TASK_TOP = 2 * VOTERS
 #: Files a store returns for their text score alone.
@@ -208,7 +205,6 @@ def bound(
 
 
 __all__: Sequence[str] = (
-    "COSINE_DECIMALS",
     "DENSE_VOTERS",
     "FILE_TOP",
     "K1",

@@ -36,6 +36,7 @@ from ctxgraph.graph.backup import batches as backup_batches
 from ctxgraph.graph.backup import node_row, rel_row, sorted_rows
 from ctxgraph.graph.evidence import MatchedTask, bound, max_term_df
 from ctxgraph.graph.handoff_batch import FileFill, link_props, plan_handoffs
+from ctxgraph.graph.memory_records import COSINE_DECIMALS
 from ctxgraph.graph.models import (
     KIND_LABELS,
     Blocker,
@@ -1121,7 +1122,7 @@ class LocalStore:
         sims = corpus.vectors @ (query / np.linalg.norm(query))
         fetch = min(len(sims), 4 * evidence.DENSE_VOTERS)
         candidates = np.argpartition(-sims, fetch - 1)[:fetch] if fetch < len(sims) else range(len(sims))
-        scored = [(round(float(sims[i]), evidence.COSINE_DECIMALS), corpus.vector_ids[i]) for i in candidates]
+        scored = [(round(float(sims[i]), COSINE_DECIMALS), corpus.vector_ids[i]) for i in candidates]
         scored.sort(key=lambda r: r[1])
         scored.sort(key=lambda r: corpus.completed[r[1]][1], reverse=True)
         scored.sort(key=lambda r: r[0], reverse=True)

@@ -85,6 +85,7 @@ from ctxgraph.graph.records import (
     task_text,
     text_hash,
 )
+from ctxgraph.memory.embed import DIMENSIONS
 
 log = logging.getLogger(__name__)
 
@@ -606,7 +607,7 @@ class Neo4jStore:
             k1=evidence.K1, b=evidence.B, task_top=evidence.TASK_TOP, file_top=evidence.FILE_TOP,
             max_df_cap=evidence.TERM_DF_CAP, vector=None if vector is None else [float(x) for x in vector],
             dense_top=evidence.DENSE_VOTERS, dense_fetch=4 * evidence.DENSE_VOTERS,
-            cosine_decimals=evidence.COSINE_DECIMALS))[0]
+            cosine_decimals=COSINE_DECIMALS))[0]
         return HistoryEvidence(
             n_tasks=row["n"], total_task_len=row["total"] or 0,
             n_files=row["n_files"], total_file_len=row["total_file_len"] or 0, mapped=bool(row["mapped"]),
@@ -652,8 +653,9 @@ class Neo4jStore:
         self._write(lambda tx: tx.run(cypher.load("task_vectors_write"), rows=payload).consume())
 
     def has_task_vectors(self) -> bool:
+        probe = [1.0] + [0.0] * (DIMENSIONS - 1)
         try:
-            return bool(self._read(lambda tx: self._rows(tx, "task_vectors_any", probe=[1.0] + [0.0] * 383)))
+            return bool(self._read(lambda tx: self._rows(tx, "task_vectors_any", probe=probe)))
         except neo4j_errors.ClientError as exc:
             # A graph whose schema predates task vectors (opened read-only, so the
             # schema was not applied) has no task_embedding index: no vectors.

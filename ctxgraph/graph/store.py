@@ -146,7 +146,7 @@ class KnowledgeStore(Protocol):
         (path breaks ties); with the rankable files' count and total length.
         ``vector``: the query's embedding; the ``evidence.DENSE_VOTERS`` finished
         tasks with the most similar vectors (cosine, rounded to
-        ``evidence.COSINE_DECIMALS``; ties: newer, then smaller id) come as
+        ``memory_records.COSINE_DECIMALS``; ties: newer, then smaller id) come as
         ``neighbours``, with the query terms they mention, and their files are
         among the files returned."""
 
