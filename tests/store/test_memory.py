@@ -280,8 +280,8 @@ def test_another_projects_chunks_do_not_crowd_a_project_out(store: KnowledgeStor
                                          encoding="utf-8")
     index_project(store, root, project="shop")
     index_project(store, crowd, project="crowd", embeddings=True)
-    if hasattr(store, "MEMORY_FETCH"):
-        store.MEMORY_FETCH = 1  # type: ignore[attr-defined]  # make Neo4j widen its search
+    if hasattr(store, "MEMORY_FETCH"):  # make Neo4j widen its searches
+        store.MEMORY_FETCH = store.MEMORY_VECTOR_FETCH = 1  # type: ignore[attr-defined]
     by_vector, by_text = query(store, "shop", "users cannot sign in with their password login")
     assert by_vector and by_text
     assert by_vector[0].chunk.path == "src/auth/login.py" and by_text[0].chunk.path == "src/auth/login.py"
