@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from pathlib import Path
@@ -21,15 +22,21 @@ from ctxgraph.cli import (
 from ctxgraph.errors import CtxgraphError
 
 
-def _print_report(report: Any, fmt: str) -> None:
+def _print_report(report: Any, fmt: str, tasks_embedded: int | None = None, *, lines: bool = False) -> None:
+    """One run's report; ``lines``: JSON on one line (--watch prints one a run: JSON Lines)."""
     if fmt == "json":
-        _echo_json(report.as_dict())
+        found = report.as_dict() | ({} if tasks_embedded is None else {"tasks_embedded": tasks_embedded})
+        if lines:
+            click.echo(json.dumps(found, ensure_ascii=False))
+        else:
+            _echo_json(found)
         return
     kind = "embeddings" if report.embeddings else "lightweight (no embeddings)"
     state = "complete" if report.complete else "stopped by the time limit (run again to go on)"
     click.echo(f"project {report.project} ({report.root}), {kind}: {report.files} files, {report.indexed} "
                f"(re)indexed, {report.unchanged} unchanged, {report.removed} removed, {report.chunks} chunks "
-               f"written in {report.seconds:.1f}s ({report.chunks_per_s:.1f} chunks/s); {state}")
+               f"written in {report.seconds:.1f}s ({report.chunks_per_s:.1f} chunks/s); {state}"
+               + ("" if tasks_embedded is None else f"; {tasks_embedded} finished tasks embedded"))
     if report.skipped:
         reasons: dict[str, int] = {}
         for s in report.skipped:
@@ -50,7 +57,9 @@ def _print_report(report: Any, fmt: str) -> None:
               help="Stop a run after about this long; what was written stays and the next run goes on.")
 @click.option("--watch", is_flag=True,
               help="Keep running: re-index PATH every --interval seconds in a background worker "
-                   "(requests coalesced per project, backoff after a failure). Ctrl-C stops.")
+                   "(requests coalesced per project, backoff after a failure), and after each run embed "
+                   "the finished tasks that have no vector yet (as embed-tasks; not with --no-embeddings "
+                   "or CTXGRAPH_TASK_VECTORS=0). With --format json, one line a run. Ctrl-C stops.")
 @click.option("--interval", type=click.FloatRange(min=0.1), default=60.0, show_default=True, metavar="SECONDS",
               help="With --watch: seconds between index requests.")
 @click.option("--max-runs", type=click.IntRange(min=1), metavar="N",
@@ -121,9 +130,25 @@ def _watch(params: dict[str, Any], path: Path, project: str | None, embeddings: 
     def on_error(req: IndexRequest, exc: BaseException, delay: float) -> None:
         click.echo(f"ctxgraph: warning: indexing {req.project} failed: {exc}; retrying in {delay:.0f}s", err=True)
 
+    # Task vectors: the tasks finished since the last run (ingested by a library
+    # caller, or with --no-embed) get theirs here, so their neighbours by
+    # embedding are found without a separate embed-tasks.
+    embedded: dict[str, int] = {}
+
+    def follow_up(store: Any, report: Any) -> None:
+        svc = ContextService(store)
+        if embeddings and svc.task_vectors:
+            try:
+                embedded[report.project] = svc.embed_tasks()
+            except CtxgraphError as exc:
+                click.echo(f"ctxgraph: warning: finished tasks not embedded: {exc}", err=True)
+
+    def on_report(report: Any) -> None:
+        _print_report(report, fmt, embedded.pop(report.project, None), lines=True)
+
     queue = IndexQueue()
-    worker = IndexWorker(open_store, queue, time_limit=time_limit,
-                         on_report=lambda r: _print_report(r, fmt), on_error=on_error, max_runs=max_runs)
+    worker = IndexWorker(open_store, queue, time_limit=time_limit, on_report=on_report, on_error=on_error,
+                         max_runs=max_runs, follow_up=follow_up)
     try:
         queue.request(path, project=project, embeddings=embeddings)
     except CtxgraphError as exc:

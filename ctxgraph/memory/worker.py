@@ -10,7 +10,9 @@ worker that runs them, so that indexing never blocks a context.
   on a failure puts the request back after a backoff that doubles per
   consecutive failure of that project (``base`` .. ``cap`` seconds, with
   jitter). A run stopped by its time limit has kept what it wrote and is
-  queued again to go on.
+  queued again to go on. After a complete run, ``follow_up`` (if given) does
+  more work on the same store (``ctxgraph index --watch`` embeds the finished
+  tasks that have no vector yet); its failure is logged, not retried.
 
 Contexts never wait for any of this: they read whatever index the store
 holds, and skip one that is stale (:mod:`ctxgraph.memory.recall`).
@@ -106,6 +108,7 @@ class IndexWorker(threading.Thread):
         on_report: Callable[[IndexReport], None] | None = None,
         on_error: Callable[[IndexRequest, BaseException, float], None] | None = None,
         max_runs: int | None = None,
+        follow_up: Callable[[KnowledgeStore, IndexReport], None] | None = None,
     ) -> None:
         super().__init__(name="ctxgraph-index-worker", daemon=True)
         #: Stop after this many runs (None: until stopped); checked by the worker
@@ -118,6 +121,7 @@ class IndexWorker(threading.Thread):
         self.backoff_cap = backoff_cap
         self.on_report = on_report
         self.on_error = on_error
+        self.follow_up = follow_up
         self._stop_event = threading.Event()
         self.runs = 0
         self.failures = 0
@@ -137,6 +141,11 @@ class IndexWorker(threading.Thread):
             try:
                 report = index_project(store, req.root, project=req.project, embeddings=req.embeddings,
                                        time_limit=self.time_limit)
+                if report.complete and self.follow_up:
+                    try:
+                        self.follow_up(store, report)
+                    except Exception as exc:  # the index is written; the extra work waits for the next run
+                        log.warning("after indexing %s: %s", req.project, exc)
             finally:
                 store.close()
         except Exception as exc:  # a failed run is retried, never fatal to the worker

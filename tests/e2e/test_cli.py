@@ -244,6 +244,21 @@ def test_finished_tasks_are_embedded_once(tmp_path: Path) -> None:
     assert "embedding the task failed" not in out
 
 
+def test_index_watch_embeds_the_finished_tasks_without_vectors(tmp_path: Path) -> None:
+    ok("task", "add", "t-auth", "--name", "Add JWT validation middleware", cwd=tmp_path)
+    (tmp_path / "h.yaml").write_text(HANDOFF)
+    ok("ingest", "handoff", "h.yaml", "--no-embed", cwd=tmp_path)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "auth.py").write_text('def require_auth(handler):\n    """Check the JWT."""\n')
+    out = ok("index", "src", "--watch", "--max-runs", "2", "--interval", "0.2", "--format", "json", cwd=tmp_path)
+    first, second = (json.loads(line) for line in out.splitlines())  # JSON Lines: one report a run
+    assert first["complete"] and first["tasks_embedded"] == 1 and second["tasks_embedded"] == 0
+    assert json.loads(ok("embed-tasks", "--format", "json", cwd=tmp_path))["embedded"] == 0
+    # Without embeddings the watcher leaves task vectors alone (no model needed).
+    text = ok("index", "src", "--watch", "--max-runs", "1", "--no-embeddings", cwd=tmp_path)
+    assert "tasks embedded" not in text
+
+
 def test_ingest_embeds_the_tasks_it_finished(tmp_path: Path) -> None:
     ok("task", "add", "t-auth", "--name", "Add JWT validation middleware", cwd=tmp_path)
     (tmp_path / "h.yaml").write_text(HANDOFF)

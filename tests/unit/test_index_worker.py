@@ -102,3 +102,37 @@ def test_the_thread_runs_requests_until_stopped(tmp_path: Path) -> None:
         worker.stop()
         worker.join(timeout=10)
     assert len(reports) == 1 and not worker.is_alive()
+
+
+def test_follow_up_runs_after_a_complete_run_and_its_failure_costs_no_retry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    root = tmp_path / "p"
+    root.mkdir()
+    (root / "a.md").write_text("# A\n\nSome text.\n", encoding="utf-8")
+    db = tmp_path / "graph.db"
+    seen: list[tuple[str, int]] = []
+
+    def follow_up(store: KnowledgeStore, report: object) -> None:
+        seen.append((report.project, len(store.memory_state("p").file_hashes)))  # type: ignore[attr-defined]
+        raise RuntimeError("model missing")
+
+    queue = IndexQueue()
+    worker = IndexWorker(lambda: LocalStore.open(db), queue, follow_up=follow_up)
+    queue.request(root, embeddings=False)
+    req = queue.take(timeout=0)
+    assert req is not None
+    report = worker.run_one(req)
+    assert report is not None and report.complete  # the index stands
+    assert seen == [("p", 1)]  # on the run's own store, the run's chunks written
+    assert worker.failures == 0 and len(queue) == 0  # a follow-up's failure is not the run's
+
+    worker = IndexWorker(lambda: LocalStore.open(db), queue, time_limit=1e-9, follow_up=follow_up)
+    monkeypatch.setattr(index_module, "BATCH_FILES", 1)
+    for name in ("b", "c"):
+        (root / f"{name}.md").write_text(f"# {name}\n\nMore text.\n", encoding="utf-8")
+    queue.request(root, embeddings=False)
+    req = queue.take(timeout=0)
+    assert req is not None
+    cut = worker.run_one(req)
+    assert cut is not None and not cut.complete and seen == [("p", 1)]  # not after a cut run
