@@ -36,7 +36,8 @@ def _print_report(report: Any, fmt: str, tasks_embedded: int | None = None, *, l
     click.echo(f"project {report.project} ({report.root}), {kind}: {report.files} files, {report.indexed} "
                f"(re)indexed, {report.unchanged} unchanged, {report.removed} removed, {report.chunks} chunks "
                f"written in {report.seconds:.1f}s ({report.chunks_per_s:.1f} chunks/s); {state}"
-               + ("" if tasks_embedded is None else f"; {tasks_embedded} finished tasks embedded"))
+               + ("" if tasks_embedded is None else
+                  f"; {tasks_embedded} finished task{'' if tasks_embedded == 1 else 's'} embedded"))
     if report.skipped:
         reasons: dict[str, int] = {}
         for s in report.skipped:

@@ -256,7 +256,7 @@ def test_index_watch_embeds_the_finished_tasks_without_vectors(tmp_path: Path) -
     assert json.loads(ok("embed-tasks", "--format", "json", cwd=tmp_path))["embedded"] == 0
     # Without embeddings the watcher leaves task vectors alone (no model needed).
     text = ok("index", "src", "--watch", "--max-runs", "1", "--no-embeddings", cwd=tmp_path)
-    assert "tasks embedded" not in text
+    assert "embedded" not in text
 
 
 def test_ingest_embeds_the_tasks_it_finished(tmp_path: Path) -> None:
