@@ -154,8 +154,8 @@ def _watch(params: dict[str, Any], path: Path, project: str | None, embeddings: 
         queue.request(path, project=project, embeddings=embeddings)
     except CtxgraphError as exc:
         raise CliError(str(exc), exc.exit_code) from None
-    worker.start()
     click.echo(f"watching {path.resolve()} (every {interval:g}s; Ctrl-C stops)", err=True)
+    worker.start()
     try:
         last = time.monotonic()
         while max_runs is None or worker.runs < max_runs:
