@@ -149,6 +149,18 @@ def _store_params(kwargs: dict[str, Any]) -> dict[str, Any]:
     return {k: kwargs.pop(k) for k in keys}
 
 
+def _embed_finished(svc: Any) -> int | None:
+    """``svc.embed_tasks()``: how many finished tasks were embedded, or None
+    (with one warning) when the model cannot load."""
+    from ctxgraph.memory.embed import EmbeddingUnavailableError
+
+    try:
+        return int(svc.embed_tasks())
+    except EmbeddingUnavailableError as exc:
+        click.echo(f"ctxgraph: warning: tasks not embedded: {exc}", err=True)
+        return None
+
+
 def _echo_json(value: Any) -> None:
     click.echo(json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False))
 
@@ -438,12 +450,7 @@ def ingest_handoff(paths: tuple[str, ...], batch_size: int, embed: bool, fmt: st
         with bar:
             results = svc.ingest_handoffs(inputs, progress=bar.update, batch_size=batch_size)
         if embed:
-            from ctxgraph.memory.embed import EmbeddingUnavailableError
-
-            try:
-                embedded = svc.embed_tasks()
-            except EmbeddingUnavailableError as exc:
-                click.echo(f"ctxgraph: warning: tasks not embedded: {exc}", err=True)
+            embedded = _embed_finished(svc) or 0
     if fmt == "json":
         _echo_json([r.model_dump(mode="json") for r in results])
         return

@@ -13,6 +13,7 @@ import click
 from ctxgraph.cli import (
     CliError,
     _echo_json,
+    _embed_finished,
     _neo4j_password,
     _store_params,
     format_option,
@@ -139,10 +140,9 @@ def _watch(params: dict[str, Any], path: Path, project: str | None, embeddings: 
     def follow_up(store: Any, report: Any) -> None:
         svc = ContextService(store)
         if embeddings and svc.task_vectors:
-            try:
-                embedded[report.project] = svc.embed_tasks()
-            except CtxgraphError as exc:
-                click.echo(f"ctxgraph: warning: finished tasks not embedded: {exc}", err=True)
+            done = _embed_finished(svc)
+            if done is not None:
+                embedded[report.project] = done
 
     def on_report(report: Any) -> None:
         _print_report(report, fmt, embedded.pop(report.project, None), lines=True)
