@@ -312,7 +312,7 @@ class Dataset:
         return counts
 
     def write(self, folder: str | Path) -> Path:
-        """The documents as ``examples/demo`` lays them out: ``tasks.yaml``,
+        """The documents as ``ctxgraph/demo/project`` lays them out: ``tasks.yaml``,
         ``context_map.yaml`` and ``handoffs/<task>.yaml`` (for ``ctxgraph ingest``)."""
         import yaml
 

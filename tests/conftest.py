@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 import pytest
@@ -98,5 +99,7 @@ def svc(store: KnowledgeStore, extractor: SignalExtractor) -> ContextService:
 
 
 @pytest.fixture(scope="session")
-def demo_root() -> Path:
-    return Path(__file__).resolve().parent.parent / "examples" / "demo"
+def demo_root() -> Traversable:
+    from ctxgraph.demo import demo_dir
+
+    return demo_dir()

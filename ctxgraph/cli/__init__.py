@@ -62,10 +62,14 @@ def _verbose(ctx: click.Context) -> bool:
 
 def store_options(fn: F) -> F:
     """--store / --neo4j and friends, on every command that opens a store."""
+    return click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path),
+                        envvar="CTXGRAPH_STORE", show_envvar=True,
+                        help="Embedded store file [default: .ctxgraph/graph.db].")(neo4j_options(fn))
+
+
+def neo4j_options(fn: F) -> F:
+    """--neo4j URI and its user, database and password options."""
     options = [
-        click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path),
-                     envvar="CTXGRAPH_STORE", show_envvar=True,
-                     help="Embedded store file [default: .ctxgraph/graph.db]."),
         click.option("--neo4j", "neo4j_uri", metavar="URI", envvar="NEO4J_URI", show_envvar=True,
                      help="Use a Neo4j server (neo4j://, bolt://, +s/+ssc variants) instead of "
                           "the embedded store. Password from NEO4J_PASSWORD or NEO4J_PASSWORD_FILE, "
@@ -149,15 +153,27 @@ def _store_params(kwargs: dict[str, Any]) -> dict[str, Any]:
     return {k: kwargs.pop(k) for k in keys}
 
 
-def _embed_finished(svc: Any) -> int | None:
+_WARNED: set[str] = set()
+
+
+def warn(message: str) -> None:
+    """``ctxgraph: warning: MESSAGE`` on stderr, once per process (a watcher
+    that meets the same problem every run says it once)."""
+    if message not in _WARNED:
+        _WARNED.add(message)
+        click.echo(f"ctxgraph: warning: {message}", err=True)
+
+
+def _embed_finished(svc: Any, skip_flag: str) -> int | None:
     """``svc.embed_tasks()``: how many finished tasks were embedded, or None
-    (with one warning) when the model cannot load."""
+    (with one warning naming the install command and the calling command's
+    ``skip_flag``) when the model cannot load."""
     from ctxgraph.memory.embed import EmbeddingUnavailableError
 
     try:
         return int(svc.embed_tasks())
     except EmbeddingUnavailableError as exc:
-        click.echo(f"ctxgraph: warning: tasks not embedded: {exc}", err=True)
+        warn(f"tasks not embedded: {exc} (or pass {skip_flag} to skip this step)")
         return None
 
 
@@ -450,7 +466,7 @@ def ingest_handoff(paths: tuple[str, ...], batch_size: int, embed: bool, fmt: st
         with bar:
             results = svc.ingest_handoffs(inputs, progress=bar.update, batch_size=batch_size)
         if embed:
-            embedded = _embed_finished(svc) or 0
+            embedded = _embed_finished(svc, "--no-embed") or 0
     if fmt == "json":
         _echo_json([r.model_dump(mode="json") for r in results])
         return
@@ -624,32 +640,12 @@ def stats(fmt: str, **kwargs: Any) -> None:
         click.echo(f"  {rel:<14}{n:>8}")
 
 
-@main.command()
-@click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path),
-              default=Path(".ctxgraph/demo.db"), show_default=True,
-              help="Embedded store to load the demo into (emptied first).")
-@click.option("--task", "task_id", default=None, help="Task whose context to print.")
-@click.option("--debug", is_flag=True, help="Append the Context Debug section.")
-def demo(store_path: Path, task_id: str | None, debug: bool) -> None:
-    """Load the demo project (examples/demo) and print one task's context."""
-    from ctxgraph.demo import DEMO_TASK, demo_dir, load_project
-    from ctxgraph.service import ContextService
-
-    root = demo_dir()
-    with ContextService.open(store_path) as svc:
-        svc.store.clear()
-        n_tasks, n_files, n_handoffs = load_project(svc, root)
-        ctx = svc.compute(task_id or DEMO_TASK, debug=debug)
-    click.echo(f"Loaded {n_tasks} tasks, {n_files} context-map entries and {n_handoffs} handoffs "
-               f"from {root} into {store_path}.", err=True)
-    click.echo(f"Context of {task_id or DEMO_TASK} ({ctx.tokens} tokens):\n", err=True)
-    click.echo(ctx.markdown, nl=False)
-
-
 from ctxgraph.cli._backup import export_command, import_command  # noqa: E402 (needs the names above)
+from ctxgraph.cli._demo import demo_command  # noqa: E402
 from ctxgraph.cli._eval import eval_command  # noqa: E402
 from ctxgraph.cli._index import index_command  # noqa: E402
 
+main.add_command(demo_command)
 main.add_command(eval_command)
 main.add_command(index_command)
 main.add_command(export_command)

@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from ctxgraph.cli import CliError, format_option
+from ctxgraph.cli import CliError, format_option, warn
 from ctxgraph.errors import CtxgraphError
 from ctxgraph.graph.models import Complexity
 
@@ -102,7 +102,7 @@ def _eval(directory: Path, fmt: str, budget: int | None, complexity: str | None,
         with _service(neo4j_uri, neo4j_user, neo4j_database) as svc:
             try:
                 report = run_eval(svc, eval_set, budget=budget, complexity=complexity, stage=_progress,
-                                  source=source, embeddings=embeddings, embedder=embedder)
+                                  source=source, embeddings=embeddings, embedder=embedder, warn=warn)
             finally:
                 if embedder is not None:
                     embedder.save()

@@ -101,6 +101,7 @@ def index_command(path: Path | None, project: str | None, embeddings: bool, time
     if watch:
         _watch(params, path, project, embeddings, time_limit or 300.0, interval, max_runs, fmt)
         return
+    from ctxgraph.memory.embed import EmbeddingUnavailableError
     from ctxgraph.memory.index import index_project
 
     try:
@@ -111,6 +112,8 @@ def index_command(path: Path | None, project: str | None, embeddings: bool, time
                 bar.update(done - bar.pos)
             report = index_project(svc.store, path, project=project, embeddings=embeddings,
                                    progress=progress, time_limit=time_limit)
+    except EmbeddingUnavailableError as exc:
+        raise CliError(f"{exc} (or pass --no-embeddings for the lightweight index)", exc.exit_code) from None
     except CtxgraphError as exc:
         raise CliError(str(exc), exc.exit_code) from None
     _print_report(report, fmt)
@@ -140,7 +143,7 @@ def _watch(params: dict[str, Any], path: Path, project: str | None, embeddings: 
     def follow_up(store: Any, report: Any) -> None:
         svc = ContextService(store)
         if embeddings and svc.task_vectors:
-            done = _embed_finished(svc)
+            done = _embed_finished(svc, "--no-embeddings")
             if done is not None:
                 embedded[report.project] = done
 

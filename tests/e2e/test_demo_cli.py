@@ -1,0 +1,81 @@
+"""`ctxgraph demo`: the packaged demo into the embedded store or into Neo4j,
+never over a store that holds other work."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ctxgraph.graph.local import LocalStore
+from ctxgraph.graph.store import KnowledgeStore
+
+
+def run(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    full = {k: v for k, v in os.environ.items() if not k.startswith(("NEO4J_", "CTXGRAPH_"))}
+    full.update(env or {})
+    return subprocess.run([sys.executable, "-m", "ctxgraph", *args], cwd=cwd, text=True, capture_output=True,
+                          env=full, timeout=180)
+
+
+def neo4j_env(settings: object) -> dict[str, str]:
+    from ctxgraph.graph.neo4j_store import Neo4jSettings
+
+    assert isinstance(settings, Neo4jSettings) and settings.password
+    return {"NEO4J_URI": settings.uri, "NEO4J_USER": settings.user, "NEO4J_PASSWORD": settings.password}
+
+
+def task_ids(store: KnowledgeStore) -> set[str]:
+    return {t.id for t in store.list_tasks()}
+
+
+def test_demo_json_is_the_context_of_task_015(tmp_path: Path) -> None:
+    proc = run("demo", "--format", "json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["task_id"] == "task-015"
+    assert doc["markdown"].startswith("## Context (Computed)")
+
+
+def test_demo_refuses_a_store_holding_other_work(tmp_path: Path) -> None:
+    assert run("task", "add", "mine-1", "--name", "My own task", cwd=tmp_path).returncode == 0
+    store = tmp_path / ".ctxgraph" / "graph.db"
+    proc = run("demo", "--store", str(store), cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("ctxgraph: error: ") and "mine-1" in proc.stderr and "--reset" in proc.stderr
+    with LocalStore.open(store, read_only=True) as kept:
+        assert task_ids(kept) == {"mine-1"}
+    assert run("demo", "--store", str(store), "--reset", cwd=tmp_path).returncode == 0
+    with LocalStore.open(store, read_only=True) as loaded:
+        assert "mine-1" not in task_ids(loaded) and "task-015" in task_ids(loaded)
+    again = run("demo", "--store", str(store), cwd=tmp_path)  # only the demo there: reloaded
+    assert again.returncode == 0, again.stderr
+
+
+@pytest.mark.neo4j
+def test_demo_loads_into_neo4j_by_option_and_by_environment(neo4j_settings: object, neo4j_store: KnowledgeStore,
+                                                             tmp_path: Path) -> None:
+    env = neo4j_env(neo4j_settings)
+    neo4j_store.clear()
+    uri = env.pop("NEO4J_URI")
+    proc = run("demo", "--neo4j", uri, cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("## Context (Computed)")
+    assert f"into {uri}" in proc.stderr
+    assert len(task_ids(neo4j_store)) == 17
+    assert not (tmp_path / ".ctxgraph").exists(), "nothing went to the embedded store"
+
+    neo4j_store.clear()
+    proc = run("demo", cwd=tmp_path, env={**env, "NEO4J_URI": uri})
+    assert proc.returncode == 0, proc.stderr
+    assert len(task_ids(neo4j_store)) == 17
+    assert not (tmp_path / ".ctxgraph").exists()
+    # An explicit --store outranks NEO4J_URI from the environment.
+    proc = run("demo", "--store", "d.db", cwd=tmp_path, env={**env, "NEO4J_URI": uri})
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "d.db").is_file()
+    neo4j_store.clear()
