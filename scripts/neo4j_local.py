@@ -458,6 +458,11 @@ def server_command(java: str, home: Path, bolt_port: int, http_port: int) -> lis
         "server.default_listen_address": HOST,
         "server.bolt.listen_address": f"{HOST}:{bolt_port}",
         "server.http.listen_address": f"{HOST}:{http_port}",
+        # What the HTTP root's discovery document (bolt_direct, bolt_routing,
+        # read by Neo4j Browser's connect form) names; without these it names
+        # port 7687 whatever port the server listens on.
+        "server.bolt.advertised_address": f"{HOST}:{bolt_port}",
+        "server.http.advertised_address": f"{HOST}:{http_port}",
         "server.https.enabled": "false",
         "server.memory.pagecache.size": PAGECACHE,
         "dbms.usage_report.enabled": "false",
@@ -640,14 +645,24 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0 if answering else 1
 
 
+def start_hint(instance: str | None) -> str:
+    """The command that starts this instance, for error messages."""
+    if not instance:
+        return "python scripts/neo4j_local.py start"
+    return f"python scripts/neo4j_local.py --instance {instance} start --bolt-port PORT --http-port PORT"
+
+
 def cmd_env(args: argparse.Namespace) -> int:
+    # A stopped server is an error, not a default URI: `eval "$(... env)"`
+    # would accept that silently and point the shell at another server.
     state = read_state()
-    port = state["bolt_port"] if state else args.bolt_port
     if state is None:
-        print(f"# {PROG}: Neo4j is not running (start it first)", file=sys.stderr)
+        which = f" (instance {args.instance})" if args.instance else ""
+        raise Fail(f"Neo4j is not running{which}; start it first: {start_hint(args.instance)}")
     if not PASSWORD_FILE.exists():
         print(f"# {PROG}: no password file yet ({PASSWORD_FILE})", file=sys.stderr)
-    print(f"export NEO4J_URI={shlex.quote(f'bolt://{HOST}:{port}')}")
+    uri = f"bolt://{HOST}:{state['bolt_port']}"
+    print(f"export NEO4J_URI={shlex.quote(uri)}")
     print(f"export NEO4J_USER={shlex.quote(USER)}")
     print(f"export NEO4J_PASSWORD_FILE={shlex.quote(str(PASSWORD_FILE))}")
     return 0
@@ -802,16 +817,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "env",
-        help="print export lines for NEO4J_URI/USER/PASSWORD_FILE",
-        description="Print shell export lines (NEO4J_URI, NEO4J_USER, "
-        "NEO4J_PASSWORD_FILE); the password itself is not printed. "
+        help="print export lines for the running server (NEO4J_URI/USER/PASSWORD_FILE)",
+        description="Print shell export lines (NEO4J_URI with the running "
+        "server's Bolt port, NEO4J_USER, NEO4J_PASSWORD_FILE); the password "
+        "itself is not printed. When the server (of --instance, if given) is "
+        "not running, print nothing and exit 1. "
         'Use: eval "$(python scripts/neo4j_local.py env)"',
-    )
-    p.add_argument(
-        "--bolt-port",
-        type=port_number,
-        default=DEFAULT_BOLT_PORT,
-        help="port to print when the server is not running",
     )
     p.set_defaults(func=cmd_env)
 
