@@ -7,6 +7,7 @@ input. ``load(name)`` reads a file once per process.
 from __future__ import annotations
 
 import functools
+import re
 from importlib import resources
 
 
@@ -26,6 +27,18 @@ def load_analyst(name: str) -> str:
     if not resource.is_file():
         raise KeyError(f"no saved analyst query named {name!r} (see: {', '.join(analyst_names())})")
     return resource.read_text(encoding="utf-8")
+
+
+def analyst_title(name: str) -> str:
+    """A saved query's short title: its first line, a comment (Neo4j Browser
+    shows it as the saved script's name)."""
+    return load_analyst(name).split("\n", 1)[0].removeprefix("//").strip()
+
+
+def analyst_parameters(name: str) -> list[str]:
+    """The ``$parameters`` a saved query needs, in order of first use."""
+    body = "\n".join(line for line in load_analyst(name).splitlines() if not line.lstrip().startswith("//"))
+    return list(dict.fromkeys(re.findall(r"\$([A-Za-z_][A-Za-z0-9_]*)", body)))
 
 
 def analyst_names() -> list[str]:

@@ -1,3 +1,4 @@
+// ctxgraph: files changed most often
 // Files changed most often: how many handoffs modified and created each file,
 // how often a handoff told the next task to read it, and which tasks touched
 // it. Top 25 by modifications, then creations.

@@ -1,3 +1,4 @@
+// ctxgraph: gotchas by severity
 // Gotchas, worst first: critical, high, medium, low (then any other value),
 // newest first within a severity. Shows each gotcha's tags and the tasks whose
 // handoffs discovered it.

@@ -1,3 +1,4 @@
+// ctxgraph: handoff chain of a task
 // Handoff chain: every task behind a task through DEPENDS_ON, at any depth,
 // nearest first, with what each of them handed off. `depth` 1 = a direct
 // dependency; `via` is the shortest chain of task ids from this task to it.

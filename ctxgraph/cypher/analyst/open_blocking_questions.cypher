@@ -1,3 +1,4 @@
+// ctxgraph: open blocking questions
 // Open questions marked blocking, with the task whose handoff raised each one
 // and the unfinished tasks that depend on that task (the work they may hold
 // up). Tasks currently blocked are listed with their reason in `waiting`.
@@ -6,7 +7,7 @@ MATCH (q:OpenQuestion)
 WHERE q.blocking = true
 OPTIONAL MATCH (raised:Task)-[:HANDED_OFF]->(:Handoff)-[:DISCOVERED]->(q)
 RETURN q.id AS id,
-       coalesce(q.question, q.summary) AS question,
+       q.summary AS question,
        q.context AS context,
        q.recommendation AS recommendation,
        raised.id AS raised_by,

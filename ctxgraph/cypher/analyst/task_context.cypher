@@ -1,3 +1,4 @@
+// ctxgraph: what a task gets to see
 // Task context: what one task gets to see, as a table an analyst can scan.
 //   1. dependency handoff - each task it DEPENDS_ON, with that task's handoff
 //      summary (or "no handoff yet");
@@ -23,10 +24,9 @@ CALL (t) {
          [l IN labels(k) WHERE l IN ['Pattern', 'Gotcha', 'Decision', 'OpenQuestion']][0]
            + CASE WHEN k:Gotcha THEN ' (' + coalesce(k.severity, '?') + ')'
                   WHEN k:OpenQuestion AND k.blocking THEN ' (blocking)'
-                  WHEN k:Decision AND (k.status = 'superseded' OR EXISTS { (:Decision)-[:SUPERSEDES]->(k) })
-                    THEN ' (superseded)'
+                  WHEN k:Decision AND k.status = 'superseded' THEN ' (superseded)'
                   ELSE '' END AS kind,
-         coalesce(k.question, k.summary, '') AS text,
+         coalesce(k.summary, '') AS text,
          'shared tags: ' + reduce(s = '', n IN shared | s + CASE s WHEN '' THEN '' ELSE ', ' END + n) AS detail,
          size(shared) AS weight
   UNION ALL

@@ -1,21 +1,35 @@
+// ctxgraph: task neighbourhood (graph view)
 // Task neighbourhood as a picture: switch Neo4j Browser to the graph view.
 // Draws the task, its dependency chain (any depth) with their handoffs, what
 // those handoffs discovered and which files they touched, and the knowledge
-// sharing the task's tags. Capped at 300 paths so Browser stays responsive.
+// sharing the task's tags. One row per relationship (source, relationship,
+// target), each drawn once however many chains reach it; a task with no
+// relationships is one row with the task alone. Capped at 2,000 rows, far
+// above what one task's neighbourhood holds.
 // Set first:  :param task_id => 'task-043'
 MATCH (t:Task {id: $task_id})
 CALL (t) {
-  MATCH p = (t)-[:DEPENDS_ON]->*(:Task)-[:HANDED_OFF]->(:Handoff)-[:DISCOVERED|CREATED|MODIFIED|READ_NEXT]->()
-  RETURN p
+  MATCH (t)-[:DEPENDS_ON]->*(d:Task)
+  WITH collect(DISTINCT d) AS chain
+  UNWIND chain AS d
+  CALL (d) {
+    MATCH (d)-[r:DEPENDS_ON|HANDED_OFF]->()
+    RETURN r
+    UNION
+    MATCH (d)-[:HANDED_OFF]->(:Handoff)-[r:DISCOVERED|CREATED|MODIFIED|READ_NEXT]->()
+    RETURN r
+  }
+  RETURN DISTINCT startNode(r) AS source, r AS relationship, endNode(r) AS target
   UNION
-  MATCH p = (t)-[:DEPENDS_ON]->+(:Task)
-  RETURN p
+  MATCH (t)-[:TAGGED]->(tag:Tag)<-[:TAGGED]-(k:Pattern|Gotcha|Decision|OpenQuestion)
+  MATCH (k)-[r:TAGGED]->(tag)
+  RETURN DISTINCT k AS source, r AS relationship, tag AS target
   UNION
-  MATCH p = (t)-[:TAGGED]->(:Tag)<-[:TAGGED]-(:Pattern|Gotcha|Decision|OpenQuestion)
-  RETURN p
+  MATCH (t)-[r:TAGGED]->(tag:Tag)
+  WHERE EXISTS { (tag)<-[:TAGGED]-(:Pattern|Gotcha|Decision|OpenQuestion) }
+  RETURN t AS source, r AS relationship, tag AS target
   UNION
-  MATCH p = (t)
-  RETURN p
+  RETURN t AS source, null AS relationship, null AS target
 }
-RETURN p
-LIMIT 300
+RETURN source, relationship, target
+LIMIT 2000

@@ -1,3 +1,4 @@
+// ctxgraph: most connected tags
 // The most connected tags: how many tasks, knowledge items (patterns, gotchas,
 // decisions, open questions) and files carry each tag; top 25.
 // Parameters: none (edit the LIMIT to see more).
