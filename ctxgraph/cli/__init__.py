@@ -640,14 +640,18 @@ def stats(fmt: str, **kwargs: Any) -> None:
         click.echo(f"  {rel:<14}{n:>8}")
 
 
-from ctxgraph.cli._backup import export_command, import_command  # noqa: E402 (needs the names above)
+from ctxgraph.cli._analyst import analyst_command  # noqa: E402 (needs the names above)
+from ctxgraph.cli._backup import export_command, import_command  # noqa: E402
 from ctxgraph.cli._demo import demo_command  # noqa: E402
 from ctxgraph.cli._eval import eval_command  # noqa: E402
 from ctxgraph.cli._index import index_command  # noqa: E402
+from ctxgraph.cli._mcp import mcp_command  # noqa: E402
 
+main.add_command(analyst_command)
 main.add_command(demo_command)
 main.add_command(eval_command)
 main.add_command(index_command)
+main.add_command(mcp_command)
 main.add_command(export_command)
 main.add_command(import_command)
 

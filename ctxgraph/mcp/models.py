@@ -1,0 +1,134 @@
+"""Argument types and result models of the MCP tools: the input and output
+JSON schemas clients see come from these type hints."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ctxgraph.compute.context import ComputedContext, ExplainEntry
+from ctxgraph.graph.models import Task, TaskDoc
+from ctxgraph.mcp.ops import KnowledgeMatch
+from ctxgraph.mcp.responses import DEFAULT_PAGE, MAX_PAGE
+from ctxgraph.service import IngestResult
+
+_OUT = ConfigDict(frozen=True, extra="forbid")
+
+# ----------------------------------------------------------------- arguments
+
+ProjectArg = Annotated[str | None, Field(
+    description="The project (store) to use; may be left out when the server serves one project "
+                "or was given a default one. list_projects names them.")]
+TaskIdArg = Annotated[str | None, Field(min_length=1, max_length=200,
+                                        description="The id of a stored task (give this or `task`).")]
+RequiredTaskId = Annotated[str, Field(min_length=1, max_length=200, description="The id of a stored task.")]
+InlineTaskArg = Annotated[TaskDoc | None, Field(
+    description="An unsaved task, as one task of a tasks file (give this or `task_id`). Its context is "
+                "computed without storing it; if the store cannot be reached it is computed from nothing "
+                "stored, with a warning.")]
+BudgetArg = Annotated[int | None, Field(ge=1, le=1_000_000, description=(
+    "Token budget the Markdown must fit [default: the tier's: easy 4000, normal 8000, complex 16000, or the "
+    "settings file's]. Lowered when the response would exceed the server's size cap (budget_lowered_from "
+    "says so)."))]
+ComplexityArg = Annotated[Literal["easy", "normal", "complex"] | None, Field(
+    description="Override the task's complexity tier (item caps per section).")]
+StrategyArg = Annotated[Literal["recent", "important", "balanced"] | None, Field(
+    description="How ties in relevance are ordered [default: balanced, or the settings file's].")]
+CursorArg = Annotated[str | None, Field(
+    description="The next_cursor of the previous page of the same call; leave out for the first page.")]
+LimitArg = Annotated[int, Field(ge=1, le=MAX_PAGE, description=(
+    f"Items per page at most [default {DEFAULT_PAGE}]; a page is also cut short to fit the size cap."))]
+KindArg = Literal["pattern", "gotcha", "decision", "open_question", "adr", "plan", "module_memory", "changelog"]
+StatusArg = Literal["pending", "in_progress", "blocked", "completed", "failed"]
+FateArg = Literal["kept", "compressed", "dropped"]
+
+
+# ------------------------------------------------------------------- results
+
+
+class ContextResult(BaseModel):
+    """A computed context: ``context`` is what ``ctxgraph context --format json`` prints."""
+
+    model_config = _OUT
+    project: str
+    context: ComputedContext
+    warning: str | None = Field(None, description="The CLI's warning line when the store did not (fully) answer.")
+    budget_lowered_from: int | None = Field(
+        None, description="The budget first used, when it was lowered to fit the response cap.")
+
+
+class ExplainResult(BaseModel):
+    """Candidates of a context with their score parts and fate (kept, compressed or dropped, and why)."""
+
+    model_config = _OUT
+    project: str
+    task_id: str
+    tokens: int
+    budget: int
+    strategy: str
+    total: int = Field(description="Entries matching the filters, over all pages.")
+    entries: list[ExplainEntry]
+    next_cursor: str | None
+    warning: str | None = None
+
+
+class SearchResult(BaseModel):
+    """Knowledge matching a text's signals, best first."""
+
+    model_config = _OUT
+    project: str
+    keywords: tuple[str, ...]
+    domains: tuple[str, ...]
+    total: int
+    items: list[KnowledgeMatch]
+    next_cursor: str | None
+
+
+class TaskResult(BaseModel):
+    """One task as ``ctxgraph task show --format json`` prints it."""
+
+    model_config = _OUT
+    project: str
+    task: Task
+
+
+class TaskListResult(BaseModel):
+    model_config = _OUT
+    project: str
+    total: int
+    tasks: list[Task]
+    next_cursor: str | None
+
+
+class IngestOutcome(BaseModel):
+    """What ingesting a handoff did (``ctxgraph ingest handoff --format json``'s entry)."""
+
+    model_config = _OUT
+    project: str
+    result: IngestResult
+    embedded: int | None = Field(None, description="Finished tasks embedded afterwards (None: not run).")
+    warning: str | None = None
+
+
+class StatsResult(BaseModel):
+    """Nodes per label and relationships per type (``ctxgraph stats --format json``)."""
+
+    model_config = _OUT
+    project: str
+    labels: dict[str, int]
+    relationships: dict[str, int]
+
+
+class ProjectInfo(BaseModel):
+    model_config = _OUT
+    name: str
+    store: Literal["embedded", "neo4j"]
+    default: bool
+
+
+class ProjectsResult(BaseModel):
+    model_config = _OUT
+    projects: list[ProjectInfo]
+    read_only: bool
+    max_response_tokens: int

@@ -1,0 +1,182 @@
+"""The projects one MCP server serves: a name, a store, and the one
+``ContextService`` opened on it (lazily, again after a failure).
+
+A project is an embedded store file or a Neo4j server (``neo4j://``,
+``bolt://`` and their ``+s``/``+ssc`` variants; ``URI#DATABASE`` names a
+database). Every call on a project runs under that project's lock, so one
+service is never used by two requests at once; projects never share a
+service, a store or a lock.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, TypeVar
+
+from ctxgraph.errors import ConfigurationError, CtxgraphError, StoreUnavailableError
+from ctxgraph.service import ContextService
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+#: Project names: what a tool's ``project`` argument and a resource URI carry.
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+NEO4J_SCHEMES = ("neo4j://", "neo4j+s://", "neo4j+ssc://", "bolt://", "bolt+s://", "bolt+ssc://")
+#: The name of the one project served when no ``--project`` is given.
+DEFAULT_NAME = "default"
+
+
+@dataclass(frozen=True)
+class ProjectSpec:
+    """Where one project's graph lives."""
+
+    name: str
+    kind: Literal["embedded", "neo4j"]
+    #: the store file (embedded) or the server's URI without a ``#database`` (neo4j)
+    location: str
+    database: str | None = None
+
+    @property
+    def identity(self) -> tuple[str, str, str | None]:
+        """Two specs with the same identity name the same graph."""
+        if self.kind == "embedded":
+            return (self.kind, os.path.realpath(self.location), None)
+        return (self.kind, self.location.rstrip("/").lower(), self.database)
+
+
+def parse_project(text: str) -> ProjectSpec:
+    """``NAME=PATH`` (an embedded store file) or ``NAME=URI[#DATABASE]`` (Neo4j)."""
+    name, sep, where = text.partition("=")
+    name, where = name.strip(), where.strip()
+    if not sep or not where:
+        raise ConfigurationError(f"--project {text!r}: expected NAME=PATH or NAME=neo4j://HOST:PORT")
+    if not NAME.match(name):
+        raise ConfigurationError(
+            f"--project {name!r}: a name is 1-64 letters, digits, '_', '.' or '-', starting with a letter or digit")
+    return spec_for(name, where)
+
+
+def spec_for(name: str, where: str, database: str | None = None) -> ProjectSpec:
+    """The spec of project ``name`` stored at ``where`` (a path or a Neo4j URI)."""
+    if "://" in where:
+        if not where.lower().startswith(NEO4J_SCHEMES):
+            scheme = where.split("://", 1)[0]
+            raise ConfigurationError(f"project {name!r}: unsupported URI scheme {scheme!r}: use one of "
+                                     + ", ".join(s.removesuffix("://") for s in NEO4J_SCHEMES))
+        uri, _, fragment = where.partition("#")
+        return ProjectSpec(name=name, kind="neo4j", location=uri, database=fragment or database or None)
+    return ProjectSpec(name=name, kind="embedded", location=str(Path(where).expanduser()))
+
+
+def check_distinct(specs: Sequence[ProjectSpec]) -> None:
+    """Refuse two projects of one name, or two names for one store (their data would mix)."""
+    seen: dict[str, ProjectSpec] = {}
+    stores: dict[tuple[str, str, str | None], str] = {}
+    for spec in specs:
+        if spec.name in seen:
+            raise ConfigurationError(f"project {spec.name!r} is given twice")
+        seen[spec.name] = spec
+        other = stores.get(spec.identity)
+        if other is not None:
+            raise ConfigurationError(f"projects {other!r} and {spec.name!r} name the same store; "
+                                     "each project needs its own (a file, or a Neo4j server or database)")
+        stores[spec.identity] = spec.name
+
+
+class Project:
+    """One served project: its spec, its service (opened on first use) and its lock."""
+
+    def __init__(self, spec: ProjectSpec, *, neo4j_user: str | None = None, neo4j_password: str | None = None,
+                 read_only: bool = False) -> None:
+        self.spec = spec
+        self.neo4j_user = neo4j_user
+        self._neo4j_password = neo4j_password
+        self.read_only = read_only
+        self._svc: ContextService | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def _open(self) -> ContextService:
+        if self._svc is None:
+            if self.spec.kind == "neo4j":
+                svc = ContextService.open(neo4j_uri=self.spec.location, neo4j_user=self.neo4j_user,
+                                          neo4j_password=self._neo4j_password, neo4j_database=self.spec.database,
+                                          read_only=self.read_only)
+            else:
+                svc = ContextService.open(self.spec.location, read_only=self.read_only)
+            self._svc = svc
+        return self._svc
+
+    def call(self, fn: Callable[[ContextService], T]) -> T:
+        """``fn(service)`` under the project's lock; the store is opened first if it is not open."""
+        with self._lock:
+            return fn(self._open())
+
+    def call_or_degrade(self, fn: Callable[[ContextService], T]) -> T:
+        """As :meth:`call`, but when the store cannot be opened ``fn`` runs on a
+        service without a store (``ContextService.unavailable``), as
+        ``ctxgraph context --task-file`` does: only for work that can be done
+        from nothing stored (the context of an unsaved task)."""
+        with self._lock:
+            try:
+                svc = self._open()
+            except StoreUnavailableError as exc:
+                svc = ContextService.unavailable(self.spec.location, str(exc))
+            return fn(svc)
+
+    def try_open(self) -> str | None:
+        """Open the store now; the reason when it cannot be (the server still serves it, lazily)."""
+        try:
+            self.call(lambda svc: None)
+        except CtxgraphError as exc:
+            return str(exc)
+        return None
+
+    def close(self) -> None:
+        with self._lock:
+            if self._svc is not None:
+                try:
+                    self._svc.close()
+                except Exception as exc:  # closing must not hide why the server stopped
+                    log.warning("closing project %s: %s", self.name, exc)
+                self._svc = None
+
+
+class Projects:
+    """The served projects by name, with the default one (the only one, or the one named)."""
+
+    def __init__(self, projects: Sequence[Project], default: str | None = None) -> None:
+        if not projects:
+            raise ConfigurationError("no project to serve")
+        self.by_name = {p.name: p for p in projects}
+        if default is not None and default not in self.by_name:
+            raise ConfigurationError(f"--default-project {default!r} is not a served project ({self.names()})")
+        self.default = default or (projects[0].name if len(projects) == 1 else None)
+
+    def names(self) -> str:
+        return ", ".join(sorted(self.by_name))
+
+    def get(self, name: str | None) -> Project:
+        """The project called ``name`` (``None``: the default one)."""
+        if name is None:
+            if self.default is None:
+                raise ConfigurationError(f"several projects are served ({self.names()}): name one with `project`")
+            return self.by_name[self.default]
+        found = self.by_name.get(name)
+        if found is None:
+            raise ConfigurationError(f"unknown project: {name!r} (served: {self.names()})")
+        return found
+
+    def close(self) -> None:
+        for project in self.by_name.values():
+            project.close()

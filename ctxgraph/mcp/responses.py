@@ -1,0 +1,127 @@
+"""Tool results: structured content, the text block beside it, errors, the
+size cap and cursors.
+
+- A result carries its JSON as ``structuredContent`` (checked against the
+  tool's output schema) and a text block: the JSON itself, compact (as the
+  MCP specification recommends), except for contexts, whose text block is
+  the Markdown an agent reads.
+- An error is an ``isError`` result whose text is the line the CLI prints on
+  stderr, ``ctxgraph: error: ...``, with ``{"error", "exit_code"}`` (the
+  CLI's exit code) as structured content.
+- Size: a response is measured as it goes on the wire (the JSON of the whole
+  result) with the project's token estimator; nothing over the cap is sent.
+- Cursors are opaque: the offset of the next page and a digest of the
+  arguments of the call they came from (a cursor only continues its own list).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
+
+from mcp_types import CallToolResult, TextContent
+
+from ctxgraph.compute.tokens import estimate_tokens
+from ctxgraph.errors import CtxgraphError
+
+#: The default cap on one response, in estimated tokens (clients refuse tool
+#: results over 25,000 tokens; Claude Code's MAX_MCP_OUTPUT_TOKENS default).
+DEFAULT_MAX_TOKENS = 20_000
+#: The smallest cap the server accepts (an error or one small item must fit).
+MIN_MAX_TOKENS = 1_000
+#: Items on one page unless the call asks for fewer (or the cap cuts it).
+DEFAULT_PAGE = 50
+MAX_PAGE = 500
+
+
+class Measured(NamedTuple):
+    """A result with its size already measured (so it is not measured twice)."""
+
+    result: CallToolResult
+    tokens: int
+
+
+class CursorError(CtxgraphError):
+    exit_code = 2
+
+
+def compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def wire_tokens(result: CallToolResult) -> int:
+    """Estimated tokens of the result as sent (its JSON, every block and the structured content)."""
+    return estimate_tokens(compact(result.model_dump(mode="json", by_alias=True, exclude_none=True)))
+
+
+def ok(structured: Mapping[str, Any], text: str | None = None, *, extra_text: Sequence[str] = ()) -> CallToolResult:
+    """A result with ``structured`` as its structured content; its text block is
+    ``text`` (default: the JSON), after any ``extra_text`` blocks (warnings)."""
+    blocks = [TextContent(type="text", text=t) for t in extra_text]
+    blocks.append(TextContent(type="text", text=compact(structured) if text is None else text))
+    return CallToolResult(content=list(blocks), structured_content=dict(structured))
+
+
+def error(message: str, exit_code: int = 1) -> CallToolResult:
+    """An MCP tool error: the CLI's stderr line and exit code."""
+    line = f"ctxgraph: error: {message}"
+    return CallToolResult(content=[TextContent(type="text", text=line)],
+                          structured_content={"error": line, "exit_code": exit_code}, is_error=True)
+
+
+def capped(result: CallToolResult | Measured, cap: int) -> CallToolResult:
+    """``result``, or an error saying it was too large (the cap is never exceeded)."""
+    result, size = result if isinstance(result, Measured) else (result, wire_tokens(result))
+    if size <= cap:
+        return result
+    return error(f"the response ({size:,} tokens) exceeds the server's cap of {cap:,} tokens "
+                 "(--max-response-tokens); ask for less (a smaller budget, a page limit)")
+
+
+def digest(arguments: Mapping[str, Any]) -> str:
+    """What ties a cursor to the call it came from."""
+    return hashlib.sha256(compact(dict(sorted(arguments.items()))).encode()).hexdigest()[:16]
+
+
+def encode_cursor(offset: int, key: str) -> str:
+    return base64.urlsafe_b64encode(compact({"o": offset, "k": key}).encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str | None, key: str) -> int:
+    """The offset a cursor points at (0 without one)."""
+    if not cursor:
+        return 0
+    try:
+        raw = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        offset, found = raw["o"], raw["k"]
+    except (ValueError, TypeError, KeyError, binascii.Error):
+        raise CursorError("invalid cursor (pass back the next_cursor of the previous page, unchanged)") from None
+    if not isinstance(offset, int) or offset < 0 or found != key:
+        raise CursorError("this cursor belongs to another list (the arguments changed); start again without it")
+    return offset
+
+
+def page(
+    items: Sequence[Any],
+    offset: int,
+    limit: int,
+    key: str,
+    build: Callable[[list[Any], str | None], CallToolResult],
+    cap: int,
+) -> Measured:
+    """The result ``build(page, next_cursor)`` of the items from ``offset``: at
+    most ``limit`` of them, and fewer when the response would exceed ``cap``
+    (the rest is behind ``next_cursor``, None on the last page)."""
+    end = min(len(items), offset + limit)
+    while True:
+        more = encode_cursor(end, key) if end < len(items) else None
+        result = build(list(items[offset:end]), more)
+        size = wire_tokens(result)
+        if size <= cap or end - offset <= 1:
+            return Measured(result, size)  # (one item over the cap: an error, by ``capped``)
+        # shrink in proportion, at least by one item
+        end = offset + max(1, min(end - offset - 1, int((end - offset) * cap / size * 0.9)))

@@ -1,0 +1,169 @@
+"""Transports of ``ctxgraph mcp``: stdio, and streamable HTTP behind a bearer token.
+
+Over HTTP every request must carry ``Authorization: Bearer TOKEN``; the SDK's
+bearer middleware asks :class:`StaticTokenVerifier`, which compares digests
+of the two tokens in constant time. The token is a pre-shared secret (from
+the environment or standard input); no OAuth discovery is advertised.
+``--no-auth`` is refused on any address that is not loopback.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import ipaddress
+import re
+import signal
+import socket
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
+
+import anyio
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.mcpserver import MCPServer
+
+from ctxgraph.errors import ConfigurationError, CtxgraphError
+from ctxgraph.graph.documents import MAX_DOCUMENT_BYTES
+
+#: The environment variable the bearer token is read from (unless --token-stdin).
+TOKEN_ENV = "CTXGRAPH_MCP_TOKEN"
+TOKEN_SHAPE = re.compile(r"^[A-Za-z0-9._~+/=-]{16,4096}$")
+HTTP_PATH = "/mcp"
+DEFAULT_HOST = "127.0.0.1"
+#: Request bodies up to this size reach ctxgraph, so that a handoff over the
+#: document limit (5 MB) gets ctxgraph's own refusal rather than HTTP 413.
+HTTP_BODY_LIMIT = 2 * MAX_DOCUMENT_BYTES + 1024 * 1024
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    """``HOST:PORT``, ``[IPv6]:PORT`` or ``PORT`` (host 127.0.0.1); port 0 picks a free one."""
+    text = text.strip()
+    host, port_text = DEFAULT_HOST, text
+    if text.startswith("["):
+        host, sep, rest = text[1:].partition("]")
+        if not sep or not rest.startswith(":"):
+            raise ConfigurationError(f"--http {text!r}: expected [IPv6]:PORT")
+        port_text = rest[1:]
+    elif ":" in text:
+        host, _, port_text = text.rpartition(":")
+        host = host or DEFAULT_HOST
+    if not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
+        raise ConfigurationError(f"--http {text!r}: expected HOST:PORT with a port from 0 to 65535")
+    return host, int(port_text)
+
+
+def is_loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_token(token: str) -> str:
+    if not TOKEN_SHAPE.match(token):
+        raise ConfigurationError(
+            "the bearer token must be 16 to 4,096 characters of A-Z a-z 0-9 - . _ ~ + / = (e.g. from "
+            "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`)")
+    return token
+
+
+def _digest(token: str) -> bytes:
+    return hashlib.sha256(token.encode("utf-8", "surrogateescape")).digest()
+
+
+class StaticTokenVerifier:
+    """Accepts one pre-shared bearer token (an ``mcp`` ``TokenVerifier``).
+
+    Digests of equal length are compared with ``hmac.compare_digest``, so the
+    time taken says nothing about the token, not even its length."""
+
+    def __init__(self, token: str) -> None:
+        self._digest = _digest(check_token(token))
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        if not hmac.compare_digest(_digest(token), self._digest):
+            return None
+        # The token itself is not kept in the request's auth state.
+        return AccessToken(token="<pre-shared>", client_id="ctxgraph-bearer", scopes=[])
+
+
+def auth_settings(host: str, port: int) -> AuthSettings:
+    """Settings of a resource server that advertises no authorization server:
+    ``issuer_url`` (required by the SDK) is this server itself and unused;
+    without ``resource_server_url`` no discovery route is added."""
+    shown = f"[{host}]" if ":" in host else host
+    return AuthSettings(issuer_url=f"http://{shown}:{port}", resource_server_url=None)  # type: ignore[arg-type]
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port`` (connections queue until the server accepts them)."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+        sock = socket.socket(family, kind, proto)
+    except OSError as exc:
+        raise CtxgraphError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        raise CtxgraphError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    return sock
+
+
+def url_of(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}{HTTP_PATH}"
+
+
+@contextmanager
+def _stopped_by_signals() -> Iterator[None]:
+    """SIGTERM ends the server like SIGINT does: by unwinding (so the stores are
+    closed), then returning normally; uvicorn re-raises a signal it handled."""
+    def stop(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    except KeyboardInterrupt:
+        say("stopped")
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def serve_stdio(server: MCPServer) -> None:
+    """Serve one client on standard input and output until it closes them."""
+    with _stopped_by_signals():
+        anyio.run(server.run_stdio_async)
+
+
+def serve_http(server: MCPServer, sock: socket.socket, *, access_log: bool = False) -> None:
+    """Serve streamable HTTP on ``sock`` (at :data:`HTTP_PATH`) until interrupted."""
+    import uvicorn
+
+    host = sock.getsockname()[0]
+    app = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=host,
+                                     max_request_body_size=HTTP_BODY_LIMIT)
+    config = uvicorn.Config(app, log_level="warning", access_log=access_log, lifespan="on",
+                            timeout_graceful_shutdown=5)
+    uv = uvicorn.Server(config)
+
+    async def run() -> None:
+        await uv.serve(sockets=[sock])
+
+    with _stopped_by_signals():
+        anyio.run(run)
+
+
+def say(message: str) -> None:
+    """One line on standard error (never standard output: over stdio that is the protocol)."""
+    print(f"ctxgraph mcp: {message}", file=sys.stderr, flush=True)
