@@ -13,17 +13,33 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from ctxgraph.compute.context import ComputedContext as ComputedContext
+    from ctxgraph.errors import ConfigurationError as ConfigurationError
     from ctxgraph.errors import CtxgraphError as CtxgraphError
+    from ctxgraph.errors import DependencyCycleError as DependencyCycleError
+    from ctxgraph.errors import InvalidArgumentError as InvalidArgumentError
+    from ctxgraph.errors import InvalidDocumentError as InvalidDocumentError
+    from ctxgraph.errors import StoreUnavailableError as StoreUnavailableError
+    from ctxgraph.errors import UnknownTaskError as UnknownTaskError
+    from ctxgraph.graph.models import FileEntry as FileEntry
     from ctxgraph.graph.models import HandoffDoc as HandoffDoc
     from ctxgraph.graph.models import Task as Task
     from ctxgraph.service import ContextService as ContextService
+    from ctxgraph.service import IngestResult as IngestResult
 
 _EXPORTS = {
     "ComputedContext": "ctxgraph.compute.context",
+    "ConfigurationError": "ctxgraph.errors",
     "ContextService": "ctxgraph.service",
     "CtxgraphError": "ctxgraph.errors",
+    "DependencyCycleError": "ctxgraph.errors",
+    "FileEntry": "ctxgraph.graph.models",
     "HandoffDoc": "ctxgraph.graph.models",
+    "IngestResult": "ctxgraph.service",
+    "InvalidArgumentError": "ctxgraph.errors",
+    "InvalidDocumentError": "ctxgraph.errors",
+    "StoreUnavailableError": "ctxgraph.errors",
     "Task": "ctxgraph.graph.models",
+    "UnknownTaskError": "ctxgraph.errors",
 }
 
 
@@ -36,4 +52,4 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'ctxgraph' has no attribute {name!r}")
 
 
-__all__ = ["ComputedContext", "ContextService", "CtxgraphError", "HandoffDoc", "Task", "__version__"]
+__all__ = [*sorted(_EXPORTS), "__version__"]

@@ -55,3 +55,11 @@ class AuthenticationError(StoreUnavailableError):
 
 class ConfigurationError(CtxgraphError):
     exit_code = 2
+
+
+class InvalidArgumentError(CtxgraphError):
+    """A caller passed a value an argument does not take (an unknown
+    complexity or strategy, a budget under 1...): the message names the
+    argument and what it takes."""
+
+    exit_code = 2

@@ -13,21 +13,28 @@ import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
+from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
 from ctxgraph.compute import limits as lim
 from ctxgraph.compute import ranking
-from ctxgraph.compute.config import ContextConfig, Strategy
+from ctxgraph.compute.config import STRATEGIES, ContextConfig, Strategy
 from ctxgraph.compute.context import ComputedContext, compute_context
 from ctxgraph.compute.tokens import estimate_tokens
-from ctxgraph.errors import CtxgraphError, DependencyCycleError, StoreUnavailableError, UnknownTaskError
+from ctxgraph.errors import (
+    CtxgraphError,
+    DependencyCycleError,
+    InvalidArgumentError,
+    StoreUnavailableError,
+    UnknownTaskError,
+)
 from ctxgraph.graph.dependencies import find_cycle
-from ctxgraph.graph.documents import load_handoff
+from ctxgraph.graph.documents import load_handoff, read_document
 from ctxgraph.graph.handoff_batch import HANDOFF_BATCH
-from ctxgraph.graph.local import DEFAULT_PATH, LocalStore
+from ctxgraph.graph.local import LocalStore, default_path
 from ctxgraph.graph.models import (
     Candidates,
     Complexity,
@@ -113,8 +120,9 @@ class ContextService:
         settings_file: str | os.PathLike[str] | None = None,
         read_only: bool = False,
     ) -> ContextService:
-        """Open the embedded store (``store`` path, ``CTXGRAPH_STORE``, or
-        ``.ctxgraph/graph.db``) or, with ``neo4j_uri``, a Neo4j server.
+        """Open the embedded store (``store`` path, ``CTXGRAPH_STORE``, or the
+        nearest ``.ctxgraph/graph.db`` from the current folder upwards, else
+        ``./.ctxgraph/graph.db``) or, with ``neo4j_uri``, a Neo4j server.
 
         ``read_only`` opens the store for reading only: the embedded file with
         SQLite's ``mode=ro`` (it must exist; nothing is created), Neo4j with
@@ -138,7 +146,7 @@ class ContextService:
             )
             opened: KnowledgeStore = Neo4jStore.connect(neo4j_settings, read_only=read_only)
         else:
-            path = store or os.environ.get("CTXGRAPH_STORE") or DEFAULT_PATH
+            path = store or os.environ.get("CTXGRAPH_STORE") or default_path()
             opened = LocalStore.open(Path(path), read_only=read_only)
         return cls(opened, SignalExtractor(domains=domains) if domains else None, config)
 
@@ -243,8 +251,8 @@ class ContextService:
             raise UnknownTaskError(task_id)
         return task
 
-    def list_tasks(self, status: TaskStatus | None = None) -> list[Task]:
-        return self.store.list_tasks(status)
+    def list_tasks(self, status: TaskStatus | str | None = None) -> list[Task]:
+        return self.store.list_tasks(None if status is None else _choice("status", status, TaskStatus))
 
     def block(self, task_id: str, reason: str) -> None:
         self.store.set_status(task_id, TaskStatus.BLOCKED, reason=reason, at=utcnow())
@@ -385,10 +393,22 @@ class ContextService:
         )
 
     def ingest_handoff(
-        self, handoff: HandoffDoc | Mapping[str, Any] | bytes, *, source: str = "<handoff>"
+        self, handoff: HandoffDoc | Mapping[str, Any] | bytes | str | os.PathLike[str], *,
+        source: str | None = None,
     ) -> IngestResult:
-        """Validate and write one handoff whole; the same content twice is a no-op."""
-        return self.ingest_handoffs([(source, handoff)])[0]
+        """Validate and write one handoff whole; the same content twice is a no-op.
+
+        ``handoff`` is a file (a ``Path``, or a ``str`` of one line that does
+        not start with ``{``: its path), the document's text (any other
+        ``str``: YAML or JSON), its bytes, a mapping or a ``HandoffDoc``.
+        ``source`` names it in messages (default: the path, else
+        ``<handoff>``)."""
+        if isinstance(handoff, os.PathLike) or (isinstance(handoff, str) and _looks_like_path(handoff)):
+            path = Path(handoff)
+            return self.ingest_handoffs([(source or str(path), read_document(path))])[0]
+        if isinstance(handoff, str):
+            handoff = handoff.encode("utf-8")
+        return self.ingest_handoffs([(source or "<handoff>", handoff)])[0]
 
     def ingest_handoffs(
         self,
@@ -402,7 +422,7 @@ class ContextService:
         (``progress`` is called with the size of each batch once it committed).
         A batch leaves the graph that writing its handoffs one by one leaves."""
         if batch_size < 1:
-            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+            raise InvalidArgumentError(f"batch_size: {batch_size!r} is not a whole number of at least 1")
         docs = [(source, *_as_handoff(handoff, source)) for source, handoff in handoffs]
         wanted = sorted({doc.task_id for _, doc, _ in docs})
         found = {t.id for t in self.store.get_tasks(wanted)}
@@ -546,10 +566,17 @@ class ContextService:
         ``budget`` (tokens) and ``strategy`` override the settings for this call;
         ``explain`` adds every candidate with its score parts and fate.
         """
+        tier = _choice("complexity", complexity, Complexity) if complexity is not None else None
+        if strategy is not None and strategy not in STRATEGIES:
+            raise InvalidArgumentError(f"strategy: {strategy!r} is not one of {', '.join(STRATEGIES)}")
+        if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 1):
+            raise InvalidArgumentError(f"budget: {budget!r} is not a whole number of tokens of at least 1")
         if isinstance(task, str):
             task = self.get_task(task)
+        elif not isinstance(task, Task):
+            raise InvalidArgumentError(f"task: expected a task id (str) or a Task, got {type(task).__name__}")
         signals = task.signals or self.signals_for(task)
-        tier = Complexity(complexity) if complexity else task.complexity
+        tier = tier or task.complexity
         config = self.config
         if budget is not None or strategy is not None:
             update: dict[str, Any] = {}
@@ -605,10 +632,34 @@ def _as_handoff(
         return value, value.model_dump(mode="json", exclude_none=True)
     if isinstance(value, bytes):
         return load_handoff(value, source)
+    if isinstance(value, str):
+        return load_handoff(value.encode("utf-8"), source)
+    if not isinstance(value, Mapping):
+        raise InvalidArgumentError(f"{source}: a handoff is a HandoffDoc, a mapping, YAML/JSON text or bytes, "
+                                   f"not {type(value).__name__}")
     from ctxgraph.graph.documents import validate
 
     raw = dict(value)
     return validate(HandoffDoc, raw, source), raw
+
+
+def _looks_like_path(text: str) -> bool:
+    """A one-line ``str`` not starting with ``{`` is a file name, not a document."""
+    return bool(text.strip()) and "\n" not in text and not text.lstrip().startswith("{")
+
+
+E = TypeVar("E", bound=Enum)
+
+
+def _choice(name: str, value: object, allowed: type[E]) -> E:
+    """``value`` as a member of ``allowed``, or an error naming the argument and its values."""
+    if isinstance(value, allowed):
+        return value
+    try:
+        return allowed(value)
+    except ValueError:
+        choices = ", ".join(str(m.value) for m in allowed)
+        raise InvalidArgumentError(f"{name}: {value!r} is not one of {choices}") from None
 
 
 __all__ = ["ContextService", "IngestResult"]

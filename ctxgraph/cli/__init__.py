@@ -64,7 +64,8 @@ def store_options(fn: F) -> F:
     """--store / --neo4j and friends, on every command that opens a store."""
     return click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path),
                         envvar="CTXGRAPH_STORE", show_envvar=True,
-                        help="Embedded store file [default: .ctxgraph/graph.db].")(neo4j_options(fn))
+                        help="Embedded store file [default: the nearest .ctxgraph/graph.db from here "
+                             "upwards, else ./.ctxgraph/graph.db].")(neo4j_options(fn))
 
 
 def neo4j_options(fn: F) -> F:
@@ -560,11 +561,11 @@ def context(task_id: str | None, task_file: str | None, fmt: str, complexity: st
     except StoreUnavailableError as exc:
         if not isinstance(task, Task):
             raise
-        from ctxgraph.graph.local import DEFAULT_PATH
+        from ctxgraph.graph.local import default_path
         from ctxgraph.service import ContextService
 
         service = None
-        location = params.get("neo4j_uri") or str(params.get("store_path") or DEFAULT_PATH)
+        location = params.get("neo4j_uri") or str(params.get("store_path") or default_path())
         svc = ContextService.unavailable(location, str(exc))
     svc.memory = memory
     if memory_project:

@@ -85,7 +85,7 @@ def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, proj
     ctxgraph://projects/{project}/context/{task_id} and .../stats. Errors
     are tool errors whose text is the CLI's line (`ctxgraph: error: ...`).
     """
-    from ctxgraph.graph.local import DEFAULT_PATH
+    from ctxgraph.graph.local import default_path
     from ctxgraph.mcp.projects import DEFAULT_NAME, Project, Projects, check_distinct, parse_project, spec_for
     from ctxgraph.mcp.tools import build_server
     from ctxgraph.mcp.transport import (
@@ -115,7 +115,7 @@ def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, proj
     elif neo4j_uri:
         specs = [spec_for(DEFAULT_NAME, neo4j_uri)]
     else:
-        specs = [spec_for(DEFAULT_NAME, str(store_path or DEFAULT_PATH))]
+        specs = [spec_for(DEFAULT_NAME, str(store_path or default_path()))]
     specs = [s if s.kind == "embedded" or s.database else replace(s, database=neo4j_database) for s in specs]
     check_distinct(specs)
 

@@ -6,11 +6,12 @@ Read from ``ctxgraph.toml`` or ``[tool.ctxgraph]`` in ``pyproject.toml`` by
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 Strategy = Literal["recent", "important", "balanced"]
+STRATEGIES: tuple[str, ...] = get_args(Strategy)
 Scope = Literal["global", "task", "path"]
 
 #: ADR 007's type priority (lower first), with gotchas right after patterns and

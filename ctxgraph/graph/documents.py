@@ -352,6 +352,23 @@ def _limits(doc: BaseModel) -> list[tuple[str, str]]:
     return problems[:20]
 
 
+def read_document(path: Path) -> bytes:
+    """A document file's bytes; a missing, unreadable or oversized file is an
+    :class:`InvalidDocumentError` naming it (never read past the size limit)."""
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_DOCUMENT_BYTES + 1)
+    except FileNotFoundError:
+        raise InvalidDocumentError(str(path), [("", "no such file")]) from None
+    except IsADirectoryError:
+        raise InvalidDocumentError(str(path), [("", "is a folder; expected a file")]) from None
+    except OSError as exc:
+        raise InvalidDocumentError(str(path), [("", f"cannot read: {exc.strerror or exc}")]) from None
+    if len(data) > MAX_DOCUMENT_BYTES:
+        raise InvalidDocumentError(str(path), [("", f"document is over the limit of {MAX_DOCUMENT_BYTES:,} bytes")])
+    return data
+
+
 def load_handoff(data: bytes, source: str) -> tuple[HandoffDoc, dict[str, Any]]:
     """Parse and validate one handoff; returns the model and the raw mapping."""
     raw = parse_structured(decode(data, source), source)
@@ -430,4 +447,5 @@ __all__ = [
     "load_handoff",
     "load_tasks",
     "parse_structured",
+    "read_document",
 ]

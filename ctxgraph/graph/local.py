@@ -79,6 +79,20 @@ from ctxgraph.graph.records import (
 log = logging.getLogger(__name__)
 
 DEFAULT_PATH = Path(".ctxgraph") / "graph.db"
+
+
+def default_path(start: Path | None = None) -> Path:
+    """The project's embedded store: the nearest ``.ctxgraph/graph.db`` from
+    ``start`` (default: the current folder) upwards, as the settings file is
+    found; else ``.ctxgraph/graph.db`` in ``start`` (created on first write).
+    The file, not the folder, is looked for: a ``.ctxgraph/`` holding only a
+    demo or a cache does not capture the folders below it."""
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        candidate = folder / DEFAULT_PATH
+        if candidate.is_file():
+            return candidate if start is not None or folder != Path.cwd().resolve() else DEFAULT_PATH
+    return DEFAULT_PATH if start is None else here / DEFAULT_PATH
 SCHEMA_VERSION = 1
 _BUSY_TIMEOUT_MS = 60_000
 #: How long to keep retrying when SQLite says "locked" or "busy" despite the busy
@@ -297,7 +311,7 @@ class LocalStore:
 
     @classmethod
     def open(cls, path: str | os.PathLike[str] | None = None, *, read_only: bool = False) -> LocalStore:
-        store = cls(Path(path) if path else DEFAULT_PATH, read_only=read_only)
+        store = cls(Path(path) if path else default_path(), read_only=read_only)
         if read_only:
             store._connect_read_only()
             try:
