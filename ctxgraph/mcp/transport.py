@@ -76,6 +76,10 @@ def _digest(token: str) -> bytes:
     return hashlib.sha256(token.encode("utf-8", "surrogateescape")).digest()
 
 
+#: What the request's auth state holds in place of the bearer token itself.
+_WITHHELD = "<pre-shared>"
+
+
 class StaticTokenVerifier:
     """Accepts one pre-shared bearer token (an ``mcp`` ``TokenVerifier``).
 
@@ -89,7 +93,7 @@ class StaticTokenVerifier:
         if not hmac.compare_digest(_digest(token), self._digest):
             return None
         # The token itself is not kept in the request's auth state.
-        return AccessToken(token="<pre-shared>", client_id="ctxgraph-bearer", scopes=[])
+        return AccessToken(token=_WITHHELD, client_id="ctxgraph-bearer", scopes=[])
 
 
 def auth_settings(host: str, port: int) -> AuthSettings:
