@@ -37,11 +37,12 @@ import numpy as np
 
 from benchmarks.recall import neo4j_store, pct
 from ctxgraph.compute import ranking
+from ctxgraph.core.vectors import DIMENSIONS
 from ctxgraph.graph.local import LocalStore
 from ctxgraph.graph.models import Task, TaskStatus
 from ctxgraph.graph.records import text_hash
 from ctxgraph.graph.store import KnowledgeStore
-from ctxgraph.memory.embed import DIMENSIONS, QUERY_PIECES, shared_embedder
+from ctxgraph.memory.embed import QUERY_PIECES, shared_embedder
 from ctxgraph.service import TASK_WRITE_BATCH
 from ctxgraph.signals import TaskSignals
 

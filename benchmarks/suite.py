@@ -45,7 +45,7 @@ from typing import Any
 
 from benchmarks.generator import GENERATOR_VERSION, Dataset, generate
 from ctxgraph import ContextService
-from ctxgraph.compute.tokens import estimate_tokens
+from ctxgraph.core.tokens import estimate_tokens
 from ctxgraph.graph.models import FileEntry
 
 FILE_BATCH = 5_000

@@ -23,7 +23,7 @@ from ctxgraph.compute import limits as lim
 from ctxgraph.compute import ranking
 from ctxgraph.compute.config import STRATEGIES, ContextConfig, Strategy
 from ctxgraph.compute.context import ComputedContext, compute_context
-from ctxgraph.compute.tokens import estimate_tokens
+from ctxgraph.core.tokens import estimate_tokens
 from ctxgraph.errors import (
     CtxgraphError,
     DependencyCycleError,

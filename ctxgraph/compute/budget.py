@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 from ctxgraph.compute.compress import LADDER, Level, Policy
 from ctxgraph.compute.config import SCOPE_ORDER, ContextConfig, Scope
-from ctxgraph.compute.tokens import estimate_tokens
+from ctxgraph.core.tokens import estimate_tokens
 from ctxgraph.errors import CtxgraphError
 
 Fate = Literal["kept", "compressed", "dropped"]

@@ -21,7 +21,9 @@ from ctxgraph.compute.limits import CONTEXT_MAP_TOP, Limits
 from ctxgraph.compute.memory import Snippet, excerpt, fuse
 from ctxgraph.compute.ranking import rank_files
 from ctxgraph.compute.render import render
-from ctxgraph.compute.tokens import estimate_tokens
+from ctxgraph.compute.seed import score_file
+from ctxgraph.core.rarity import tag_weights
+from ctxgraph.core.tokens import estimate_tokens
 from ctxgraph.graph.models import (
     Blocker,
     Candidates,
@@ -33,7 +35,6 @@ from ctxgraph.graph.models import (
     Task,
     TaskStatus,
 )
-from ctxgraph.graph.rarity import tag_weights
 from ctxgraph.signals import TaskSignals
 
 _OUT = ConfigDict(frozen=True, extra="forbid")
@@ -248,25 +249,6 @@ def merge_hits(
     scored.sort(key=lambda pair: pair[0].updated_at or "", reverse=True)
     scored.sort(key=lambda pair: pair[1], reverse=True)
     return scored
-
-
-def score_file(entry: FileEntry, signals: TaskSignals) -> int:
-    """Phase 4, the seed's rule: component +2, location +1, domain in notes +1,
-    mentioned file +3 (each keyword, domain and file counted separately)."""
-    score = 0
-    component, location, notes = entry.component.lower(), entry.location.lower(), entry.notes.lower()
-    for keyword in signals.keywords:
-        if keyword in component:
-            score += 2
-        if keyword in location:
-            score += 1
-    for domain in signals.domains:
-        if domain in notes:
-            score += 1
-    for mentioned in signals.files_mentioned:
-        if mentioned in entry.location:
-            score += 3
-    return score
 
 
 def filter_context_map(entries: Sequence[FileEntry], signals: TaskSignals) -> list[CodeRef]:

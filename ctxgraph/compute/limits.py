@@ -38,7 +38,7 @@ RELATED_TASK_QUERY_LIMIT = 8
 RECENT_TASKS = 5
 #: Tags on more items than this are not read by the knowledge and related-task
 #: candidate queries (benchmarks/README.md, finding 3): their rarity weight is
-#: small (ctxgraph.graph.rarity) and their items were what made these queries
+#: small (ctxgraph.core.rarity) and their items were what made these queries
 #: grow with the graph. Small graphs never reach it.
 TAG_DF_CAP = 1_000
 

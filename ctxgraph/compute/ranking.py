@@ -17,7 +17,7 @@ which files they changed. Five pieces of evidence, fused per file:
   domain in notes +1, mentioned file +3);
 - **dense** — when finished tasks have vectors of their texts
   (``ctxgraph embed-tasks``; all-MiniLM-L6-v2) and the query was embedded,
-  the :data:`~ctxgraph.graph.evidence.DENSE_VOTERS` tasks nearest to it by
+  the :data:`~ctxgraph.core.evidence.DENSE_VOTERS` tasks nearest to it by
   cosine vote as the neighbours by full text do (relative to the nearest,
   divided by the square root of the files touched). They find the tasks that
   say the same thing in other words.
@@ -37,7 +37,7 @@ would make every file of the package look alike.
 embedding ``votes + 3 x text + 0.2 x prior + 0.3 x seed + 3 x dense``. Weights
 tuned on the click and werkzeug evaluation sets (``ctxgraph eval``). The store
 returns the evidence; every number is computed here, so both stores rank
-identically. The store may bound it (``ctxgraph.graph.evidence``): the best
+identically. The store may bound it (``ctxgraph.core.evidence``): the best
 matched tasks only, and the files that can still reach the top, each carrying
 the counts of its touching tasks' terms so that its text is scored as over
 every task.
@@ -49,9 +49,10 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 
-from ctxgraph.graph.evidence import DENSE_VOTERS, K1, VOTERS, B, idf, task_scores, text_scores, touched_terms
+from ctxgraph.compute.seed import score_file as seed_score
+from ctxgraph.core.evidence import DENSE_VOTERS, K1, VOTERS, B, idf, task_scores, text_scores, touched_terms
+from ctxgraph.core.paths import successors
 from ctxgraph.graph.models import FileEntry, HistoryEvidence
-from ctxgraph.graph.records import successors
 from ctxgraph.signals import TaskSignals, path_terms
 
 NEIGHBOURS = VOTERS
@@ -122,8 +123,6 @@ def _vote(votes: dict[str, float], voters: Sequence[tuple[float, tuple[str, ...]
 def rank_files(history: HistoryEvidence, signals: TaskSignals) -> list[tuple[FileEntry, float, dict[str, float]]]:
     """Context-map files with a positive fused score, best first (path breaks ties),
     each with its score parts."""
-    from ctxgraph.compute.context import score_file as seed_score
-
     # A loaded context map is the authority on which files exist: files known only
     # from handoffs (perhaps deleted since) are ranked only when there is no map.
     mapped = [f for f in history.files if f.in_map]

@@ -6,7 +6,7 @@ CALL () {
 }
 CALL (tagged_total) {
   // Each query tag's degree (from the degree store) and rarity weight: the
-  // expression of ctxgraph.graph.rarity.tag_weight, rounded alike.
+  // expression of ctxgraph.core.rarity.tag_weight, rounded alike.
   UNWIND $related_tags AS name
   WITH DISTINCT name
   MATCH (tag:Tag {name: name})

@@ -1,4 +1,4 @@
-// The history's evidence for one query, bounded as graph/evidence.py says
+// The history's evidence for one query, bounded as core/evidence.py says
 // (the same arithmetic as its bound(), in one round trip):
 // - the finished-task corpus (count, total length in terms), whether a
 //   context map is loaded, the rankable files (the map's, else every file):

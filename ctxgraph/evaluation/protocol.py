@@ -30,7 +30,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from ctxgraph.compute.tokens import estimate_tokens
+from ctxgraph.core.tokens import estimate_tokens
 
 #: Characters that may continue a path: a match must not touch one of these
 #: on either side (a ``.`` after a match is fine unless a word follows it, so

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ctxgraph.compute.tokens import estimate_tokens
+from ctxgraph.core.tokens import estimate_tokens
 from ctxgraph.evaluation.baselines import Bm25Files, render_all, render_paths, seed_paths
 from ctxgraph.evaluation.dataset import HISTORY, EvalSet
 from ctxgraph.evaluation.protocol import (

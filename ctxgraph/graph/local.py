@@ -30,11 +30,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ctxgraph.core import evidence
+from ctxgraph.core.evidence import MatchedTask, bound, max_term_df
+from ctxgraph.core.rarity import tag_weights
 from ctxgraph.errors import InvalidDocumentError, StoreUnavailableError, UnknownTaskError
-from ctxgraph.graph import evidence, local_memory
+from ctxgraph.graph import local_memory
 from ctxgraph.graph.backup import batches as backup_batches
 from ctxgraph.graph.backup import node_row, rel_row, sorted_rows
-from ctxgraph.graph.evidence import MatchedTask, bound, max_term_df
 from ctxgraph.graph.handoff_batch import FileFill, link_props, plan_handoffs
 from ctxgraph.graph.memory_records import COSINE_DECIMALS
 from ctxgraph.graph.models import (
@@ -61,7 +63,6 @@ from ctxgraph.graph.models import (
     TaskHit,
     TaskStatus,
 )
-from ctxgraph.graph.rarity import tag_weights
 from ctxgraph.graph.records import (
     HandoffRecord,
     file_from_props,
@@ -160,7 +161,7 @@ _TAGGABLE_LABELS = json.dumps(["Task", *_KNOWLEDGE_LABELS])
 # is counted on the ``edges_by_dst`` index; the candidate queries read the
 # items of the tags under the degree cap only, driven from the tag list, and
 # order them by the sum of their matched tags' rarity weights (given as JSON
-# [[tag, weight], ...], computed by ``ctxgraph.graph.rarity``).
+# [[tag, weight], ...], computed by ``ctxgraph.core.rarity``).
 _TAGGED_TOTAL = "SELECT count(*) FROM nodes WHERE label IN (SELECT value FROM json_each(?))"
 _TAG_DEGREES = """
 SELECT t.value, (SELECT count(*) FROM edges e INDEXED BY edges_by_dst

@@ -448,7 +448,7 @@ class Candidates(BaseModel):
     #: every indexed project (the associative memory picks one)
     memory_projects: tuple[MemoryProject, ...] = ()
     #: (tag, degree) of every query tag found in the graph, and the number of
-    #: taggable items (tasks and knowledge): the evidence of ``ctxgraph.graph.rarity``
+    #: taggable items (tasks and knowledge): the evidence of ``ctxgraph.core.rarity``
     tag_df: tuple[tuple[str, int], ...] = ()
     tagged_total: int = 0
     memory: MemoryRecall | None = None

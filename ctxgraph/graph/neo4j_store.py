@@ -28,6 +28,9 @@ from neo4j import Driver, GraphDatabase, ManagedTransaction
 from neo4j import exceptions as neo4j_errors
 
 from ctxgraph import cypher
+from ctxgraph.core import evidence
+from ctxgraph.core.rarity import tag_weights
+from ctxgraph.core.vectors import DIMENSIONS
 from ctxgraph.errors import (
     AuthenticationError,
     ConfigurationError,
@@ -36,7 +39,6 @@ from ctxgraph.errors import (
     StoreUnavailableError,
     UnknownTaskError,
 )
-from ctxgraph.graph import evidence
 from ctxgraph.graph.backup import KNOWLEDGE_LABELS, node_row, rel_row, sorted_rows
 from ctxgraph.graph.backup import batches as backup_batches
 from ctxgraph.graph.dependencies import reachable_edges
@@ -72,7 +74,6 @@ from ctxgraph.graph.models import (
     TaskHit,
     TaskStatus,
 )
-from ctxgraph.graph.rarity import tag_weights
 from ctxgraph.graph.records import (
     HandoffRecord,
     file_from_props,
@@ -85,7 +86,6 @@ from ctxgraph.graph.records import (
     task_text,
     text_hash,
 )
-from ctxgraph.memory.embed import DIMENSIONS
 
 log = logging.getLogger(__name__)
 

@@ -7,10 +7,8 @@ null property; the embedded store mirrors that).
 
 from __future__ import annotations
 
-import bisect
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -177,30 +175,6 @@ def file_props(entry: FileEntry, *, in_map: bool = True) -> dict[str, Any]:
 def file_terms(path: str, component: str, notes: str) -> list[str]:
     """Full-text terms of a context-map entry: its path, component and notes."""
     return list(dict.fromkeys([*path_terms(path), *terms(component), *terms(notes)]))
-
-
-def moved_folder(path: str) -> str | None:
-    """The folder a module would have become as a package: ``pkg/data.py`` ->
-    ``pkg/data/`` (None for a name without an extension: ``Makefile``, ``.env``)."""
-    name = path.rsplit("/", 1)[-1]
-    if "." not in name[1:]:
-        return None
-    return path.rsplit(".", 1)[0] + "/"
-
-
-def successors(gone: Iterable[str], mapped: Sequence[str]) -> dict[str, tuple[str, ...]]:
-    """Paths no longer in the context map (``gone``) whose :func:`moved_folder`
-    now holds files of the map (``mapped``, sorted), each with those files."""
-    found: dict[str, tuple[str, ...]] = {}
-    for path in gone:
-        folder = moved_folder(path)
-        if folder is None:
-            continue
-        start = bisect.bisect_left(mapped, folder)
-        end = bisect.bisect_left(mapped, folder[:-1] + chr(ord("/") + 1))
-        if end > start:
-            found[path] = tuple(mapped[start:end])
-    return found
 
 
 def file_from_props(props: dict[str, Any], lines: str | None = None) -> FileEntry:

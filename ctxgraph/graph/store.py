@@ -5,7 +5,7 @@ ranking is the compute pipeline's job. Both implementations (``Neo4jStore``
 and ``LocalStore``) run the same test suite and must give the same answers.
 
 Ordering contract for tag queries: the highest sum of the matched tags'
-rarity weights first (``ctxgraph.graph.rarity``; with equally rare tags, more
+rarity weights first (``ctxgraph.core.rarity``; with equally rare tags, more
 matched tags first), then the most recently updated, then the id ascending.
 Tags on more than ``max_df`` items are not read (0: no cap).
 """
@@ -141,7 +141,7 @@ class KnowledgeStore(Protocol):
         ``max(1, int(n * max_df_share))`` of the n finished tasks left out), and
         the rankable files (the context map's, else every file) with evidence,
         each with its history: touched by one of those tasks (or, for a module
-        gone from the map, in the folder it became — ``records.moved_folder``),
+        gone from the map, in the folder it became — ``core.paths.moved_folder``),
         having a query term of its own, or among the ``top_files`` most touched
         (path breaks ties); with the rankable files' count and total length.
         ``vector``: the query's embedding; the ``evidence.DENSE_VOTERS`` finished

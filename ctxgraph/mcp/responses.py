@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 
 from mcp_types import CallToolResult, TextContent
 
-from ctxgraph.compute.tokens import estimate_tokens
+from ctxgraph.core.tokens import estimate_tokens
 from ctxgraph.errors import CtxgraphError
 
 #: The default cap on one response, in estimated tokens (clients refuse tool

@@ -22,7 +22,7 @@ from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from ctxgraph.compute.context import ComputedContext
-from ctxgraph.compute.tokens import estimate_tokens
+from ctxgraph.core.tokens import estimate_tokens
 from ctxgraph.errors import CtxgraphError
 from ctxgraph.graph.models import Task, TaskDoc, TaskStatus
 from ctxgraph.mcp import ops

@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ctxgraph.compute.tokens import estimate_tokens
+from ctxgraph.core.tokens import estimate_tokens
 
 TARGET_TOKENS = 500
 MAX_TOKENS = 800

@@ -27,9 +27,9 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from ctxgraph.core.vectors import DIMENSIONS
 from ctxgraph.errors import CtxgraphError
 
-DIMENSIONS = 384
 MAX_PIECES = 256
 #: Word pieces of a query's (a task's) text embedded at context time, for the
 #: history's neighbours and the associative memory alike (one embedding per

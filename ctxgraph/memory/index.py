@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ctxgraph.compute.tokens import estimate_tokens
+from ctxgraph.core.tokens import estimate_tokens
 from ctxgraph.errors import ConfigurationError
 from ctxgraph.graph.models import MemoryChunk, MemoryProject
 from ctxgraph.graph.store import KnowledgeStore

@@ -371,7 +371,7 @@ def test_file_history_counts_follow_every_write(store: KnowledgeStore) -> None:
 
 def test_history_evidence_is_bounded_alike(store: KnowledgeStore, monkeypatch: pytest.MonkeyPatch) -> None:
     """With room for one task and two files by text, both stores keep the same ones."""
-    from ctxgraph.graph import evidence
+    from ctxgraph.core import evidence
 
     monkeypatch.setattr(evidence, "TASK_TOP", 1)
     monkeypatch.setattr(evidence, "FILE_TOP", 2)
@@ -396,7 +396,7 @@ def test_history_evidence_is_bounded_alike(store: KnowledgeStore, monkeypatch: p
 
 
 def test_history_leaves_out_terms_over_the_df_cap(store: KnowledgeStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ctxgraph.graph import evidence
+    from ctxgraph.core import evidence
 
     store.upsert_files([FileEntry(path=p, notes="the header parser") for p in ("src/one.py", "src/two.py")])
     store.upsert_tasks([
@@ -464,7 +464,7 @@ def test_task_vectors_follow_the_task_text(store: KnowledgeStore) -> None:
 
 
 def test_neighbours_by_embedding_are_found_alike(store: KnowledgeStore) -> None:
-    from ctxgraph.graph import evidence
+    from ctxgraph.core import evidence
     from ctxgraph.graph.records import text_hash
 
     texts = {"t1": "cookie header", "t2": "parser", "t3": "widget", "t4": "cookie widget"}

@@ -14,7 +14,8 @@ from ctxgraph.compute.context import (
     score_file,
 )
 from ctxgraph.compute.limits import TIERS, limits_for
-from ctxgraph.compute.tokens import estimate_tokens
+from ctxgraph.core.rarity import tag_weight, tag_weights
+from ctxgraph.core.tokens import estimate_tokens
 from ctxgraph.graph.models import (
     Blocker,
     Complexity,
@@ -29,7 +30,6 @@ from ctxgraph.graph.models import (
     TaskHit,
     TaskStatus,
 )
-from ctxgraph.graph.rarity import tag_weight, tag_weights
 from ctxgraph.signals import TaskSignals
 
 SIG = TaskSignals(keywords=("jwt", "login", "token"), domains=("auth",),
@@ -282,7 +282,7 @@ def test_token_estimate_latin_and_cjk() -> None:
 
 
 def test_an_exact_tokenizer_can_be_plugged_in() -> None:
-    from ctxgraph.compute.tokens import use_tokenizer
+    from ctxgraph.core.tokens import use_tokenizer
 
     use_tokenizer(lambda text: len(text.split()))
     try:

@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ctxgraph.memory.embed import DIMENSIONS, Embedder, shared_embedder
+from ctxgraph.core.vectors import DIMENSIONS
+from ctxgraph.memory.embed import Embedder, shared_embedder
 
 REFERENCE = Path(__file__).parent.parent / "data" / "minilm_reference.json"
 

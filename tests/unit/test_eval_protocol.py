@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxgraph.compute.tokens import estimate_tokens
+from ctxgraph.core.tokens import estimate_tokens
 from ctxgraph.errors import InvalidDocumentError
 from ctxgraph.evaluation.baselines import Bm25Files, file_documents, render_all, render_paths, tokenize
 from ctxgraph.evaluation.dataset import HistoryLine, load_set

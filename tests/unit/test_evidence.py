@@ -1,11 +1,11 @@
-"""Bounding the history evidence (ctxgraph.graph.evidence) and ranking what is left."""
+"""Bounding the history evidence (ctxgraph.core.evidence) and ranking what is left."""
 
 from __future__ import annotations
 
 import random
 
 from ctxgraph.compute.ranking import NEIGHBOURS, rank_files
-from ctxgraph.graph.evidence import (
+from ctxgraph.core.evidence import (
     FILE_TOP,
     TASK_TOP,
     MatchedTask,

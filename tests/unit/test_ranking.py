@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from ctxgraph.compute.ranking import rank_files
+from ctxgraph.core.paths import successors
 from ctxgraph.graph.models import FileEntry, FileEvidence, HistoryEvidence, TaskEvidence
-from ctxgraph.graph.records import successors
 from ctxgraph.signals import TaskSignals
 
 

@@ -37,7 +37,7 @@ from collections.abc import Container, Iterable, Mapping, Sequence
 from operator import itemgetter
 from typing import NamedTuple, Protocol
 
-from ctxgraph.graph.records import successors
+from ctxgraph.core.paths import successors
 
 K1 = 1.2
 B = 0.75

@@ -1,0 +1,4 @@
+"""The pure floor: what graph/, compute/ and memory/ all need and nothing above
+it — the token estimator, text-ranking arithmetic (BM25 evidence, tag rarity),
+path moves and vector dimensions. Imports nothing of ctxgraph but itself,
+``errors`` and ``signals`` (``tests/unit/test_layers.py`` checks it)."""

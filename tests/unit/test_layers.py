@@ -1,0 +1,99 @@
+"""The import graph holds the layering: cli -> mcp/evaluation/demo -> service
+-> memory -> compute / graph -> core (with errors, signals and cypher beside
+it). Every import counts, at module level or inside a function (a lazy import
+is no way around a layer); only ``if TYPE_CHECKING:`` imports, which never
+run, are left out."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / "ctxgraph"
+
+#: What each part of the package may not import (the parts above it).
+FORBIDDEN: dict[str, set[str]] = {
+    "core": {"graph", "compute", "memory", "service", "settings", "evaluation", "mcp", "demo", "cli"},
+    "signals": {"core", "graph", "compute", "memory", "service", "settings", "evaluation", "mcp", "demo", "cli"},
+    "cypher": {"core", "graph", "compute", "memory", "service", "settings", "evaluation", "mcp", "demo", "cli"},
+    "errors": {"core", "signals", "graph", "compute", "memory", "service", "settings", "evaluation", "mcp",
+               "demo", "cli"},
+    "graph": {"compute", "memory", "service", "settings", "evaluation", "mcp", "demo", "cli"},
+    "compute": {"memory", "service", "settings", "evaluation", "mcp", "demo", "cli"},
+    "memory": {"service", "settings", "evaluation", "mcp", "demo", "cli"},
+    "settings": {"graph", "memory", "service", "evaluation", "mcp", "demo", "cli"},
+    "service": {"evaluation", "mcp", "demo", "cli"},
+    "evaluation": {"mcp", "demo", "cli"},
+    "demo": {"evaluation", "mcp", "cli"},
+    "mcp": {"evaluation", "demo", "cli"},
+}
+
+
+def _module(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _part(module: str) -> str:
+    return module.split(".")[1] if module.count(".") else "ctxgraph"
+
+
+def _type_checking_only(tree: ast.Module) -> set[int]:
+    """ids of the import nodes under ``if TYPE_CHECKING:``."""
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            skipped.update(id(n) for stmt in node.body for n in ast.walk(stmt))
+    return skipped
+
+
+def imports() -> dict[str, set[str]]:
+    """Each ctxgraph module and the ctxgraph modules it imports."""
+    found: dict[str, set[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = _module(path)
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        skipped = _type_checking_only(tree)
+        targets: set[str] = set()
+        for node in ast.walk(tree):
+            if id(node) in skipped:
+                continue
+            if isinstance(node, ast.Import):
+                targets.update(a.name for a in node.names if a.name.startswith("ctxgraph"))
+            elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("ctxgraph"):
+                for alias in node.names:  # `from pkg import submodule` imports the submodule, else pkg
+                    sub = f"{node.module}.{alias.name}"
+                    targets.add(sub if _exists(sub) else node.module)
+        found[module] = {t for t in targets if _exists(t)}
+    return found
+
+
+def _exists(module: str) -> bool:
+    base = PACKAGE.parent / module.replace(".", "/")
+    return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
+
+
+GRAPH = imports()
+
+
+def test_the_scan_sees_the_package() -> None:
+    assert len(GRAPH) > 60
+    assert "ctxgraph.core.evidence" in GRAPH["ctxgraph.compute.ranking"]
+
+
+@pytest.mark.parametrize("part", sorted(FORBIDDEN))
+def test_no_part_imports_a_part_above_it(part: str) -> None:
+    wrong = sorted(f"{module} imports {target}" for module, targets in GRAPH.items() if _part(module) == part
+                   for target in targets if _part(target) in FORBIDDEN[part])
+    assert wrong == []
+
+
+def test_no_import_cycle_outside_the_cli() -> None:
+    # The cli package registers its commands from modules that import its
+    # shared options: that loop is click's registration, not layering.
+    graph = nx.DiGraph((m, t) for m, ts in GRAPH.items() for t in ts
+                       if _part(m) != "cli" and _part(t) != "cli" and m != "ctxgraph" and t != "ctxgraph")
+    assert list(nx.simple_cycles(graph)) == []
