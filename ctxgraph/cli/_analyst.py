@@ -53,6 +53,9 @@ def analyst_command(zip_path: Path | None, task_id: str, force: bool, fmt: str) 
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
+            mask = os.umask(0)  # mkstemp makes the file 0600; give it the mode a plain open() would
+            os.umask(mask)
+            os.chmod(tmp, 0o666 & ~mask)
             os.replace(tmp, zip_path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)

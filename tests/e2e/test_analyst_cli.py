@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
 import zipfile
@@ -39,6 +40,9 @@ def test_zip_holds_every_query_in_one_folder_with_its_title_first(tmp_path: Path
         assert texts[f"ctxgraph/{name}.cypher"] == cypher.load_analyst(name)
     assert all(t.startswith("// ctxgraph: ") for t in texts.values()), "Browser names a script by its first line"
     assert ":param task_id => 'task-0\\'7'" in texts["ctxgraph/0_set_task.cypher"]
+    mask = os.umask(0)
+    os.umask(mask)
+    assert stat.S_IMODE((tmp_path / "q.zip").stat().st_mode) == 0o666 & ~mask, "the mode a plain open() gives"
 
 
 def test_zip_is_not_overwritten_without_force(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@
 //   3. file               - files the dependencies' handoffs created, modified
 //      or said to read next, files its own handoff touched, and files sharing
 //      one of its tags.
-// Set first:  :param task_id => 'task-043'
+// Set first:  :param task_id => 'task-015'  (the script "ctxgraph: 0. set the task to look at")
 MATCH (t:Task {id: $task_id})
 CALL (t) {
   MATCH (t)-[:DEPENDS_ON]->(dep:Task)

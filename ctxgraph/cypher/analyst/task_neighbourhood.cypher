@@ -3,10 +3,10 @@
 // Draws the task, its dependency chain (any depth) with their handoffs, what
 // those handoffs discovered and which files they touched, and the knowledge
 // sharing the task's tags. One row per relationship (source, relationship,
-// target), each drawn once however many chains reach it; a task with no
-// relationships is one row with the task alone. Capped at 2,000 rows, far
-// above what one task's neighbourhood holds.
-// Set first:  :param task_id => 'task-043'
+// target), each drawn once however many chains reach it, and one row with the
+// task alone (source only), so a task with no relationships still shows.
+// Capped at 2,000 rows, far above what one task's neighbourhood holds.
+// Set first:  :param task_id => 'task-015'  (the script "ctxgraph: 0. set the task to look at")
 MATCH (t:Task {id: $task_id})
 CALL (t) {
   MATCH (t)-[:DEPENDS_ON]->*(d:Task)
