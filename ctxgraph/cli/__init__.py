@@ -15,14 +15,13 @@ from typing import Any, TypeVar
 import click
 
 from ctxgraph.errors import CtxgraphError, InvalidDocumentError, StoreUnavailableError, UnknownTaskError
-from ctxgraph.graph.documents import decode, expand_paths, load_context_map, load_tasks, parse_structured, validate
-from ctxgraph.graph.handoff_batch import HANDOFF_BATCH
+from ctxgraph.graph.documents import decode, parse_structured, validate
 from ctxgraph.graph.models import Complexity, Task, TaskDoc, TaskStatus
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-COMPLEXITIES = [c.value for c in Complexity]
-STATUSES = [s.value for s in TaskStatus]
+COMPLEXITIES: list[str] = [c.value for c in Complexity]
+STATUSES: list[str] = [s.value for s in TaskStatus]
 
 
 class CliError(click.ClickException):
@@ -233,277 +232,6 @@ def init(reset: bool, **kwargs: Any) -> None:
         click.echo(f"ready: {svc.store.location}")
 
 
-# ------------------------------------------------------------------------ tasks
-
-
-@main.group(cls=_Group)
-def task() -> None:
-    """Add, show, list and block tasks."""
-
-
-@task.command("add")
-@click.argument("task_id")
-@click.option("--name", default="", help="Short title.")
-@click.option("--objective", default="", help="What the task must achieve.")
-@click.option("--criterion", "criteria", multiple=True, help="An acceptance criterion (repeatable).")
-@click.option("--type", "task_type", default="feature", show_default=True, help="Task type.")
-@click.option("--complexity", type=click.Choice(COMPLEXITIES), default="normal", show_default=True)
-@click.option("--depends-on", multiple=True, metavar="TASK_ID", help="A dependency (repeatable).")
-@click.option("--no-context", is_flag=True, help="Set requires_context off (no working memory).")
-@store_options
-@format_option
-def task_add(task_id: str, name: str, objective: str, criteria: tuple[str, ...], task_type: str,
-             complexity: str, depends_on: tuple[str, ...], no_context: bool, fmt: str,
-             **kwargs: Any) -> None:
-    """Add a task (or update its text); its signals are computed and stored."""
-    doc = {"id": task_id, "name": name, "objective": objective, "acceptance_criteria": list(criteria),
-           "type": task_type, "complexity": complexity, "depends_on": list(depends_on),
-           "requires_context": not no_context}
-    with open_service(_store_params(kwargs)) as svc:
-        saved = svc.add_task(doc)
-    if fmt == "json":
-        _echo_json(saved.model_dump(mode="json"))
-    else:
-        click.echo(f"added {saved.id}")
-
-
-def _task_lines(t: Task) -> list[str]:
-    lines = [f"{t.id}  [{t.status.value}]  {t.intent}"]
-    if t.objective and t.objective.strip() != t.intent:
-        lines.append(f"  objective: {' '.join(t.objective.split())}")
-    for c in t.acceptance_criteria:
-        lines.append(f"  - {c}")
-    lines.append(f"  type: {t.type}   complexity: {t.complexity.value}   "
-                 f"requires_context: {'yes' if t.requires_context else 'no'}")
-    if t.depends_on:
-        lines.append(f"  depends on: {', '.join(t.depends_on)}")
-    if t.status is TaskStatus.BLOCKED:
-        lines.append(f"  blocked since {t.blocked_at}: {t.blocked_reason}")
-    if t.outcome_summary:
-        lines.append(f"  outcome ({'success' if t.success else 'failed'}, {t.completed_at}): "
-                     f"{t.outcome_summary}")
-    if t.signals:
-        lines.append(f"  keywords: {', '.join(t.signals.keywords)}")
-        lines.append(f"  domains: {', '.join(t.signals.domains) or '-'}")
-    return lines
-
-
-@task.command("show")
-@click.argument("task_id")
-@store_options
-@format_option
-def task_show(task_id: str, fmt: str, **kwargs: Any) -> None:
-    """Show one task with its signals and outcome."""
-    with open_service(_store_params(kwargs), read_only=True) as svc:
-        t = svc.get_task(task_id)
-    if fmt == "json":
-        _echo_json(t.model_dump(mode="json"))
-    else:
-        click.echo("\n".join(_task_lines(t)))
-
-
-@task.command("list")
-@click.option("--status", type=click.Choice(STATUSES), help="Only tasks with this status.")
-@store_options
-@format_option
-def task_list(status: str | None, fmt: str, **kwargs: Any) -> None:
-    """List tasks, in id order."""
-    with open_service(_store_params(kwargs), read_only=True) as svc:
-        tasks = svc.list_tasks(TaskStatus(status) if status else None)
-    if fmt == "json":
-        _echo_json([t.model_dump(mode="json") for t in tasks])
-        return
-    for t in tasks:
-        click.echo(f"{t.id}\t{t.status.value}\t{t.intent}")
-
-
-@task.command("block")
-@click.argument("task_id")
-@click.option("--reason", required=True, help="Why the task cannot go on.")
-@store_options
-def task_block(task_id: str, reason: str, **kwargs: Any) -> None:
-    """Mark a task blocked (it shows under Active Blockers)."""
-    with open_service(_store_params(kwargs)) as svc:
-        svc.block(task_id, reason)
-    click.echo(f"blocked {task_id}")
-
-
-@task.command("unblock")
-@click.argument("task_id")
-@store_options
-def task_unblock(task_id: str, **kwargs: Any) -> None:
-    """Set a blocked task back to pending."""
-    with open_service(_store_params(kwargs)) as svc:
-        svc.unblock(task_id)
-    click.echo(f"unblocked {task_id}")
-
-
-@main.command()
-@click.argument("task_id")
-@click.argument("dependency_id")
-@store_options
-def depend(task_id: str, dependency_id: str, **kwargs: Any) -> None:
-    """Make TASK_ID depend on DEPENDENCY_ID (cycles are refused)."""
-    with open_service(_store_params(kwargs)) as svc:
-        svc.add_dependency(task_id, dependency_id)
-    click.echo(f"{task_id} depends on {dependency_id}")
-
-
-# ------------------------------------------------------------------------ knowledge
-
-KINDS = ["adr", "pattern", "gotcha", "plan", "module_memory", "decision", "changelog"]
-
-
-@main.group(cls=_Group)
-def knowledge() -> None:
-    """Add knowledge by hand (ADRs, plans, module memories...) and revise it."""
-
-
-def _knowledge_out(item: Any, fmt: str) -> None:
-    if fmt == "json":
-        _echo_json(item.model_dump(mode="json"))
-    else:
-        chain = f", chain {item.chain_id} v{item.version}" if item.chain_id else ""
-        click.echo(f"{item.id} ({item.kind}, {item.scope}{chain}): {item.summary}")
-
-
-@knowledge.command("add")
-@click.argument("kind", type=click.Choice(KINDS))
-@click.argument("summary")
-@click.option("--tag", "tags", multiple=True, help="A tag (repeatable); the summary's keywords are added.")
-@click.option("--scope", type=click.Choice(["global", "task", "path"]), default="global", show_default=True,
-              help="Which share of the budget it competes for.")
-@click.option("--importance", type=click.FloatRange(0, 1), default=0.5, show_default=True,
-              help="Used by the important and balanced strategies.")
-@click.option("--location", help="A file the knowledge is about (patterns, module memories).")
-@click.option("--rationale", help="Why (decisions, ADRs).")
-@click.option("--severity", type=click.Choice(["low", "medium", "high", "critical"]), help="Gotchas only.")
-@store_options
-@format_option
-def knowledge_add(kind: str, summary: str, tags: tuple[str, ...], scope: str, importance: float,
-                  location: str | None, rationale: str | None, severity: str | None, fmt: str,
-                  **kwargs: Any) -> None:
-    """Add a knowledge node of KIND saying SUMMARY."""
-    with open_service(_store_params(kwargs)) as svc:
-        item = svc.add_knowledge(kind, summary, tags=tags, scope=scope, importance=importance,
-                                 location=location, rationale=rationale, severity=severity)
-    _knowledge_out(item, fmt)
-
-
-@knowledge.command("revise")
-@click.argument("knowledge_id")
-@click.argument("summary")
-@click.option("--rationale", help="A new rationale (default: keep the old one).")
-@click.option("--importance", type=click.FloatRange(0, 1), help="A new importance.")
-@store_options
-@format_option
-def knowledge_revise(knowledge_id: str, summary: str, rationale: str | None, importance: float | None,
-                     fmt: str, **kwargs: Any) -> None:
-    """Add a new version of a decision, pattern or other knowledge node.
-
-    The new version joins the old one's chain with the next version number;
-    only a chain's latest version is ever put in a context, and a revised
-    decision is marked superseded.
-    """
-    with open_service(_store_params(kwargs)) as svc:
-        item = svc.revise_knowledge(knowledge_id, summary, rationale=rationale, importance=importance)
-    _knowledge_out(item, fmt)
-
-
-@knowledge.command("show")
-@click.argument("knowledge_id")
-@store_options
-@format_option
-def knowledge_show(knowledge_id: str, fmt: str, **kwargs: Any) -> None:
-    """Show one knowledge node."""
-    with open_service(_store_params(kwargs), read_only=True) as svc:
-        item = svc.get_knowledge(knowledge_id)
-    _knowledge_out(item, fmt)
-
-
-# ------------------------------------------------------------------------ ingest
-
-
-@main.group(cls=_Group)
-def ingest() -> None:
-    """Load handoffs, tasks and context maps."""
-
-
-@ingest.command("handoff")
-@click.argument("paths", nargs=-1, required=True)
-@click.option("--batch-size", type=click.IntRange(min=1), default=HANDOFF_BATCH, show_default=True,
-              help="Handoffs written per transaction.")
-@click.option("--embed/--no-embed", default=True, show_default=True,
-              help="Then embed the finished tasks' texts that have no vector yet (as `embed-tasks`).")
-@store_options
-@format_option
-def ingest_handoff(paths: tuple[str, ...], batch_size: int, embed: bool, fmt: str, **kwargs: Any) -> None:
-    """Ingest structured handoffs (YAML or JSON): files, folders, or - for stdin.
-
-    Every document is validated before anything is written: one bad document
-    refuses the whole run. Then they are written in batches, one transaction
-    each: an interrupted run keeps the batches that committed, and running it
-    again finishes it. Ingesting the same handoff again changes nothing.
-    Finally the tasks they finished are embedded for the history's neighbours
-    by meaning (--no-embed skips it; without the model installed it is
-    skipped with a warning, and `embed-tasks` catches up later).
-    """
-    inputs: list[tuple[str, bytes]] = []
-    for raw in paths:
-        if raw == "-":
-            inputs.append(_read_input("-"))
-            continue
-        p = Path(raw)
-        if not p.exists():
-            raise CliError(f"{p}: no such file or folder", 2)
-        files = expand_paths([p])
-        if p.is_dir() and not files:
-            raise CliError(f"{p}: no .yaml, .yml or .json files in this folder", 2)
-        inputs.extend(_read_input(str(f)) for f in files)
-    bar = click.progressbar(length=len(inputs), label="Ingesting handoffs", file=sys.stderr,
-                            hidden=len(inputs) < 10)
-    embedded = 0
-    with open_service(_store_params(kwargs)) as svc:
-        with bar:
-            results = svc.ingest_handoffs(inputs, progress=bar.update, batch_size=batch_size)
-        if embed:
-            embedded = _embed_finished(svc, "--no-embed") or 0
-    if fmt == "json":
-        _echo_json([r.model_dump(mode="json") for r in results])
-        return
-    written = sum(r.written for r in results)
-    for r in results:
-        state = "ingested" if r.written else "unchanged"
-        click.echo(f"{state}: {r.source} ({r.task_id}, {r.knowledge} knowledge items, {r.files} files)")
-    click.echo(f"{written} written, {len(results) - written} unchanged"
-               + (f"; {embedded} task{'' if embedded == 1 else 's'} embedded" if embedded else ""))
-
-
-@ingest.command("tasks")
-@click.argument("path")
-@store_options
-def ingest_tasks(path: str, **kwargs: Any) -> None:
-    """Add the tasks of a file (YAML `tasks:` list, or JSON lines), all or none."""
-    source, data = _read_input(path)
-    doc = load_tasks(data, source)
-    with open_service(_store_params(kwargs)) as svc:
-        svc.add_tasks(doc.tasks)
-    click.echo(f"{len(doc.tasks)} tasks added or updated")
-
-
-@ingest.command("context-map")
-@click.argument("path")
-@store_options
-def ingest_context_map(path: str, **kwargs: Any) -> None:
-    """Load context-map entries (YAML `files:` list, or JSON lines with
-    path or location, component, notes)."""
-    source, data = _read_input(path)
-    entries = load_context_map(data, source)
-    with open_service(_store_params(kwargs)) as svc:
-        svc.add_files(entries)
-    click.echo(f"{len(entries)} context-map entries loaded")
-
-
 # ------------------------------------------------------------------------ context
 
 
@@ -646,8 +374,15 @@ from ctxgraph.cli._backup import export_command, import_command  # noqa: E402
 from ctxgraph.cli._demo import demo_command  # noqa: E402
 from ctxgraph.cli._eval import eval_command  # noqa: E402
 from ctxgraph.cli._index import index_command  # noqa: E402
+from ctxgraph.cli._ingest import ingest  # noqa: E402
+from ctxgraph.cli._knowledge import knowledge  # noqa: E402
 from ctxgraph.cli._mcp import mcp_command  # noqa: E402
+from ctxgraph.cli._tasks import depend, task  # noqa: E402
 
+main.add_command(task)
+main.add_command(depend)
+main.add_command(knowledge)
+main.add_command(ingest)
 main.add_command(analyst_command)
 main.add_command(demo_command)
 main.add_command(eval_command)

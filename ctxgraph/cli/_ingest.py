@@ -1,0 +1,106 @@
+"""``ctxgraph ingest ...``: handoffs, tasks and context maps."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ctxgraph.cli import (
+    CliError,
+    _echo_json,
+    _embed_finished,
+    _Group,
+    _read_input,
+    _store_params,
+    format_option,
+    open_service,
+    store_options,
+)
+from ctxgraph.graph.documents import expand_paths, load_context_map, load_tasks
+from ctxgraph.graph.handoff_batch import HANDOFF_BATCH
+
+
+@click.group(cls=_Group)
+def ingest() -> None:
+    """Load handoffs, tasks and context maps."""
+
+
+@ingest.command("handoff")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--batch-size", type=click.IntRange(min=1), default=HANDOFF_BATCH, show_default=True,
+              help="Handoffs written per transaction.")
+@click.option("--embed/--no-embed", default=True, show_default=True,
+              help="Then embed the finished tasks' texts that have no vector yet (as `embed-tasks`).")
+@store_options
+@format_option
+def ingest_handoff(paths: tuple[str, ...], batch_size: int, embed: bool, fmt: str, **kwargs: Any) -> None:
+    """Ingest structured handoffs (YAML or JSON): files, folders, or - for stdin.
+
+    Every document is validated before anything is written: one bad document
+    refuses the whole run. Then they are written in batches, one transaction
+    each: an interrupted run keeps the batches that committed, and running it
+    again finishes it. Ingesting the same handoff again changes nothing.
+    Finally the tasks they finished are embedded for the history's neighbours
+    by meaning (--no-embed skips it; without the model installed it is
+    skipped with a warning, and `embed-tasks` catches up later).
+    """
+    inputs: list[tuple[str, bytes]] = []
+    for raw in paths:
+        if raw == "-":
+            inputs.append(_read_input("-"))
+            continue
+        p = Path(raw)
+        if not p.exists():
+            raise CliError(f"{p}: no such file or folder", 2)
+        files = expand_paths([p])
+        if p.is_dir() and not files:
+            raise CliError(f"{p}: no .yaml, .yml or .json files in this folder", 2)
+        inputs.extend(_read_input(str(f)) for f in files)
+    bar = click.progressbar(length=len(inputs), label="Ingesting handoffs", file=sys.stderr,
+                            hidden=len(inputs) < 10)
+    embedded = 0
+    with open_service(_store_params(kwargs)) as svc:
+        with bar:
+            results = svc.ingest_handoffs(inputs, progress=bar.update, batch_size=batch_size)
+        if embed:
+            embedded = _embed_finished(svc, "--no-embed") or 0
+    if fmt == "json":
+        _echo_json([r.model_dump(mode="json") for r in results])
+        return
+    written = sum(r.written for r in results)
+    for r in results:
+        state = "ingested" if r.written else "unchanged"
+        click.echo(f"{state}: {r.source} ({r.task_id}, {r.knowledge} knowledge items, {r.files} files)")
+    click.echo(f"{written} written, {len(results) - written} unchanged"
+               + (f"; {embedded} task{'' if embedded == 1 else 's'} embedded" if embedded else ""))
+
+
+@ingest.command("tasks")
+@click.argument("path")
+@store_options
+def ingest_tasks(path: str, **kwargs: Any) -> None:
+    """Add the tasks of a file (YAML `tasks:` list, or JSON lines), all or none."""
+    source, data = _read_input(path)
+    doc = load_tasks(data, source)
+    with open_service(_store_params(kwargs)) as svc:
+        svc.add_tasks(doc.tasks)
+    click.echo(f"{len(doc.tasks)} tasks added or updated")
+
+
+@ingest.command("context-map")
+@click.argument("path")
+@store_options
+def ingest_context_map(path: str, **kwargs: Any) -> None:
+    """Load context-map entries (YAML `files:` list, or JSON lines with
+    path or location, component, notes)."""
+    source, data = _read_input(path)
+    entries = load_context_map(data, source)
+    with open_service(_store_params(kwargs)) as svc:
+        svc.add_files(entries)
+    click.echo(f"{len(entries)} context-map entries loaded")
+
+
+__all__ = ["ingest"]
