@@ -89,11 +89,10 @@ def default_path(start: Path | None = None) -> Path:
     The file, not the folder, is looked for: a ``.ctxgraph/`` holding only a
     demo or a cache does not capture the folders below it."""
     here = (start or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        candidate = folder / DEFAULT_PATH
-        if candidate.is_file():
-            return candidate if start is not None or folder != Path.cwd().resolve() else DEFAULT_PATH
-    return DEFAULT_PATH if start is None else here / DEFAULT_PATH
+    found = next((f / DEFAULT_PATH for f in (here, *here.parents) if (f / DEFAULT_PATH).is_file()),
+                 here / DEFAULT_PATH)
+    # The current folder's own store keeps its short relative name in messages.
+    return DEFAULT_PATH if start is None and found == here / DEFAULT_PATH else found
 SCHEMA_VERSION = 1
 _BUSY_TIMEOUT_MS = 60_000
 #: How long to keep retrying when SQLite says "locked" or "busy" despite the busy
