@@ -18,9 +18,10 @@ import time
 from datetime import UTC, datetime, timedelta
 
 from ctxgraph.compute.config import ContextConfig
-from ctxgraph.compute.context import Candidates, compute_context
+from ctxgraph.compute.context import compute_context
 from ctxgraph.compute.limits import limits_for
 from ctxgraph.graph.models import (
+    Candidates,
     DependencyHandoff,
     FileEntry,
     KnowledgeHit,

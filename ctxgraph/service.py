@@ -12,17 +12,20 @@ import logging
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import Enum
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from ctxgraph import outcomes as outcome_log
 from ctxgraph.compute import limits as lim
 from ctxgraph.compute import ranking
 from ctxgraph.compute.config import STRATEGIES, ContextConfig, Strategy
 from ctxgraph.compute.context import ComputedContext, compute_context
+from ctxgraph.compute.outcomes import OutcomeReport
+from ctxgraph.compute.tune import TuneResult, tune
 from ctxgraph.core.tokens import estimate_tokens
 from ctxgraph.errors import (
     CtxgraphError,
@@ -50,8 +53,9 @@ from ctxgraph.graph.models import (
     utcnow,
 )
 from ctxgraph.graph.records import FileLink, HandoffRecord, canonical_json, stable_id
-from ctxgraph.graph.store import KnowledgeStore
+from ctxgraph.graph.store import KnowledgeStore, UnavailableStore
 from ctxgraph.memory.embed import QUERY_PIECES
+from ctxgraph.outcomes import DeliveryWriter
 from ctxgraph.signals import SignalExtractor, TaskSignals, terms
 
 log = logging.getLogger(__name__)
@@ -103,6 +107,11 @@ class ContextService:
         #: model cannot load, the history ranks by full text alone.
         self.task_vectors = os.environ.get("CTXGRAPH_TASK_VECTORS", "1") != "0"
         self._vectors_seen: tuple[float, bool] | None = None  # (monotonic time, any task vectors)
+        #: Context outcomes (``ctxgraph.outcomes``): record every delivered context
+        #: (on a store opened for writing) and score it when its task's handoff is
+        #: ingested. The evaluation turns it off.
+        self.record_outcomes = True
+        self._deliveries: DeliveryWriter | None = None
 
     # -- lifecycle ---------------------------------------------------------------
 
@@ -162,6 +171,9 @@ class ContextService:
         return cls(UnavailableStore(location, reason), extractor, settings.context)
 
     def close(self) -> None:
+        if self._deliveries is not None:
+            self._deliveries.close()  # what is queued is written first
+            self._deliveries = None
         self.store.close()
 
     def __enter__(self) -> ContextService:
@@ -445,6 +457,7 @@ class ContextService:
             ]
             if progress:
                 progress(len(batch))
+        self._score_outcomes(records)
         return results
 
     # -- task vectors ----------------------------------------------------------------
@@ -560,11 +573,13 @@ class ContextService:
         explain: bool = False,
         template: str | None = None,
         now: datetime | None = None,
+        record: bool = True,
     ) -> ComputedContext:
         """The computed context of a stored task (by id) or of a ``Task`` value.
 
         ``budget`` (tokens) and ``strategy`` override the settings for this call;
         ``explain`` adds every candidate with its score parts and fate.
+        ``record=False``: not recorded as delivered (see :meth:`record_delivery`).
         """
         tier = _choice("complexity", complexity, Complexity) if complexity is not None else None
         if strategy is not None and strategy not in STRATEGIES:
@@ -586,10 +601,60 @@ class ContextService:
                 update["strategy"] = strategy
             config = ContextConfig.model_validate({**config.model_dump(), **update})
         candidates = self.gather(task, signals)
-        return compute_context(
+        ctx = compute_context(
             task, signals, candidates, lim.limits_for(tier), complexity=tier.value, config=config,
             now=now, debug=debug, template=template, explain=explain,
         )
+        if record:
+            self.record_delivery(ctx)
+        return ctx
+
+    # -- context outcomes (ctxgraph.outcomes) ----------------------------------------
+
+    def record_delivery(self, ctx: ComputedContext) -> None:
+        """Record ``ctx`` as delivered now (``compute`` does it): queued and written
+        by a background thread, only when ``record_outcomes`` is on and the store
+        is open for writing. Never raises and never changes the context."""
+        try:
+            if not self.record_outcomes or isinstance(self.store, UnavailableStore) \
+                    or getattr(self.store, "read_only", False) is True:
+                return
+            if self._deliveries is None:
+                self._deliveries = DeliveryWriter(self.store, self.config.outcomes_keep)
+            outcome_log.submit(self._deliveries, ctx)
+        except Exception as exc:
+            log.debug("delivery of %s not recorded: %s", ctx.task_id, exc)
+
+    def flush_outcomes(self, timeout: float | None = None) -> bool:
+        """Wait until the recorded deliveries are written; False on timeout."""
+        return self._deliveries is None or self._deliveries.flush(timeout)
+
+    def outcomes(self, *, since: str | datetime | None = None, last: int | None = None) -> OutcomeReport:
+        """Hit rates, items used and tokens wasted of the newest ``last`` deliveries
+        made at or after ``since`` (a date or an ISO time; naive means UTC)."""
+        if last is not None and (isinstance(last, bool) or not isinstance(last, int) or last < 1):
+            raise InvalidArgumentError(f"last: {last!r} is not a whole number of at least 1")
+        self.flush_outcomes()
+        return outcome_log.report(self.store, since=_since(since), last=last)
+
+    def _score_outcomes(self, records: Sequence[HandoffRecord]) -> None:
+        if not self.record_outcomes or not records:
+            return
+        try:
+            self.flush_outcomes()
+            outcome_log.score_handoffs(self.store, records)
+        except Exception as exc:  # scoring never fails an ingestion
+            log.debug("deliveries of %d handoffs not scored: %s", len(records), exc)
+
+    def tune(self, *, seed: int = 0, progress: Callable[[int, int], None] | None = None) -> TuneResult:
+        """Fit the file ranking's weights on the finished history by replay
+        (:mod:`ctxgraph.compute.tune`), starting from this service's weights;
+        ``progress(done, total)`` follows the replayed queries.
+        Nothing is written: the caller keeps ``result.weights`` (``ctxgraph
+        tune`` writes them to the settings file)."""
+        tasks, files = self.store.replay_corpus()
+        return tune(tasks, files, self.config.ranking, max_df_share=ranking.MAX_DF_SHARE, seed=seed,
+                    progress=progress)
 
     def stats(self) -> dict[str, dict[str, int]]:
         s = self.store.stats()
@@ -641,6 +706,21 @@ def _as_handoff(
 
     raw = dict(value)
     return validate(HandoffDoc, raw, source), raw
+
+
+def _since(value: str | datetime | None) -> str | None:
+    """``value`` as the ISO text deliveries' times compare with, or an error naming it."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            raise InvalidArgumentError(f"since: {value!r} is not a date (YYYY-MM-DD) or an ISO time") from None
+    if not isinstance(value, datetime):
+        raise InvalidArgumentError(f"since: expected a date or an ISO time, got {type(value).__name__}")
+    value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    return value.isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
 def _looks_like_path(text: str) -> bool:

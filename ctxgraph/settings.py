@@ -28,6 +28,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ctxgraph.compute.config import ContextConfig
+from ctxgraph.compute.ranking import RankingWeights
 from ctxgraph.errors import ConfigurationError
 from ctxgraph.signals import DEFAULT_DOMAINS
 
@@ -88,3 +89,58 @@ def load_settings(path: Path | None = None, *, start: Path | None = None) -> Set
         domains = {**{k: tuple(v) for k, v in DEFAULT_DOMAINS.items()},
                    **{k: tuple(v) for k, v in domains_raw.items()}}
     return Settings(context=context, domains=domains, source=str(path))
+
+
+def settings_target(start: Path | None = None) -> tuple[Path, bool]:
+    """Where settings are written: the file :func:`load_settings` reads (True:
+    a ``ctxgraph.toml``; False: ``pyproject.toml``'s ``[tool.ctxgraph]``), else
+    a new ``ctxgraph.toml`` in ``start`` (default: cwd)."""
+    folder = (start or Path.cwd()).resolve()
+    return find_settings_file(folder) or (folder / "ctxgraph.toml", True)
+
+
+def write_ranking(path: Path, weights: RankingWeights) -> None:
+    """Write ``weights`` as the ``[ranking.full_text]`` and ``[ranking.dense]``
+    tables of the settings file ``path`` (``[tool.ctxgraph.ranking.*]`` in a
+    ``pyproject.toml``), keeping every other setting, comment and layout. The
+    file is replaced whole (a temporary file renamed over it), never half-written;
+    a file that is not valid TOML is refused and left as it is."""
+    import os
+    import tempfile
+
+    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
+
+    own = path.name != "pyproject.toml"
+    try:
+        text = path.read_text(encoding="utf-8") if path.exists() else ""
+        doc = tomlkit.parse(text)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigurationError(f"{path}: cannot read settings: {exc}") from None
+    except TOMLKitError as exc:
+        raise ConfigurationError(f"{path}: not valid TOML: {exc}") from None
+    table: Any = doc
+    if not own:
+        table = doc.setdefault("tool", tomlkit.table(is_super_table=True)).setdefault("ctxgraph", tomlkit.table())
+    ranking = tomlkit.table(is_super_table=True)
+    for kind in ("full_text", "dense"):
+        sub = tomlkit.table()
+        for name, value in getattr(weights, kind).model_dump().items():
+            sub[name] = float(value)
+        ranking[kind] = sub
+    table["ranking"] = ranking
+    out = tomlkit.dumps(doc)
+    tomllib.loads(out)  # what was written must read back
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(out)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if path.exists():
+            os.chmod(tmp, path.stat().st_mode & 0o7777)
+        os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise ConfigurationError(f"{path}: cannot write settings: {exc}") from None
+

@@ -260,10 +260,13 @@ def init(reset: bool, **kwargs: Any) -> None:
               help="Use the associative memory (the code indexed by `ctxgraph index`) when one is usable.")
 @click.option("--project", "memory_project", metavar="NAME", envvar="CTXGRAPH_PROJECT", show_envvar=True,
               help="The indexed project to search [default: the only one indexed].")
+@click.option("--record", is_flag=True, envvar="CTXGRAPH_RECORD", show_envvar=True,
+              help="Record the context as delivered (`ctxgraph outcomes` scores it when the task's handoff "
+                   "is ingested); opens the store for writing instead of read-only.")
 @store_options
 def context(task_id: str | None, task_file: str | None, fmt: str, complexity: str | None, budget: int | None,
             strategy: str | None, debug: bool, explain: bool, template: Path | None, memory: bool,
-            memory_project: str | None, **kwargs: Any) -> None:
+            memory_project: str | None, record: bool, **kwargs: Any) -> None:
     """Compute the context of TASK_ID (Markdown within the token budget).
 
     With --task-file the task need not be stored (an orchestrator can ask
@@ -284,7 +287,7 @@ def context(task_id: str | None, task_file: str | None, fmt: str, complexity: st
             raise CliError(f"{template}: cannot read template: {exc}", 2) from None
     params = _store_params(kwargs)
     try:
-        service = open_service(params, read_only=True)
+        service = open_service(params, read_only=not record)
         svc = service.__enter__()
     except StoreUnavailableError as exc:
         if not isinstance(task, Task):
@@ -377,7 +380,9 @@ from ctxgraph.cli._index import index_command  # noqa: E402
 from ctxgraph.cli._ingest import ingest  # noqa: E402
 from ctxgraph.cli._knowledge import knowledge  # noqa: E402
 from ctxgraph.cli._mcp import mcp_command  # noqa: E402
+from ctxgraph.cli._outcomes import outcomes_command  # noqa: E402
 from ctxgraph.cli._tasks import depend, task  # noqa: E402
+from ctxgraph.cli._tune import tune_command  # noqa: E402
 
 main.add_command(task)
 main.add_command(depend)
@@ -390,5 +395,7 @@ main.add_command(index_command)
 main.add_command(mcp_command)
 main.add_command(export_command)
 main.add_command(import_command)
+main.add_command(outcomes_command)
+main.add_command(tune_command)
 
 __all__ = ["CliError", "InvalidDocumentError", "TaskDoc", "UnknownTaskError", "main"]

@@ -52,7 +52,7 @@ def _service(neo4j_uri: str | None, neo4j_user: str | None, neo4j_database: str 
 
 def _eval(directory: Path, fmt: str, budget: int | None, complexity: str | None, neo4j_uri: str | None,
           neo4j_user: str | None, neo4j_database: str | None, limit_queries: int | None,
-          index_source: bool, embeddings: bool) -> None:
+          index_source: bool, embeddings: bool, tune: bool) -> None:
     """Measure ctxgraph's retrieval on an evaluation set against baselines.
 
     DIR holds history.jsonl (completed tasks with their handoffs),
@@ -75,6 +75,10 @@ def _eval(directory: Path, fmt: str, budget: int | None, complexity: str | None,
     "ctxgraph+memory" row gives ctxgraph with its associative memory on (the
     "ctxgraph" row has it off). Vectors are cached by text in that folder, so
     only the first run pays for embedding.
+
+    The "ctxgraph+tuned" row ranks with the weights `ctxgraph tune` fits on
+    the loaded history alone (never on the queries); its memory is off, as
+    the "ctxgraph" row's. The JSON report's "tuning" says what the fit found.
     """
     if not directory.exists():
         raise CliError(f"{directory}: no such folder", 2)
@@ -102,7 +106,8 @@ def _eval(directory: Path, fmt: str, budget: int | None, complexity: str | None,
         with _service(neo4j_uri, neo4j_user, neo4j_database) as svc:
             try:
                 report = run_eval(svc, eval_set, budget=budget, complexity=complexity, stage=_progress,
-                                  source=source, embeddings=embeddings, embedder=embedder, warn=warn)
+                                  source=source, embeddings=embeddings, embedder=embedder, warn=warn,
+                                  tune=tune)
             finally:
                 if embedder is not None:
                     embedder.save()
@@ -140,6 +145,9 @@ _options = [
                  help="Also index the project's source at the snapshot (the PyPI release in meta.json, "
                       "fetched with pip) and add a ctxgraph+memory row: ctxgraph with its associative "
                       "memory on."),
+    click.option("--tune/--no-tune", default=True, show_default=True,
+                 help="Fit the ranking's weights on the history (as `ctxgraph tune`) and add the "
+                      "ctxgraph+tuned row."),
     click.option("--embeddings/--no-embeddings", default=True, show_default=True,
                  help="With --index-source: the embedding index, or the lightweight one (file names and "
                       "first lines, no ML)."),

@@ -10,6 +10,8 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
+from ctxgraph.compute.ranking import DEFAULT_WEIGHTS, RankingWeights
+
 Strategy = Literal["recent", "important", "balanced"]
 STRATEGIES: tuple[str, ...] = get_args(Strategy)
 Scope = Literal["global", "task", "path"]
@@ -69,6 +71,11 @@ class ContextConfig(BaseModel):
     memory_rrf_k: int = Field(default=60, ge=1, description="reciprocal rank fusion constant")
     memory_stale_hours: float = Field(default=24.0, gt=0,
                                       description="an index older than this is stale and not used")
+    # -- context outcomes (ctxgraph.outcomes) --
+    outcomes_keep: int = Field(default=10_000, ge=1, description="delivered contexts a store keeps (the newest)")
+    # -- code references (ctxgraph.compute.ranking; `ctxgraph tune` writes them) --
+    ranking: RankingWeights = Field(default=DEFAULT_WEIGHTS,
+                                    description="weights of the file ranking's evidence")
 
     @field_validator("tier_budgets", "type_priority", "source_priority", "scope_split", mode="before")
     @classmethod

@@ -4,405 +4,75 @@ Phases (seed 003): 2 — knowledge by keyword tags and domain tags, merged,
 deduplicated, categorized and sorted by relevance; 3 — dependency context from
 completed dependencies only; 4 — context-map filter with the seed's scores;
 then the complexity tiers; plus the working memory of seed 004.
+
+The output models live in :mod:`ctxgraph.compute.output`, tag relevance and the
+context-map filter in :mod:`ctxgraph.compute.relevance`, and how each kind of
+candidate becomes a block in :mod:`ctxgraph.compute.blocks`; this module runs
+them (collect, cap, fit, assemble, render).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
+from ctxgraph.compute.blocks import (
+    code_block,
+    decision_block,
+    pattern_block,
+    prior_block,
+    question_block,
+    related_block,
+    snippet_block,
+    warning_block,
+)
 from ctxgraph.compute.budget import Block, BudgetExceededError, fit, score
-from ctxgraph.compute.compress import Level, Policy, first_sentence
+from ctxgraph.compute.compress import Policy
 from ctxgraph.compute.config import SCOPE_ORDER, ContextConfig
 from ctxgraph.compute.limits import CONTEXT_MAP_TOP, Limits
-from ctxgraph.compute.memory import Snippet, excerpt, fuse
-from ctxgraph.compute.ranking import rank_files
-from ctxgraph.compute.render import render
-from ctxgraph.compute.seed import score_file
-from ctxgraph.core.rarity import tag_weights
-from ctxgraph.core.tokens import estimate_tokens
-from ctxgraph.graph.models import (
-    Blocker,
-    Candidates,
-    FileEntry,
-    KnowledgeHit,
-    KnowledgeItem,
-    RecentTask,
-    Severity,
-    Task,
-    TaskStatus,
+from ctxgraph.compute.memory import fuse
+from ctxgraph.compute.output import (
+    BlockingQuestion,
+    CodeRef,
+    ComputedContext,
+    ComputedMeta,
+    DecisionRef,
+    ExplainEntry,
+    FileRef,
+    PatternRef,
+    PriorWork,
+    RelatedTask,
+    WarningRef,
 )
+from ctxgraph.compute.ranking import rank_files
+from ctxgraph.compute.relevance import (
+    DEPENDENCY_BONUS,
+    DOMAIN_WEIGHT,
+    KEYWORD_WEIGHT,
+    RELEVANCE_DIGITS,
+    filter_context_map,
+    merge_hits,
+    rarity_weights,
+    relevance,
+    tag_relevance,
+)
+from ctxgraph.compute.render import render
+from ctxgraph.core.tokens import estimate_tokens
+from ctxgraph.graph.models import Candidates, KnowledgeItem, Severity, Task, TaskStatus
 from ctxgraph.signals import TaskSignals
 
-_OUT = ConfigDict(frozen=True, extra="forbid")
+#: The pipeline, and (for importers that predate the split) the models and
+#: relevance helpers re-exported from compute.output and compute.relevance.
+__all__ = [
+    "DEPENDENCY_BONUS", "DOMAIN_WEIGHT", "KEYWORD_WEIGHT", "MEMORY_FILES_TOP", "RELEVANCE_DIGITS",
+    "BlockingQuestion", "CodeRef", "ComputedContext", "ComputedMeta", "DecisionRef", "ExplainEntry", "FileRef",
+    "PatternRef", "PriorWork", "RelatedTask", "WarningRef", "apply_caps", "assemble", "collect_blocks",
+    "compute_context", "filter_context_map", "merge_hits", "rarity_weights", "relevance",
+]
 
-#: Weight of one matched keyword tag and one matched domain tag.
-KEYWORD_WEIGHT = 1.0
-DOMAIN_WEIGHT = 0.5
-#: Added to the tag relevance of knowledge a task's own dependencies discovered.
-DEPENDENCY_BONUS = 2.0
-#: Digits a tag relevance is rounded to (the rarity weights make it a real number).
-RELEVANCE_DIGITS = 4
 #: Files named (snippets and code references) when the associative memory ranks them.
 MEMORY_FILES_TOP = 9
-
-_SEVERITY_RANK = {Severity.CRITICAL: 0, Severity.HIGH: 1, Severity.MEDIUM: 2, Severity.LOW: 3}
-
-
-# ----------------------------------------------------------------- output models
-
-
-class PatternRef(BaseModel):
-    model_config = _OUT
-    level: str = "full"
-    id: str
-    pattern: str
-    location: str | None = None
-    relevance: float
-    from_task: str | None = None
-
-
-class WarningRef(BaseModel):
-    model_config = _OUT
-    level: str = "full"
-    id: str
-    issue: str
-    severity: Severity
-    relevance: float
-    from_task: str | None = None
-
-
-class DecisionRef(BaseModel):
-    model_config = _OUT
-    level: str = "full"
-    id: str
-    decision: str
-    rationale: str | None = None
-    relevance: float
-    from_task: str | None = None
-
-
-class FileRef(BaseModel):
-    model_config = _OUT
-    file: str
-    reason: str = ""
-
-
-class PriorWork(BaseModel):
-    model_config = _OUT
-    level: str = "full"
-    task_id: str
-    task: str
-    summary: str
-    files_created: tuple[FileRef, ...] = ()
-
-
-class BlockingQuestion(BaseModel):
-    model_config = _OUT
-    id: str
-    question: str
-    context: str | None = None
-    recommendation: str | None = None
-    from_task: str
-
-
-class CodeRef(BaseModel):
-    model_config = _OUT
-    level: str = "full"
-    file: str
-    component: str
-    notes: str
-    relevance: float
-    seed_score: int = 0
-
-
-class RelatedTask(BaseModel):
-    model_config = _OUT
-    level: str = "full"
-    id: str
-    intent: str
-    summary: str | None = None
-    relevance: float
-
-
-class ComputedMeta(BaseModel):
-    """The seed's ``_computed`` metadata plus what the debug section shows."""
-
-    model_config = _OUT
-    signals: TaskSignals
-    complexity: str
-    knowledge_nodes_matched: int
-    dependency_count: int
-    context_map_filtered: int
-    keyword_hits: int = 0
-    domain_hits: int = 0
-    patterns_found: int = 0
-    gotchas_found: int = 0
-    decisions_found: int = 0
-    dependency_ids: tuple[str, ...] = ()
-    dependencies_skipped: tuple[str, ...] = ()
-    patterns_inherited: int = 0
-    warnings_inherited: int = 0
-    context_map_total: int = 0
-    context_map_candidates: int = 0
-    top_relevance_score: int = 0
-    working_memory: bool = True
-    dropped_by_limits: dict[str, int] = Field(default_factory=dict)
-    notes: tuple[str, ...] = ()
-    budget: int = 0
-    strategy: str = "balanced"
-    frame_tokens: int = 0
-    scope_used: dict[str, int] = Field(default_factory=dict)
-    scope_allowed: dict[str, int] = Field(default_factory=dict)
-    dropped_by_budget: int = 0
-    compressed: int = 0
-    #: what the associative memory contributed (empty when it was not used)
-    memory: str = ""
-
-
-class ExplainEntry(BaseModel):
-    """One candidate, its score parts, and what became of it."""
-
-    model_config = _OUT
-    id: str
-    section: str
-    kind: str
-    scope: str
-    source: str
-    tag_matches: tuple[str, ...]
-    relevance: float
-    type_priority: float
-    strategy_term: float
-    level: str
-    tokens: int
-    fate: str
-    reason: str
-
-
-class ComputedContext(BaseModel):
-    """What a task is given: the sections of the seed's template and metadata."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
-
-    task_id: str
-    patterns_to_follow: tuple[PatternRef, ...] = ()
-    warnings: tuple[WarningRef, ...] = ()
-    relevant_decisions: tuple[DecisionRef, ...] = ()
-    prior_work: tuple[PriorWork, ...] = ()
-    blocking_questions: tuple[BlockingQuestion, ...] = ()
-    codebase_context: tuple[Snippet, ...] = ()
-    code_references: tuple[CodeRef, ...] = ()
-    related_tasks: tuple[RelatedTask, ...] = ()
-    recent_tasks: tuple[RecentTask, ...] = ()
-    active_blockers: tuple[Blocker, ...] = ()
-    computed: ComputedMeta = Field(alias="_computed", serialization_alias="_computed")
-    markdown: str = ""
-    tokens: int = 0
-    budget: int = 0
-    explain: tuple[ExplainEntry, ...] | None = None
-
-
-# ------------------------------------------------------------------------ phases
-
-
-def relevance(matched: Sequence[str], signals: TaskSignals, weights: Mapping[str, float] | None = None) -> float:
-    """Keyword tags count 1, domain tags 0.5 (a tag that is both counts once, as a
-    keyword), each times its rarity weight (``weights``; 1 for a tag without one)."""
-    return _relevance(matched, frozenset(signals.keywords), frozenset(signals.domains), weights or {})
-
-
-def _relevance(
-    matched: Iterable[str], keywords: frozenset[str], domains: frozenset[str], weights: Mapping[str, float]
-) -> float:
-    score = 0.0
-    for tag in matched:
-        if tag in keywords:
-            score += KEYWORD_WEIGHT * weights.get(tag, 1.0)
-        elif tag in domains:
-            score += DOMAIN_WEIGHT * weights.get(tag, 1.0)
-    return round(score, RELEVANCE_DIGITS)
-
-
-def rarity_weights(candidates: Candidates) -> dict[str, float]:
-    """The query tags' rarity weights from the degrees the store returned (finding 3
-    of benchmarks/README.md): two rare matched tags outrank several common ones."""
-    return tag_weights(candidates.tag_df, candidates.tagged_total)
-
-
-def merge_hits(
-    keyword_hits: Sequence[KnowledgeHit], domain_hits: Sequence[KnowledgeHit], signals: TaskSignals,
-    weights: Mapping[str, float] | None = None,
-) -> list[tuple[KnowledgeItem, float]]:
-    """Phase 2: merge both queries, dedupe by id, sort by relevance (then recency, id)."""
-    merged: dict[str, tuple[KnowledgeItem, set[str]]] = {}
-    for hit in [*keyword_hits, *domain_hits]:
-        if hit.item.id in merged:
-            merged[hit.item.id][1].update(hit.matched_tags)
-        else:
-            merged[hit.item.id] = (hit.item, set(hit.matched_tags))
-    kw, dom = frozenset(signals.keywords), frozenset(signals.domains)
-    scored = [(item, _relevance(tags, kw, dom, weights or {})) for item, tags in merged.values()]
-    scored.sort(key=lambda pair: pair[0].id)
-    scored.sort(key=lambda pair: pair[0].updated_at or "", reverse=True)
-    scored.sort(key=lambda pair: pair[1], reverse=True)
-    return scored
-
-
-def filter_context_map(entries: Sequence[FileEntry], signals: TaskSignals) -> list[CodeRef]:
-    """Phase 4: entries with a positive score, highest first (path breaks ties), top 10."""
-    refs = [
-        CodeRef(file=e.location, component=e.component, notes=e.notes, relevance=s, seed_score=s)
-        for e in entries
-        if (s := score_file(e, signals)) > 0
-    ]
-    refs.sort(key=lambda r: (-r.relevance, r.file))
-    return refs[:CONTEXT_MAP_TOP]
-
-
-
-
-# --------------------------------------------------------------- level renders
-
-M = TypeVar("M", bound=BaseModel)
-
-
-def _once(model: type[M], **fields: Any) -> Callable[[], M]:
-    """A factory that builds ``model(**fields)`` on first call and then reuses it."""
-    built: list[M] = []
-
-    def make() -> M:
-        if not built:
-            built.append(model(**fields))
-        return built[0]
-    return make
-
-
-
-def _short(text: str, level: Level) -> str:
-    if level is Level.SUMMARY:
-        return first_sentence(text, 160)
-    if level is Level.REFERENCE:
-        return first_sentence(text, 60)
-    return text
-
-
-def _pattern(make: Callable[[], PatternRef]) -> Callable[[Level], PatternRef]:
-    """The item at each level; built on first use (most candidates are never shown)."""
-    def at(level: Level) -> PatternRef:
-        ref = make()
-        if level is Level.FULL:
-            return ref
-        keep_loc = level is Level.SUMMARY
-        return ref.model_copy(update={"pattern": _short(ref.pattern, level), "level": level.value,
-                                      "location": ref.location if keep_loc else None})
-    return at
-
-
-def _warning(make: Callable[[], WarningRef]) -> Callable[[Level], WarningRef]:
-    """The item at each level; built on first use (most candidates are never shown)."""
-    def at(level: Level) -> WarningRef:
-        ref = make()
-        if level is Level.FULL:
-            return ref
-        return ref.model_copy(update={"issue": _short(ref.issue, level), "level": level.value})
-    return at
-
-
-def _decision(make: Callable[[], DecisionRef]) -> Callable[[Level], DecisionRef]:
-    """The item at each level; built on first use (most candidates are never shown)."""
-    def at(level: Level) -> DecisionRef:
-        ref = make()
-        if level is Level.FULL:
-            return ref
-        rationale = first_sentence(ref.rationale, 100) if ref.rationale and level is Level.SUMMARY else None
-        return ref.model_copy(update={"decision": _short(ref.decision, level), "rationale": rationale,
-                                      "level": level.value})
-    return at
-
-
-def _prior(work: PriorWork) -> Callable[[Level], PriorWork]:
-    def at(level: Level) -> PriorWork:
-        if level is Level.FULL:
-            return work
-        if level is Level.SUMMARY:
-            files = tuple(FileRef(file=f.file) for f in work.files_created)
-            return work.model_copy(update={"summary": first_sentence(work.summary, 160),
-                                           "files_created": files, "level": level.value})
-        return work.model_copy(update={"summary": "", "files_created": (), "level": level.value})
-    return at
-
-
-def _code(ref: CodeRef) -> Callable[[Level], CodeRef]:
-    def at(level: Level) -> CodeRef:
-        if level is Level.FULL:
-            return ref
-        notes = first_sentence(ref.notes, 80) if level is Level.SUMMARY else ""
-        return ref.model_copy(update={"notes": notes, "level": level.value})
-    return at
-
-
-def _snippet(snip: Snippet) -> Callable[[Level], Snippet]:
-    def at(level: Level) -> Snippet:
-        if level is Level.FULL:
-            return snip
-        text = excerpt(snip.text, 80).split("\n", 1)[0] if level is Level.SUMMARY else ""
-        return snip.model_copy(update={"text": text, "level": level.value})
-    return at
-
-
-def _related(ref: RelatedTask) -> Callable[[Level], RelatedTask]:
-    def at(level: Level) -> RelatedTask:
-        if level is Level.FULL:
-            return ref
-        return ref.model_copy(update={"intent": _short(ref.intent, level), "level": level.value})
-    return at
-
-
-def _same(item: BlockingQuestion) -> Callable[[Level], BlockingQuestion]:
-    return lambda level: item
-
-
-# Markdown fragments for token estimates (the rendered template is measured at the end).
-
-def _frag_pattern(p: PatternRef) -> str:
-    return f"- **{p.pattern}** (see: `{p.location}`) — from {p.from_task}\n"
-
-
-def _frag_warning(w: WarningRef) -> str:
-    return f"- ⚠️ **{w.severity.value}**: {w.issue} — from {w.from_task}\n"
-
-
-def _frag_decision(d: DecisionRef) -> str:
-    return f"- {d.decision} — {d.rationale} (from {d.from_task})\n"
-
-
-def _frag_prior(w: PriorWork) -> str:
-    files = "".join(f"- `{f.file}`: {f.reason}\n" for f in w.files_created)
-    head = "\n**Files Created:**\n" if files else ""
-    return f"\n#### {w.task} ({w.task_id})\n{w.summary}\n{head}{files}"
-
-
-def _frag_code(r: CodeRef) -> str:
-    return f"| `{r.file}` | {r.component} | {r.notes} |\n"
-
-
-def _frag_snippet(s: Snippet) -> str:
-    body = "".join(f"   `{line}`\n" for line in s.text.splitlines())
-    return f"1. `{s.path}` lines {s.start_line}-{s.end_line} (similarity 0.00)\n{body}"
-
-
-def _frag_related(r: RelatedTask) -> str:
-    return f"- {r.id}: {r.intent}\n"
-
-
-def _frag_question(q: BlockingQuestion) -> str:
-    return f"- **{q.question}** ({q.from_task})\n  - Context: {q.context}\n  - Recommendation: {q.recommendation}\n"
-
-
-# ------------------------------------------------------------------ the pipeline
 
 
 def _chain_winners(items: Sequence[KnowledgeItem]) -> dict[str, str]:
@@ -449,16 +119,9 @@ def collect_blocks(
     seen: set[str] = set()
     inherited_patterns = inherited_warnings = 0
     for dep in completed:
-        files = dep.files_to_read or dep.files_created
-        work = PriorWork(task_id=dep.task.id, task=dep.task.intent,
-                         summary=dep.summary or dep.task.outcome_summary or "",
-                         files_created=tuple(FileRef(file=f.file, reason=f.reason) for f in files))
-        add(Block(id=f"prior:{dep.task.id}", section="prior_work", kind="dependency", scope="task",
-                  source="task", policy=Policy.SUMMARIZABLE, relevance=DEPENDENCY_BONUS,
-                  tag_matches=(), importance=1.0, updated_at=dep.task.completed_at,
-                  render=_prior(work), fragment=_frag_prior))
+        add(prior_block(dep))
         for k in dep.knowledge:
-            rel = DEPENDENCY_BONUS + _relevance(k.tags, kw, dom, weights)
+            rel = DEPENDENCY_BONUS + tag_relevance(k.tags, kw, dom, weights)
             common: dict[str, Any] = dict(id=k.id, kind=k.kind, scope="task", source="memory",
                                           policy=Policy.SUMMARIZABLE, relevance=rel,
                                           tag_matches=tuple(t for t in k.tags if t in wanted),
@@ -468,28 +131,15 @@ def collect_blocks(
             seen.add(k.id)
             if k.kind == "pattern":
                 inherited_patterns += 1
-                make_p = _once(PatternRef, id=k.id, pattern=k.summary, location=k.location, relevance=rel,
-                               from_task=dep.task.id)
-                add(Block(section="patterns", render=_pattern(make_p), fragment=_frag_pattern, **common),
-                    knowledge_reason(k))
+                add(pattern_block(k, rel, common, from_task=dep.task.id), knowledge_reason(k))
             elif k.kind == "gotcha":
-                make_w = _once(WarningRef, id=k.id, issue=k.summary, severity=k.severity or Severity.MEDIUM,
-                               relevance=rel, from_task=dep.task.id)
                 low = k.severity is Severity.LOW
                 inherited_warnings += 0 if low else 1
-                add(Block(section="warnings", render=_warning(make_w), fragment=_frag_warning, **common),
-                    "filtered" if low else knowledge_reason(k))
+                add(warning_block(k, rel, common, from_task=dep.task.id), "filtered" if low else knowledge_reason(k))
             elif k.kind == "decision":
-                make_d = _once(DecisionRef, id=k.id, decision=k.summary, rationale=k.rationale, relevance=rel,
-                               from_task=dep.task.id)
-                add(Block(section="decisions", render=_decision(make_d), fragment=_frag_decision, **common),
-                    knowledge_reason(k))
+                add(decision_block(k, rel, common, from_task=dep.task.id), knowledge_reason(k))
             elif k.kind == "open_question":
-                q = BlockingQuestion(id=k.id, question=k.summary, context=k.context,
-                                     recommendation=k.recommendation, from_task=dep.task.id)
-                add(Block(section="blocking_questions", render=_same(q), fragment=_frag_question,
-                          **{**common, "policy": Policy.EXACT, "source": "task"}),
-                    "" if k.blocking else "filtered")
+                add(question_block(k, common, dep.task.id), "" if k.blocking else "filtered")
 
     # Phase 2: knowledge by tags (what a dependency already brought, or filtered, stays as it was).
     merged = merge_hits(candidates.keyword_hits, candidates.domain_hits, signals, weights)
@@ -505,17 +155,13 @@ def collect_blocks(
                       importance=k.importance, updated_at=k.updated_at)
         reason = knowledge_reason(k)
         if k.kind == "gotcha":
-            make_w = _once(WarningRef, id=k.id, issue=k.summary, severity=k.severity or Severity.MEDIUM,
-                           relevance=rel)
-            add(Block(section="warnings", render=_warning(make_w), fragment=_frag_warning, **common), reason)
+            add(warning_block(k, rel, common), reason)
         elif k.kind == "decision":
-            make_d = _once(DecisionRef, id=k.id, decision=k.summary, rationale=k.rationale, relevance=rel)
-            add(Block(section="decisions", render=_decision(make_d), fragment=_frag_decision, **common), reason)
+            add(decision_block(k, rel, common), reason)
         elif k.kind == "open_question":
             continue  # open questions come from dependencies only (the seed's blocking filter)
         else:  # patterns and the ADR 007 kinds (adr, plan, module_memory, changelog)
-            make_p = _once(PatternRef, id=k.id, pattern=k.summary, location=k.location, relevance=rel)
-            add(Block(section="patterns", render=_pattern(make_p), fragment=_frag_pattern, **common), reason)
+            add(pattern_block(k, rel, common), reason)
 
     # Phase 4: context map — ranked with the history's evidence when there is
     # some, else by the seed's scores alone.
@@ -523,7 +169,7 @@ def collect_blocks(
         code_refs = [
             CodeRef(file=entry.location, component=entry.component, notes=entry.notes, relevance=score,
                     seed_score=int(parts["seed"]))
-            for entry, score, parts in rank_files(candidates.history, signals)
+            for entry, score, parts in rank_files(candidates.history, signals, config.ranking)
         ]
     else:
         code_refs = filter_context_map(candidates.context_map, signals)
@@ -540,10 +186,7 @@ def collect_blocks(
             for path, fused, _ in fusion.files if path not in shown
         ]
         for n, snip in enumerate(fusion.snippets):
-            add(Block(id=f"chunk:{snip.path}:{snip.start_line}", section="codebase_context", kind="code_snippet",
-                      scope="path", source="code", policy=Policy.SUMMARIZABLE,
-                      relevance=round(snip.score * 1000, 4) + (len(fusion.snippets) - n) * 1e-6, tag_matches=(),
-                      importance=0.5, updated_at=None, render=_snippet(snip), fragment=_frag_snippet))
+            add(snippet_block(snip, round(snip.score * 1000, 4) + (len(fusion.snippets) - n) * 1e-6))
         memory_note = (f"project {candidates.memory.project}: {len(candidates.memory.by_vector)} vector and "
                        f"{len(candidates.memory.by_text)} full-text matches, {len(fusion.snippets)} snippets, "
                        f"{sum(1 for f in fusion.files if 'graph' not in f[2])} files added by memory")
@@ -551,9 +194,7 @@ def collect_blocks(
         code_refs = code_refs[:max(0, MEMORY_FILES_TOP - len(fusion.snippets))]
     code_refs = code_refs[:CONTEXT_MAP_TOP]
     for ref_ in code_refs:
-        add(Block(id=f"file:{ref_.file}", section="code_references", kind="code_reference", scope="path",
-                  source="code", policy=Policy.SUMMARIZABLE, relevance=float(ref_.relevance), tag_matches=(),
-                  importance=0.5, updated_at=None, render=_code(ref_), fragment=_frag_code))
+        add(code_block(ref_))
 
     dep_ids = {d.task.id for d in candidates.dependencies}
     for h in candidates.related:
@@ -562,11 +203,8 @@ def collect_blocks(
         # Related tasks keep the plain tag count: the store's rarity order already
         # chose the candidates, and re-ranking them by rarity too named longer
         # tasks in `ctxgraph eval` (werkzeug +1 token a context, recall the same).
-        rel = _relevance(h.matched_tags, kw, dom, {})
-        rt = RelatedTask(id=h.task.id, intent=h.task.intent, summary=h.task.outcome_summary, relevance=rel)
-        add(Block(id=f"task:{h.task.id}", section="related_tasks", kind="related_task", scope="task",
-                  source="docs", policy=Policy.SUMMARIZABLE, relevance=rel, tag_matches=h.matched_tags,
-                  importance=0.5, updated_at=h.task.completed_at, render=_related(rt), fragment=_frag_related))
+        rel = tag_relevance(h.matched_tags, kw, dom, {})
+        add(related_block(h, rel))
 
     meta = ComputedMeta(
         signals=signals, complexity="normal",

@@ -49,6 +49,8 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
 from ctxgraph.compute.seed import score_file as seed_score
 from ctxgraph.core.evidence import DENSE_VOTERS, K1, VOTERS, B, idf, task_scores, text_scores, touched_terms
 from ctxgraph.core.paths import successors
@@ -120,9 +122,49 @@ def _vote(votes: dict[str, float], voters: Sequence[tuple[float, tuple[str, ...]
                     votes[successor] += vote / math.sqrt(len(reached))
 
 
-def rank_files(history: HistoryEvidence, signals: TaskSignals) -> list[tuple[FileEntry, float, dict[str, float]]]:
-    """Context-map files with a positive fused score, best first (path breaks ties),
-    each with its score parts."""
+class RankWeights(BaseModel):
+    """How the score parts of a file add up (see the module's docstring)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    votes: float = Field(default=1.0, ge=0)
+    text: float = Field(default=TEXT_WEIGHT, ge=0)
+    prior: float = Field(default=PRIOR_WEIGHT, ge=0)
+    seed: float = Field(default=SEED_WEIGHT, ge=0)
+    dense: float = Field(default=0.0, ge=0)
+
+
+class RankingWeights(BaseModel):
+    """One set of weights for a history ranked by full text alone, one for a
+    history with neighbours by embedding."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    full_text: RankWeights = RankWeights()
+    dense: RankWeights = RankWeights(text=TEXT_WEIGHT_DENSE, dense=DENSE_WEIGHT)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _merge_defaults(cls, value: object) -> object:
+        # a settings file may name only some weights of a set; the rest keep that set's defaults
+        if isinstance(value, dict):
+            out = dict(value)
+            for name, default in (("full_text", RankWeights()),
+                                  ("dense", RankWeights(text=TEXT_WEIGHT_DENSE, dense=DENSE_WEIGHT))):
+                if isinstance(out.get(name), dict):
+                    out[name] = {**default.model_dump(), **out[name]}
+            return out
+        return value
+
+
+#: The weights when the settings hold none (``ctxgraph tune`` writes them).
+DEFAULT_WEIGHTS = RankingWeights()
+PARTS = ("votes", "text", "prior", "seed", "dense")
+
+
+def file_parts(history: HistoryEvidence, signals: TaskSignals) -> list[tuple[FileEntry, dict[str, float]]]:
+    """Every rankable file with its score parts (path order). ``dense`` is
+    there only when the history has neighbours by embedding."""
     # A loaded context map is the authority on which files exist: files known only
     # from handoffs (perhaps deleted since) are ranked only when there is no map.
     mapped = [f for f in history.files if f.in_map]
@@ -156,8 +198,9 @@ def rank_files(history: HistoryEvidence, signals: TaskSignals) -> list[tuple[Fil
     best_text = max(text.values(), default=0.0) or 1.0
     log_n = math.log(1 + history.n_tasks) if history.n_tasks else 1.0
 
-    ranked = []
-    for path, f in files.items():
+    out = []
+    for path in sorted(files):
+        f = files[path]
         parts = {
             "votes": round(votes.get(path, 0.0), 9),
             "text": round(best_vote * text.get(path, 0.0) / best_text, 9),
@@ -166,15 +209,44 @@ def rank_files(history: HistoryEvidence, signals: TaskSignals) -> list[tuple[Fil
         }
         if near:
             parts["dense"] = round(dense.get(path, 0.0), 9)
-        total = round(parts["votes"] + (TEXT_WEIGHT_DENSE if near else TEXT_WEIGHT) * parts["text"]
-                      + PRIOR_WEIGHT * parts["prior"] + SEED_WEIGHT * parts["seed"]
-                      + DENSE_WEIGHT * parts.get("dense", 0.0), 6)
+        out.append((f.entry, parts))
+    return out
+
+
+def combine(parts: Mapping[str, float], weights: RankingWeights = DEFAULT_WEIGHTS) -> float:
+    """A file's score: its parts weighed by the set for its kind of history."""
+    w = weights.dense if "dense" in parts else weights.full_text
+    return round(w.votes * parts["votes"] + w.text * parts["text"] + w.prior * parts["prior"]
+                 + w.seed * parts["seed"] + w.dense * parts.get("dense", 0.0), 6)
+
+
+def rank_files(history: HistoryEvidence, signals: TaskSignals, weights: RankingWeights = DEFAULT_WEIGHTS,
+               ) -> list[tuple[FileEntry, float, dict[str, float]]]:
+    """Context-map files with a positive fused score, best first (path breaks ties),
+    each with its score parts."""
+    ranked = []
+    for entry, parts in file_parts(history, signals):
+        total = combine(parts, weights)
         if total > 0:
-            ranked.append((f.entry, total, parts))
+            ranked.append((entry, total, parts))
     ranked.sort(key=lambda r: (-r[1], r[0].path))
     return ranked
 
 
 __all__: Sequence[str] = (
-    "K1", "MAX_DF_SHARE", "NEIGHBOURS", "B", "heirs", "idf", "rank_files", "route", "task_similarity",
+    "DEFAULT_WEIGHTS",
+    "K1",
+    "MAX_DF_SHARE",
+    "NEIGHBOURS",
+    "PARTS",
+    "B",
+    "RankWeights",
+    "RankingWeights",
+    "combine",
+    "file_parts",
+    "heirs",
+    "idf",
+    "rank_files",
+    "route",
+    "task_similarity",
 )

@@ -15,7 +15,7 @@ import jinja2
 from ctxgraph.errors import ConfigurationError
 
 if TYPE_CHECKING:
-    from ctxgraph.compute.context import ComputedContext
+    from ctxgraph.compute.output import ComputedContext
 
 _BLANK_RUNS = re.compile(r"\n{3,}")
 

@@ -13,7 +13,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from ctxgraph.errors import ConfigurationError
-from ctxgraph.graph.documents import DOCUMENT_SUFFIXES, load_context_map, load_tasks
+from ctxgraph.graph.documents import DOCUMENT_SUFFIXES, load_context_map, load_handoff, load_tasks
 from ctxgraph.service import ContextService
 
 #: The task whose context ``ctxgraph demo`` prints.
@@ -65,5 +65,15 @@ def load_project(
         svc.add_files(files)
     handoffs = root / "handoffs"
     handoff_files = _documents(handoffs) if handoffs.is_dir() else []
-    svc.ingest_handoffs([(str(p), p.read_bytes()) for p in handoff_files], progress=progress)
+    documents = [(str(p), p.read_bytes()) for p in handoff_files]
+    if not svc.record_outcomes:
+        svc.ingest_handoffs(documents, progress=progress)
+        return len(tasks), len(files), len(handoff_files)
+    # The project as its agents lived it: each task's context is computed (and
+    # recorded) just before its handoff arrives, which scores it — so the demo
+    # holds context outcomes (`ctxgraph outcomes`). All are validated first.
+    parsed = [load_handoff(data, source)[0] for source, data in documents]
+    for (source, data), doc in zip(documents, parsed, strict=True):
+        svc.compute(doc.task_id)
+        svc.ingest_handoffs([(source, data)], progress=progress)
     return len(tasks), len(files), len(handoff_files)

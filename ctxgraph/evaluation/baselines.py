@@ -21,8 +21,8 @@ from collections.abc import Sequence
 
 import bm25s
 
-from ctxgraph.compute.context import filter_context_map
 from ctxgraph.compute.limits import CONTEXT_MAP_TOP
+from ctxgraph.compute.relevance import filter_context_map
 from ctxgraph.compute.render import cell, inline
 from ctxgraph.evaluation.dataset import HistoryLine
 from ctxgraph.graph.models import FileEntry

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ctxgraph.compute.ranking import RankingWeights
+from ctxgraph.compute.tune import Fit
 from ctxgraph.core.tokens import estimate_tokens
 from ctxgraph.evaluation.baselines import Bm25Files, render_all, render_paths, seed_paths
 from ctxgraph.evaluation.dataset import HISTORY, EvalSet
@@ -48,6 +50,9 @@ log = logging.getLogger(__name__)
 SYSTEMS = ("ctxgraph", "bm25", "seed", "all")
 #: The row of ctxgraph with its associative memory on (``--index-source``).
 MEMORY_SYSTEM = "ctxgraph+memory"
+#: The row of ctxgraph with the weights ``ctxgraph tune`` fits on the loaded
+#: history (never on the queries); its memory as the ctxgraph row's (off).
+TUNED_SYSTEM = "ctxgraph+tuned"
 #: Signals are extracted in batches of this many task texts (spaCy's nlp.pipe).
 SIGNAL_BATCH = 256
 
@@ -76,6 +81,8 @@ class EvalReport:
     query_seconds: float = 0.0
     #: What indexing the source did (``--index-source``), else None.
     index: dict[str, Any] | None = None
+    #: What tuning on the history found (one fit per weight set).
+    tuning: tuple[Fit, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -84,6 +91,7 @@ class EvalReport:
             "skipped": self.skipped,
             "systems": {name: metrics.as_dict() for name, metrics in self.systems.items()},
             **({"index": {k: v for k, v in self.index.items() if k != "skipped"}} if self.index else {}),
+            **({"tuning": [f.as_dict() for f in self.tuning]} if self.tuning else {}),
         }
 
 
@@ -141,12 +149,16 @@ def run_queries(
     stage: Stage = no_progress,
     keep_contexts: bool = False,
     memory: bool = False,
+    tuned: RankingWeights | None = None,
 ) -> tuple[dict[str, list[QueryOutcome]], int, dict[str, str]]:
     """Every system's outcome on every scored query, the skipped count and
     (with ``keep_contexts``) ctxgraph's rendered contexts. ``memory``: also
     the :data:`MEMORY_SYSTEM` row (ctxgraph with its associative memory on;
-    the plain ctxgraph row then has it off)."""
-    systems = systems_of(memory)
+    the plain ctxgraph row then has it off); ``tuned``: also the
+    :data:`TUNED_SYSTEM` row, ranked with these weights."""
+    systems = systems_of(memory, tuned is not None)
+    untuned = svc.config
+    tuned_config = untuned.model_copy(update={"ranking": tuned}) if tuned is not None else untuned
     known = eval_set.known_paths
     now = eval_set.snapshot
     map_paths = eval_set.map_paths
@@ -167,6 +179,13 @@ def run_queries(
                 svc.memory = False
                 return svc.compute(task, complexity=complexity, budget=budget, now=now).markdown
 
+            def tuned_text(task: Task = task) -> str:
+                svc.memory, svc.config = False, tuned_config
+                try:
+                    return svc.compute(task, complexity=complexity, budget=budget, now=now).markdown
+                finally:
+                    svc.config = untuned
+
             def memory_text(task: Task = task) -> str:
                 svc.memory = True
                 return svc.compute(task, complexity=complexity, budget=budget, now=now).markdown
@@ -183,12 +202,12 @@ def run_queries(
             # ctxgraph goes first: it pays for the query's signal extraction;
             # the seed then reads the same signals from the extractor's cache.
             makers: dict[str, Callable[[], str]] = {
-                "ctxgraph": ctxgraph_text, MEMORY_SYSTEM: memory_text, "bm25": bm25_text,
+                "ctxgraph": ctxgraph_text, MEMORY_SYSTEM: memory_text, TUNED_SYSTEM: tuned_text, "bm25": bm25_text,
                 "seed": seed_text, "all": all_text}
             for name in systems:
                 make = makers[name]
                 text, ms = _timed(make)
-                if name not in ("ctxgraph", MEMORY_SYSTEM):  # ctxgraph fits the budget itself
+                if name not in ("ctxgraph", MEMORY_SYSTEM, TUNED_SYSTEM):  # ctxgraph fits the budget itself
                     text = truncate_to_budget(text, budget)
                 if name == "ctxgraph" and keep_contexts:
                     contexts[query.id] = text
@@ -202,8 +221,8 @@ def run_queries(
     return outcomes, skipped, contexts
 
 
-def systems_of(memory: bool) -> tuple[str, ...]:
-    return ("ctxgraph", MEMORY_SYSTEM, *SYSTEMS[1:]) if memory else SYSTEMS
+def systems_of(memory: bool, tuned: bool = False) -> tuple[str, ...]:
+    return ("ctxgraph", *((MEMORY_SYSTEM,) if memory else ()), *((TUNED_SYSTEM,) if tuned else ()), *SYSTEMS[1:])
 
 
 def index_source(svc: ContextService, eval_set: EvalSet, root: Path, *, embeddings: bool = True,
@@ -237,26 +256,40 @@ def run_eval(
     embeddings: bool = True,
     embedder: Any = None,
     warn: Callable[[str], None] | None = None,
+    tune: bool = True,
 ) -> EvalReport:
     """Load ``eval_set`` into ``svc``'s (empty) store and score every system;
     with ``source`` (the project's files at the snapshot), index them first
-    and add the :data:`MEMORY_SYSTEM` row. ``warn`` receives what degrades
-    the run (the embedding model missing), else it is logged."""
+    and add the :data:`MEMORY_SYSTEM` row; with ``tune``, fit the ranking's
+    weights on the loaded history (:meth:`ContextService.tune`) and add the
+    :data:`TUNED_SYSTEM` row. ``warn`` receives what degrades the run (the
+    embedding model missing), else it is logged. No delivery is recorded."""
     started = time.perf_counter()
+    svc.record_outcomes = False
     load_history(svc, eval_set, stage=stage, warn=warn)
+    tuning = None
+    if tune:
+        with stage("Tuning on the history", 1) as tick:
+            def progress(done: int, total: int) -> None:
+                if done == total:
+                    tick(1)
+
+            tuning = svc.tune(progress=progress)
     indexed = index_source(svc, eval_set, source, embeddings=embeddings, embedder=embedder, stage=stage) \
         if source is not None else None
     loaded = time.perf_counter()
     outcomes, skipped, contexts = run_queries(
         svc, eval_set, budget=budget, complexity=complexity, stage=stage, keep_contexts=keep_contexts,
-        memory=source is not None,
+        memory=source is not None, tuned=tuning.weights if tuning is not None else None,
     )
     done = time.perf_counter()
     return EvalReport(
         set=eval_set.name,
         queries=len(eval_set.queries),
         skipped=skipped,
-        systems={name: summarize(outcomes[name], skipped) for name in systems_of(source is not None)},
+        systems={name: summarize(outcomes[name], skipped)
+                 for name in systems_of(source is not None, tuning is not None)},
+        tuning=tuning.fits if tuning is not None else (),
         index=indexed.as_dict() if indexed is not None else None,
         outcomes={name: tuple(found) for name, found in outcomes.items()},
         contexts=contexts,
@@ -282,5 +315,16 @@ def format_table(report: EvalReport) -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["SYSTEMS", "EvalReport", "Stage", "format_table", "load_history", "no_progress", "run_eval",
-           "run_queries"]
+__all__ = [
+    "MEMORY_SYSTEM",
+    "SYSTEMS",
+    "TUNED_SYSTEM",
+    "EvalReport",
+    "Stage",
+    "format_table",
+    "load_history",
+    "no_progress",
+    "run_eval",
+    "run_queries",
+    "systems_of",
+]

@@ -52,6 +52,9 @@ REL_TYPES: tuple[str, ...] = (
     "CREATED", "DEPENDS_ON", "DISCOVERED", "HANDED_OFF", "IN_FILE", "MENTIONS", "MODIFIED", "READ_NEXT",
     "SUPERSEDES", "TAGGED",
 )
+#: Labels of the schema that are not part of an export: the deliveries log
+#: (``ctxgraph.graph.outcome_records``), an operational record, not knowledge.
+UNEXPORTED_LABELS: tuple[str, ...] = ("Delivery",)
 #: The property that keys a label on Neo4j when it is not ``id`` (``id`` holds the same value).
 KEY_PROPERTY: dict[str, str] = {"File": "path", "Tag": "name", "Term": "name"}
 

@@ -34,7 +34,7 @@ from ctxgraph.core import evidence
 from ctxgraph.core.evidence import MatchedTask, bound, max_term_df
 from ctxgraph.core.rarity import tag_weights
 from ctxgraph.errors import InvalidDocumentError, StoreUnavailableError, UnknownTaskError
-from ctxgraph.graph import local_memory
+from ctxgraph.graph import local_memory, local_outcomes, local_replay
 from ctxgraph.graph.backup import batches as backup_batches
 from ctxgraph.graph.backup import node_row, rel_row, sorted_rows
 from ctxgraph.graph.handoff_batch import FileFill, link_props, plan_handoffs
@@ -63,6 +63,7 @@ from ctxgraph.graph.models import (
     TaskHit,
     TaskStatus,
 )
+from ctxgraph.graph.outcome_records import Delivery, DeliveryScore, StoredDelivery
 from ctxgraph.graph.records import (
     HandoffRecord,
     file_from_props,
@@ -76,6 +77,7 @@ from ctxgraph.graph.records import (
     task_text,
     text_hash,
 )
+from ctxgraph.graph.replay_records import ReplayFile, ReplayTask
 
 log = logging.getLogger(__name__)
 
@@ -123,6 +125,15 @@ CREATE TABLE IF NOT EXISTS task_vectors (
     text_hash TEXT NOT NULL,
     vec       BLOB NOT NULL
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS deliveries (
+    id      TEXT PRIMARY KEY,
+    task_id TEXT NOT NULL,
+    at      TEXT NOT NULL,
+    record  TEXT,
+    score   TEXT
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS deliveries_by_task ON deliveries (task_id);
+CREATE INDEX IF NOT EXISTS deliveries_by_at ON deliveries (at, id);
 CREATE INDEX IF NOT EXISTS edges_by_dst ON edges (dst_label, dst_id, type);
 CREATE INDEX IF NOT EXISTS edges_by_type ON edges (type, src_label);
 CREATE INDEX IF NOT EXISTS tasks_finished ON nodes (coalesce(json_extract(props, '$.completed_at'), '') DESC, id DESC)
@@ -431,6 +442,7 @@ class LocalStore:
             cur.execute("DELETE FROM edges")
             cur.execute("DELETE FROM nodes")
             cur.execute("DELETE FROM task_vectors")
+            local_outcomes.clear(cur)
             local_memory.bump_generation(cur)
 
     def close(self) -> None:
@@ -448,9 +460,11 @@ class LocalStore:
     # -- transactions -----------------------------------------------------------
 
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Cursor]:
+    def _write(self, *, counted: bool = True) -> Iterator[sqlite3.Cursor]:
         """One write transaction: committed on clean exit, rolled back on error
-        (and by SQLite on the next open if the process dies inside it)."""
+        (and by SQLite on the next open if the process dies inside it).
+        ``counted=False``: a write that changes nothing the caches hold (the
+        deliveries log), so they stay valid."""
         if self.read_only:
             raise StoreUnavailableError(f"the embedded store at {self.path} was opened read-only")
         with self._lock:
@@ -480,7 +494,7 @@ class LocalStore:
                     if self.conn.in_transaction:
                         cur.execute("ROLLBACK")
                     raise StoreUnavailableError(_open_failure(self.path, exc)) from None
-                self._writes += 1
+                self._writes += counted
             finally:
                 cur.close()
 
@@ -1101,6 +1115,10 @@ class LocalStore:
                                mapped=corpus.mapped, file_df=tuple(sorted(kept.file_df.items())),
                                neighbours=near)
 
+    def replay_corpus(self) -> tuple[list[ReplayTask], list[ReplayFile]]:
+        with self._read() as cur:
+            return local_replay.replay_corpus(cur, vectors=self._vector_table(cur))
+
     def _vector_table(self, cur: sqlite3.Cursor) -> bool:
         """Whether the task_vectors table exists (a store written by an older
         ctxgraph and opened read-only has none: it then has no vectors)."""
@@ -1243,6 +1261,21 @@ class LocalStore:
                                 "<import>", [("", f"{row['type']} relationship: no {end[0]} node {end[1]!r}")]
                             )
                     self._put_edge(cur, src, row["type"], dst, row["props"])
+
+    # -- context outcomes (ctxgraph.graph.local_outcomes) ----------------------------
+
+    def record_deliveries(self, deliveries: Sequence[Delivery], keep: int) -> None:
+        local_outcomes.record(self, deliveries, keep)
+
+    def deliveries(self, *, task_ids: Sequence[str] | None = None, since: str | None = None,
+                   last: int | None = None) -> list[StoredDelivery]:
+        return local_outcomes.read(self, task_ids=task_ids, since=since, last=last)
+
+    def score_deliveries(self, scores: Sequence[tuple[str, DeliveryScore]]) -> None:
+        local_outcomes.save_scores(self, scores)
+
+    def handoff_files(self, task_ids: Sequence[str]) -> dict[str, list[str]]:
+        return local_outcomes.handoff_files(self, task_ids)
 
     # -- associative memory (ctxgraph.graph.local_memory) ----------------------------
 

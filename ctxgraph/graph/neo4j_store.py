@@ -39,6 +39,7 @@ from ctxgraph.errors import (
     StoreUnavailableError,
     UnknownTaskError,
 )
+from ctxgraph.graph import neo4j_outcomes
 from ctxgraph.graph.backup import KNOWLEDGE_LABELS, node_row, rel_row, sorted_rows
 from ctxgraph.graph.backup import batches as backup_batches
 from ctxgraph.graph.dependencies import reachable_edges
@@ -74,6 +75,7 @@ from ctxgraph.graph.models import (
     TaskHit,
     TaskStatus,
 )
+from ctxgraph.graph.outcome_records import Delivery, DeliveryScore, StoredDelivery
 from ctxgraph.graph.records import (
     HandoffRecord,
     file_from_props,
@@ -86,6 +88,7 @@ from ctxgraph.graph.records import (
     task_text,
     text_hash,
 )
+from ctxgraph.graph.replay_records import ReplayFile, ReplayTask, replay_task
 
 log = logging.getLogger(__name__)
 
@@ -598,6 +601,15 @@ class Neo4jStore:
 
         return self._read(work)
 
+    def replay_corpus(self) -> tuple[list[ReplayTask], list[ReplayFile]]:
+        def work(tx: ManagedTransaction) -> tuple[list[ReplayTask], list[ReplayFile]]:
+            tasks = [replay_task(r["props"], r["files"], r["vector"]) for r in self._rows(tx, "replay_tasks")]
+            files = [ReplayFile(file_from_props(r["props"]), tuple(r["props"].get("terms") or ()),
+                                bool(r["props"].get("in_map", True))) for r in self._rows(tx, "files_all")]
+            return tasks, files
+
+        return self._read(work)
+
     def history_evidence(self, terms: Sequence[str], max_df_share: float, top_files: int = 10,
                          vector: Sequence[float] | None = None) -> HistoryEvidence:
         # history.cypher bounds the evidence itself (graph.evidence.bound's arithmetic
@@ -718,6 +730,21 @@ class Neo4jStore:
 
             self._write(work)
         self.refresh_all_files()
+
+    # -- context outcomes (ctxgraph.graph.neo4j_outcomes) ---------------------------
+
+    def record_deliveries(self, deliveries: Sequence[Delivery], keep: int) -> None:
+        neo4j_outcomes.record(self, deliveries, keep)
+
+    def deliveries(self, *, task_ids: Sequence[str] | None = None, since: str | None = None,
+                   last: int | None = None) -> list[StoredDelivery]:
+        return neo4j_outcomes.read(self, task_ids=task_ids, since=since, last=last)
+
+    def score_deliveries(self, scores: Sequence[tuple[str, DeliveryScore]]) -> None:
+        neo4j_outcomes.save_scores(self, scores)
+
+    def handoff_files(self, task_ids: Sequence[str]) -> dict[str, list[str]]:
+        return neo4j_outcomes.handoff_files(self, task_ids)
 
     # -- the files' history counts (files_refresh.cypher) -------------------------
 

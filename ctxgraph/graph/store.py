@@ -35,7 +35,9 @@ from ctxgraph.graph.models import (
     TaskHit,
     TaskStatus,
 )
+from ctxgraph.graph.outcome_records import Delivery, DeliveryScore, StoredDelivery
 from ctxgraph.graph.records import HandoffRecord
+from ctxgraph.graph.replay_records import ReplayFile, ReplayTask
 
 
 class KnowledgeStore(Protocol):
@@ -150,6 +152,11 @@ class KnowledgeStore(Protocol):
         ``neighbours``, with the query terms they mention, and their files are
         among the files returned."""
 
+    def replay_corpus(self) -> tuple[list[ReplayTask], list[ReplayFile]]:
+        """Every finished task (by id) with its terms, signals, the files its
+        handoff created or modified and its vector (None without one), and every
+        file with its own terms: what ``ctxgraph tune`` replays. One snapshot."""
+
     def tasks_to_embed(self, limit: int) -> list[tuple[str, str]]:
         """(id, text) of up to ``limit`` finished tasks, by id, whose text has no
         vector yet or one of another text (``records.text_hash``)."""
@@ -182,6 +189,25 @@ class KnowledgeStore(Protocol):
         relationship whose end is missing raises ``InvalidDocumentError`` and
         rolls back its batch (earlier batches stay: validate a whole file with
         ``backup.ExportReader`` first)."""
+
+    # -- context outcomes (records and parsing: ctxgraph.graph.outcome_records) --
+    def record_deliveries(self, deliveries: Sequence[Delivery], keep: int) -> None:
+        """Store delivered contexts (one transaction); when ``outcome_records.trim_due``,
+        keep only the newest ``keep`` (by ``at``, then ``id``). A delivery of an id
+        already stored replaces it, unscored. Not part of ``stats`` or ``export_rows``."""
+
+    def deliveries(self, *, task_ids: Sequence[str] | None = None, since: str | None = None,
+                   last: int | None = None) -> list[StoredDelivery]:
+        """Stored deliveries oldest first (by ``at``, then ``id``), their JSON
+        unparsed: those of ``task_ids``; else the newest ``last`` (None: all)
+        made at or after ``since`` (an ISO time; None: any)."""
+
+    def score_deliveries(self, scores: Sequence[tuple[str, DeliveryScore]]) -> None:
+        """Set the score of each (delivery id, score); ids no longer stored are skipped."""
+
+    def handoff_files(self, task_ids: Sequence[str]) -> dict[str, list[str]]:
+        """The files the handoff of each of ``task_ids`` created or modified,
+        sorted; tasks without such files are left out."""
 
     # -- associative memory (chunks of indexed projects) --
     def memory_projects(self) -> list[MemoryProject]:

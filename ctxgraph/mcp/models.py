@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ctxgraph.compute.context import ComputedContext, ExplainEntry
+from ctxgraph.compute.output import ComputedContext, ExplainEntry
 from ctxgraph.graph.models import Task, TaskDoc
 from ctxgraph.mcp.ops import KnowledgeMatch
 from ctxgraph.mcp.responses import DEFAULT_PAGE, MAX_PAGE

@@ -20,7 +20,8 @@ from pydantic import BaseModel, ConfigDict
 
 from ctxgraph.compute import limits as lim
 from ctxgraph.compute.budget import BudgetExceededError
-from ctxgraph.compute.context import ComputedContext, merge_hits, relevance
+from ctxgraph.compute.output import ComputedContext
+from ctxgraph.compute.relevance import merge_hits, relevance
 from ctxgraph.errors import CtxgraphError
 from ctxgraph.graph.models import KnowledgeItem, Task
 from ctxgraph.service import ContextService
@@ -86,7 +87,7 @@ def compute_within(
     the context and the budget it was first computed with when that had to
     be lowered (else None). A context that cannot be made to fit (its blocks
     that are never compressed alone are too large) is a ``CtxgraphError``."""
-    ctx = svc.compute(task, **options)
+    ctx = svc.compute(task, record=False, **options)  # only the context delivered is recorded, below
     first_budget = ctx.budget
     measured = size(ctx)
     tries = 0
@@ -96,10 +97,11 @@ def compute_within(
         if tries > MAX_LOWERINGS or lowered < 1:
             raise _too_large(ctx.task_id, cap, ctx.budget)
         try:
-            ctx = svc.compute(task, **{**options, "budget": lowered})
+            ctx = svc.compute(task, record=False, **{**options, "budget": lowered})
         except BudgetExceededError:
             raise _too_large(ctx.task_id, cap, lowered) from None
         measured = size(ctx)
+    svc.record_delivery(ctx)
     return ctx, (first_budget if tries else None)
 
 

@@ -135,7 +135,7 @@ def test_eval_index_source_adds_the_memory_row(tmp_path: Path) -> None:
     done = run("eval", str(dataset), "--index-source", "--format", "json", cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
-    assert list(report["systems"]) == ["ctxgraph", "ctxgraph+memory", "bm25", "seed", "all"]
+    assert list(report["systems"]) == ["ctxgraph", "ctxgraph+memory", "ctxgraph+tuned", "bm25", "seed", "all"]
     assert report["index"]["files"] == 3 and report["index"]["project"] == "tiny"
     tree = tmp_path / "cache" / "eval-src" / "tiny-1.0"
     assert (tree / "src" / "tiny" / "lexer.py").read_text(encoding="utf-8") == LEXER

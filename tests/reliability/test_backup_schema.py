@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from ctxgraph import cypher
-from ctxgraph.graph.backup import KEY_PROPERTY, KNOWLEDGE_LABELS, NODE_LABELS, REL_TYPES
+from ctxgraph.graph.backup import KEY_PROPERTY, KNOWLEDGE_LABELS, NODE_LABELS, REL_TYPES, UNEXPORTED_LABELS
 
 CYPHER_DIR = Path(cypher.__file__).resolve().parent
 NODE_PATTERN = re.compile(r"\(\s*\w*\s*:\s*([A-Z]\w*)")
@@ -23,6 +23,8 @@ def test_every_constrained_label_is_exported_with_its_key() -> None:
     schema = cypher.load("schema")
     constrained = dict(re.findall(r"FOR \(n:(\w+)\) REQUIRE n\.(\w+) IS UNIQUE", schema))
     assert constrained.pop("Knowledge") == "id"
+    for label in UNEXPORTED_LABELS:
+        assert constrained.pop(label) == "id"
     for label, key in constrained.items():
         assert label in NODE_LABELS, f"backup.NODE_LABELS lacks {label}"
         assert KEY_PROPERTY.get(label, "id") == key, f"backup.KEY_PROPERTY: {label} is keyed by {key}"
@@ -35,7 +37,7 @@ def test_every_label_and_type_in_the_cypher_is_known_to_the_import() -> None:
         labels.update(NODE_PATTERN.findall(text))
         for group in REL_PATTERN.findall(text):
             types.update(t for t in group.split("|") if t)
-    assert labels - {"Knowledge"} <= set(NODE_LABELS), labels - set(NODE_LABELS)
+    assert labels - {"Knowledge", *UNEXPORTED_LABELS} <= set(NODE_LABELS), labels - set(NODE_LABELS)
     assert types <= set(REL_TYPES), types - set(REL_TYPES)
 
 

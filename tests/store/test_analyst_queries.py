@@ -15,6 +15,7 @@ from neo4j.graph import Node
 
 from ctxgraph import cypher
 from ctxgraph.demo import DEMO_TASK, load_project
+from ctxgraph.graph.outcome_records import parse_score, score_props
 from ctxgraph.graph.store import KnowledgeStore
 from ctxgraph.service import ContextService
 from ctxgraph.signals import SignalExtractor
@@ -44,6 +45,15 @@ def driver(neo4j_settings: Any) -> Iterator[Driver]:
 def demo_rows(loaded: KnowledgeStore) -> list[dict[str, Any]]:
     """The demo graph as the store exports it (read through the store, not the queries under test)."""
     return list(loaded.export_rows())
+
+
+@pytest.fixture(scope="module")
+def delivery_rows(loaded: KnowledgeStore) -> list[dict[str, Any]]:
+    """The demo's deliveries (not exported) as export-like node rows, read through the store."""
+    rows = [{"kind": "node", "label": "Delivery", "props": {**stored.model_dump(), **score_props(score)}}
+            for stored in loaded.deliveries() if (score := parse_score(stored)) is not None]
+    assert rows, "the demo loader records each task's context and its handoff scores it"
+    return rows
 
 
 @pytest.fixture(scope="module")
@@ -85,10 +95,13 @@ def _strip(text: str) -> str:
 
 
 @pytest.mark.parametrize("name", cypher.analyst_names())
-def test_saved_query_names_only_what_the_demo_holds(demo_rows: list[dict[str, Any]], name: str) -> None:
+def test_saved_query_names_only_what_the_demo_holds(demo_rows: list[dict[str, Any]],
+                                                    delivery_rows: list[dict[str, Any]], name: str) -> None:
     """Every label, relationship type and property key a query names occurs in
-    the demo data itself: on a server where other work created the token (so
-    Neo4j stays silent) a query must still not lean on one the demo lacks."""
+    the demo data itself (its export, and its scored deliveries): on a server
+    where other work created the token (so Neo4j stays silent) a query must
+    still not lean on one the demo lacks."""
+    demo_rows = [*demo_rows, *delivery_rows]
     body = _strip(cypher.load_analyst(name))
     labels = set(re.findall(r"(?:\(\s*\w*|\b\w+)\s*:\s*((?:[A-Z][a-z]\w*\|?)+)", body))
     labels = {part for group in labels for part in group.split("|") if part}

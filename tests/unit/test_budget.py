@@ -13,9 +13,10 @@ from hypothesis import strategies as st
 from ctxgraph.compute.budget import Block, BudgetExceededError, fit, strategy_term
 from ctxgraph.compute.compress import Level, Policy, reference, structural, summarize_text
 from ctxgraph.compute.config import ContextConfig
-from ctxgraph.compute.context import Candidates, compute_context
+from ctxgraph.compute.context import compute_context
 from ctxgraph.compute.limits import limits_for
 from ctxgraph.graph.models import (
+    Candidates,
     DependencyHandoff,
     FileEntry,
     KnowledgeHit,

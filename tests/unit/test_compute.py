@@ -4,20 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxgraph.compute.context import (
-    Candidates,
-    ComputedContext,
-    compute_context,
-    filter_context_map,
-    merge_hits,
-    relevance,
-    score_file,
-)
+from ctxgraph.compute.context import ComputedContext, compute_context
 from ctxgraph.compute.limits import TIERS, limits_for
+from ctxgraph.compute.relevance import filter_context_map, merge_hits, relevance
+from ctxgraph.compute.seed import score_file
 from ctxgraph.core.rarity import tag_weight, tag_weights
 from ctxgraph.core.tokens import estimate_tokens
 from ctxgraph.graph.models import (
     Blocker,
+    Candidates,
     Complexity,
     DependencyHandoff,
     FileEntry,

@@ -1,6 +1,6 @@
 """The import graph holds the layering: cli -> mcp/evaluation/demo -> service
--> memory -> compute / graph -> core (with errors, signals and cypher beside
-it). Every import counts, at module level or inside a function (a lazy import
+-> outcomes -> memory -> compute / graph -> core (with errors, signals and
+cypher beside it). Every import counts, at module level or inside a function (a lazy import
 is no way around a layer); only ``if TYPE_CHECKING:`` imports, which never
 run, are left out."""
 
@@ -16,15 +16,19 @@ PACKAGE = Path(__file__).resolve().parents[2] / "ctxgraph"
 
 #: What each part of the package may not import (the parts above it).
 FORBIDDEN: dict[str, set[str]] = {
-    "core": {"graph", "compute", "memory", "service", "settings", "evaluation", "mcp", "demo", "cli"},
-    "signals": {"core", "graph", "compute", "memory", "service", "settings", "evaluation", "mcp", "demo", "cli"},
-    "cypher": {"core", "graph", "compute", "memory", "service", "settings", "evaluation", "mcp", "demo", "cli"},
-    "errors": {"core", "signals", "graph", "compute", "memory", "service", "settings", "evaluation", "mcp",
+    "core": {"graph", "compute", "memory", "outcomes", "service", "settings", "evaluation", "mcp", "demo",
+             "cli"},
+    "signals": {"core", "graph", "compute", "memory", "outcomes", "service", "settings", "evaluation", "mcp",
+                "demo", "cli"},
+    "cypher": {"core", "graph", "compute", "memory", "outcomes", "service", "settings", "evaluation", "mcp",
                "demo", "cli"},
-    "graph": {"compute", "memory", "service", "settings", "evaluation", "mcp", "demo", "cli"},
-    "compute": {"memory", "service", "settings", "evaluation", "mcp", "demo", "cli"},
-    "memory": {"service", "settings", "evaluation", "mcp", "demo", "cli"},
-    "settings": {"graph", "memory", "service", "evaluation", "mcp", "demo", "cli"},
+    "errors": {"core", "signals", "graph", "compute", "memory", "outcomes", "service", "settings", "evaluation",
+               "mcp", "demo", "cli"},
+    "graph": {"compute", "memory", "outcomes", "service", "settings", "evaluation", "mcp", "demo", "cli"},
+    "compute": {"memory", "outcomes", "service", "settings", "evaluation", "mcp", "demo", "cli"},
+    "memory": {"outcomes", "service", "settings", "evaluation", "mcp", "demo", "cli"},
+    "settings": {"graph", "memory", "outcomes", "service", "evaluation", "mcp", "demo", "cli"},
+    "outcomes": {"service", "settings", "evaluation", "mcp", "demo", "cli"},
     "service": {"evaluation", "mcp", "demo", "cli"},
     "evaluation": {"mcp", "demo", "cli"},
     "demo": {"evaluation", "mcp", "cli"},

@@ -1,0 +1,228 @@
+"""How each kind of candidate becomes a budget :class:`Block`: the item at each
+compression level (built on first use) and the Markdown fragment its tokens are
+estimated from. Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from ctxgraph.compute.budget import Block
+from ctxgraph.compute.compress import Level, Policy, first_sentence
+from ctxgraph.compute.memory import Snippet, excerpt
+from ctxgraph.compute.output import (
+    BlockingQuestion,
+    CodeRef,
+    DecisionRef,
+    FileRef,
+    PatternRef,
+    PriorWork,
+    RelatedTask,
+    WarningRef,
+)
+from ctxgraph.compute.relevance import DEPENDENCY_BONUS
+from ctxgraph.graph.models import DependencyHandoff, KnowledgeItem, Severity, TaskHit
+
+# --------------------------------------------------------------- level renders
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _once(model: type[M], **fields: Any) -> Callable[[], M]:
+    """A factory that builds ``model(**fields)`` on first call and then reuses it."""
+    built: list[M] = []
+
+    def make() -> M:
+        if not built:
+            built.append(model(**fields))
+        return built[0]
+    return make
+
+
+def _short(text: str, level: Level) -> str:
+    if level is Level.SUMMARY:
+        return first_sentence(text, 160)
+    if level is Level.REFERENCE:
+        return first_sentence(text, 60)
+    return text
+
+
+def _pattern(make: Callable[[], PatternRef]) -> Callable[[Level], PatternRef]:
+    """The item at each level; built on first use (most candidates are never shown)."""
+    def at(level: Level) -> PatternRef:
+        ref = make()
+        if level is Level.FULL:
+            return ref
+        keep_loc = level is Level.SUMMARY
+        return ref.model_copy(update={"pattern": _short(ref.pattern, level), "level": level.value,
+                                      "location": ref.location if keep_loc else None})
+    return at
+
+
+def _warning(make: Callable[[], WarningRef]) -> Callable[[Level], WarningRef]:
+    """The item at each level; built on first use (most candidates are never shown)."""
+    def at(level: Level) -> WarningRef:
+        ref = make()
+        if level is Level.FULL:
+            return ref
+        return ref.model_copy(update={"issue": _short(ref.issue, level), "level": level.value})
+    return at
+
+
+def _decision(make: Callable[[], DecisionRef]) -> Callable[[Level], DecisionRef]:
+    """The item at each level; built on first use (most candidates are never shown)."""
+    def at(level: Level) -> DecisionRef:
+        ref = make()
+        if level is Level.FULL:
+            return ref
+        rationale = first_sentence(ref.rationale, 100) if ref.rationale and level is Level.SUMMARY else None
+        return ref.model_copy(update={"decision": _short(ref.decision, level), "rationale": rationale,
+                                      "level": level.value})
+    return at
+
+
+def _prior(work: PriorWork) -> Callable[[Level], PriorWork]:
+    def at(level: Level) -> PriorWork:
+        if level is Level.FULL:
+            return work
+        if level is Level.SUMMARY:
+            files = tuple(FileRef(file=f.file) for f in work.files_created)
+            return work.model_copy(update={"summary": first_sentence(work.summary, 160),
+                                           "files_created": files, "level": level.value})
+        return work.model_copy(update={"summary": "", "files_created": (), "level": level.value})
+    return at
+
+
+def _code(ref: CodeRef) -> Callable[[Level], CodeRef]:
+    def at(level: Level) -> CodeRef:
+        if level is Level.FULL:
+            return ref
+        notes = first_sentence(ref.notes, 80) if level is Level.SUMMARY else ""
+        return ref.model_copy(update={"notes": notes, "level": level.value})
+    return at
+
+
+def _snippet(snip: Snippet) -> Callable[[Level], Snippet]:
+    def at(level: Level) -> Snippet:
+        if level is Level.FULL:
+            return snip
+        text = excerpt(snip.text, 80).split("\n", 1)[0] if level is Level.SUMMARY else ""
+        return snip.model_copy(update={"text": text, "level": level.value})
+    return at
+
+
+def _related(ref: RelatedTask) -> Callable[[Level], RelatedTask]:
+    def at(level: Level) -> RelatedTask:
+        if level is Level.FULL:
+            return ref
+        return ref.model_copy(update={"intent": _short(ref.intent, level), "level": level.value})
+    return at
+
+
+def _same(item: BlockingQuestion) -> Callable[[Level], BlockingQuestion]:
+    return lambda level: item
+
+
+# Markdown fragments for token estimates (the rendered template is measured at the end).
+
+def _frag_pattern(p: PatternRef) -> str:
+    return f"- **{p.pattern}** (see: `{p.location}`) — from {p.from_task}\n"
+
+
+def _frag_warning(w: WarningRef) -> str:
+    return f"- ⚠️ **{w.severity.value}**: {w.issue} — from {w.from_task}\n"
+
+
+def _frag_decision(d: DecisionRef) -> str:
+    return f"- {d.decision} — {d.rationale} (from {d.from_task})\n"
+
+
+def _frag_prior(w: PriorWork) -> str:
+    files = "".join(f"- `{f.file}`: {f.reason}\n" for f in w.files_created)
+    head = "\n**Files Created:**\n" if files else ""
+    return f"\n#### {w.task} ({w.task_id})\n{w.summary}\n{head}{files}"
+
+
+def _frag_code(r: CodeRef) -> str:
+    return f"| `{r.file}` | {r.component} | {r.notes} |\n"
+
+
+def _frag_snippet(s: Snippet) -> str:
+    body = "".join(f"   `{line}`\n" for line in s.text.splitlines())
+    return f"1. `{s.path}` lines {s.start_line}-{s.end_line} (similarity 0.00)\n{body}"
+
+
+def _frag_related(r: RelatedTask) -> str:
+    return f"- {r.id}: {r.intent}\n"
+
+
+def _frag_question(q: BlockingQuestion) -> str:
+    return f"- **{q.question}** ({q.from_task})\n  - Context: {q.context}\n  - Recommendation: {q.recommendation}\n"
+
+
+# ----------------------------------------------------------------- block makers
+# ``common`` holds the Block fields the pipeline sets for a knowledge item (id,
+# kind, scope, source, policy, relevance, tag matches, importance, updated_at);
+# ``origin`` is ``from_task=<dependency id>`` for knowledge a dependency brought.
+
+
+def pattern_block(k: KnowledgeItem, rel: float, common: Mapping[str, Any], **origin: Any) -> Block:
+    """A pattern (or an ADR 007 kind: adr, plan, module_memory, changelog)."""
+    make = _once(PatternRef, id=k.id, pattern=k.summary, location=k.location, relevance=rel, **origin)
+    return Block(section="patterns", render=_pattern(make), fragment=_frag_pattern, **common)
+
+
+def warning_block(k: KnowledgeItem, rel: float, common: Mapping[str, Any], **origin: Any) -> Block:
+    """A gotcha; one without a severity counts as medium."""
+    make = _once(WarningRef, id=k.id, issue=k.summary, severity=k.severity or Severity.MEDIUM, relevance=rel,
+                 **origin)
+    return Block(section="warnings", render=_warning(make), fragment=_frag_warning, **common)
+
+
+def decision_block(k: KnowledgeItem, rel: float, common: Mapping[str, Any], **origin: Any) -> Block:
+    make = _once(DecisionRef, id=k.id, decision=k.summary, rationale=k.rationale, relevance=rel, **origin)
+    return Block(section="decisions", render=_decision(make), fragment=_frag_decision, **common)
+
+
+def question_block(k: KnowledgeItem, common: Mapping[str, Any], from_task: str) -> Block:
+    """An open question from a dependency: exact, never compressed."""
+    q = BlockingQuestion(id=k.id, question=k.summary, context=k.context,
+                         recommendation=k.recommendation, from_task=from_task)
+    return Block(section="blocking_questions", render=_same(q), fragment=_frag_question,
+                 **{**common, "policy": Policy.EXACT, "source": "task"})
+
+
+def prior_block(dep: DependencyHandoff) -> Block:
+    """A completed dependency's handoff: its summary and the files to read next
+    (else the files it created)."""
+    files = dep.files_to_read or dep.files_created
+    work = PriorWork(task_id=dep.task.id, task=dep.task.intent,
+                     summary=dep.summary or dep.task.outcome_summary or "",
+                     files_created=tuple(FileRef(file=f.file, reason=f.reason) for f in files))
+    return Block(id=f"prior:{dep.task.id}", section="prior_work", kind="dependency", scope="task",
+                 source="task", policy=Policy.SUMMARIZABLE, relevance=DEPENDENCY_BONUS,
+                 tag_matches=(), importance=1.0, updated_at=dep.task.completed_at,
+                 render=_prior(work), fragment=_frag_prior)
+
+
+def snippet_block(snip: Snippet, rel: float) -> Block:
+    """A chunk the associative memory found."""
+    return Block(id=f"chunk:{snip.path}:{snip.start_line}", section="codebase_context", kind="code_snippet",
+                 scope="path", source="code", policy=Policy.SUMMARIZABLE, relevance=rel, tag_matches=(),
+                 importance=0.5, updated_at=None, render=_snippet(snip), fragment=_frag_snippet)
+
+
+def code_block(ref: CodeRef) -> Block:
+    return Block(id=f"file:{ref.file}", section="code_references", kind="code_reference", scope="path",
+                 source="code", policy=Policy.SUMMARIZABLE, relevance=float(ref.relevance), tag_matches=(),
+                 importance=0.5, updated_at=None, render=_code(ref), fragment=_frag_code)
+
+
+def related_block(h: TaskHit, rel: float) -> Block:
+    """A completed task sharing tags with this one (not a dependency)."""
+    rt = RelatedTask(id=h.task.id, intent=h.task.intent, summary=h.task.outcome_summary, relevance=rel)
+    return Block(id=f"task:{h.task.id}", section="related_tasks", kind="related_task", scope="task",
+                 source="docs", policy=Policy.SUMMARIZABLE, relevance=rel, tag_matches=h.matched_tags,
+                 importance=0.5, updated_at=h.task.completed_at, render=_related(rt), fragment=_frag_related)

@@ -1,0 +1,162 @@
+"""What a computed context is: the sections of the seed's template, their items,
+and the ``_computed`` metadata. Frozen pydantic models, no logic."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ctxgraph.compute.memory import Snippet
+from ctxgraph.graph.models import Blocker, RecentTask, Severity
+from ctxgraph.signals import TaskSignals
+
+_OUT = ConfigDict(frozen=True, extra="forbid")
+
+
+class PatternRef(BaseModel):
+    model_config = _OUT
+    level: str = "full"
+    id: str
+    pattern: str
+    location: str | None = None
+    relevance: float
+    from_task: str | None = None
+
+
+class WarningRef(BaseModel):
+    model_config = _OUT
+    level: str = "full"
+    id: str
+    issue: str
+    severity: Severity
+    relevance: float
+    from_task: str | None = None
+
+
+class DecisionRef(BaseModel):
+    model_config = _OUT
+    level: str = "full"
+    id: str
+    decision: str
+    rationale: str | None = None
+    relevance: float
+    from_task: str | None = None
+
+
+class FileRef(BaseModel):
+    model_config = _OUT
+    file: str
+    reason: str = ""
+
+
+class PriorWork(BaseModel):
+    model_config = _OUT
+    level: str = "full"
+    task_id: str
+    task: str
+    summary: str
+    files_created: tuple[FileRef, ...] = ()
+
+
+class BlockingQuestion(BaseModel):
+    model_config = _OUT
+    id: str
+    question: str
+    context: str | None = None
+    recommendation: str | None = None
+    from_task: str
+
+
+class CodeRef(BaseModel):
+    model_config = _OUT
+    level: str = "full"
+    file: str
+    component: str
+    notes: str
+    relevance: float
+    seed_score: int = 0
+
+
+class RelatedTask(BaseModel):
+    model_config = _OUT
+    level: str = "full"
+    id: str
+    intent: str
+    summary: str | None = None
+    relevance: float
+
+
+class ComputedMeta(BaseModel):
+    """The seed's ``_computed`` metadata plus what the debug section shows."""
+
+    model_config = _OUT
+    signals: TaskSignals
+    complexity: str
+    knowledge_nodes_matched: int
+    dependency_count: int
+    context_map_filtered: int
+    keyword_hits: int = 0
+    domain_hits: int = 0
+    patterns_found: int = 0
+    gotchas_found: int = 0
+    decisions_found: int = 0
+    dependency_ids: tuple[str, ...] = ()
+    dependencies_skipped: tuple[str, ...] = ()
+    patterns_inherited: int = 0
+    warnings_inherited: int = 0
+    context_map_total: int = 0
+    context_map_candidates: int = 0
+    top_relevance_score: int = 0
+    working_memory: bool = True
+    dropped_by_limits: dict[str, int] = Field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+    budget: int = 0
+    strategy: str = "balanced"
+    frame_tokens: int = 0
+    scope_used: dict[str, int] = Field(default_factory=dict)
+    scope_allowed: dict[str, int] = Field(default_factory=dict)
+    dropped_by_budget: int = 0
+    compressed: int = 0
+    #: what the associative memory contributed (empty when it was not used)
+    memory: str = ""
+
+
+class ExplainEntry(BaseModel):
+    """One candidate, its score parts, and what became of it."""
+
+    model_config = _OUT
+    id: str
+    section: str
+    kind: str
+    scope: str
+    source: str
+    tag_matches: tuple[str, ...]
+    relevance: float
+    type_priority: float
+    strategy_term: float
+    level: str
+    tokens: int
+    fate: str
+    reason: str
+
+
+class ComputedContext(BaseModel):
+    """What a task is given: the sections of the seed's template and metadata."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    task_id: str
+    patterns_to_follow: tuple[PatternRef, ...] = ()
+    warnings: tuple[WarningRef, ...] = ()
+    relevant_decisions: tuple[DecisionRef, ...] = ()
+    prior_work: tuple[PriorWork, ...] = ()
+    blocking_questions: tuple[BlockingQuestion, ...] = ()
+    codebase_context: tuple[Snippet, ...] = ()
+    code_references: tuple[CodeRef, ...] = ()
+    related_tasks: tuple[RelatedTask, ...] = ()
+    recent_tasks: tuple[RecentTask, ...] = ()
+    active_blockers: tuple[Blocker, ...] = ()
+    computed: ComputedMeta = Field(alias="_computed", serialization_alias="_computed")
+    markdown: str = ""
+    tokens: int = 0
+    budget: int = 0
+    explain: tuple[ExplainEntry, ...] | None = None
