@@ -34,8 +34,11 @@ by the square root of how many it reaches. Its text is not passed on: it
 would make every file of the package look alike.
 
 ``score = votes + 2 x text + 0.2 x prior + 0.3 x seed``; with neighbours by
-embedding ``votes + 3 x text + 0.2 x prior + 0.3 x seed + 3 x dense``. Weights
-tuned on the click and werkzeug evaluation sets (``ctxgraph eval``). The store
+embedding ``votes + 3 x text + 0.2 x prior + 0.3 x seed + 3 x dense``
+(:data:`DEFAULT_WEIGHTS`, chosen on the click and werkzeug evaluation sets;
+``[ranking.full_text]`` and ``[ranking.dense]`` in the settings override them,
+and ``ctxgraph tune`` fits them on a project's own history:
+:mod:`ctxgraph.compute.tune`). The store
 returns the evidence; every number is computed here, so both stores rank
 identically. The store may bound it (``ctxgraph.core.evidence``): the best
 matched tasks only, and the files that can still reach the top, each carrying

@@ -7,6 +7,7 @@ import random
 from pathlib import Path
 
 import pytest
+from _tune_history import teach
 
 from ctxgraph.compute import limits as lim
 from ctxgraph.compute.ranking import DEFAULT_WEIGHTS, MAX_DF_SHARE, rank_files
@@ -14,12 +15,10 @@ from ctxgraph.compute.replay import Replay
 from ctxgraph.compute.tune import MIN_GAIN
 from ctxgraph.core.vectors import DIMENSIONS
 from ctxgraph.evaluation.dataset import load_set
-from ctxgraph.graph.models import FileEntry
 from ctxgraph.service import ContextService
 from ctxgraph.signals import terms
 
 TINY = Path(__file__).resolve().parents[1] / "data" / "eval_tiny"
-TOPICS = ("parser", "lexer", "render", "cache", "router", "auth")
 
 
 def _vector(rng: random.Random) -> list[float]:
@@ -59,30 +58,9 @@ def test_replay_evidence_ranks_as_the_store_does(svc: ContextService) -> None:
         assert replayed == stored[text_only] and replayed
 
 
-def _teach(svc: ContextService, n: int = 160, seed: int = 1) -> None:
-    """A history where the seed's context-map score misleads: every task names
-    the 'widget' component, whose files no task ever touches, while each task
-    really changes the five files of its topic."""
-    rng = random.Random(seed)
-    files = [FileEntry(path=f"src/{t}/{k}.py", component=t, notes="") for t in TOPICS for k in range(5)]
-    files += [FileEntry(path=f"src/widget/w{k}.py", component="widget", notes="widget helpers") for k in range(4)]
-    svc.add_files(files)
-    tasks, handoffs = [], []
-    for i in range(n):
-        topic = rng.choice(TOPICS)
-        tid = f"t{i:04d}"
-        tasks.append({"id": tid, "name": f"Change the {topic} widget step {i}",
-                      "objective": f"Adjust {topic} handling of widget {rng.randint(0, 9)}"})
-        handoffs.append((tid, {"task_id": tid, "summary": f"changed {topic}",
-                               "completed_at": f"2026-01-01T{i // 60:02d}:{i % 60:02d}:00Z",
-                               "files_modified": [{"path": f"src/{topic}/{k}.py"} for k in range(5)]}))
-    svc.add_tasks(tasks)
-    svc.ingest_handoffs(handoffs)
-
-
 def test_tune_learns_from_the_history_and_is_deterministic(svc: ContextService) -> None:
     svc.task_vectors = False
-    _teach(svc)
+    teach(svc)
     first = svc.tune(seed=3)
     assert first.tasks == 160
     assert [f.kind for f in first.fits] == ["full_text"]  # no task has a vector
@@ -96,7 +74,7 @@ def test_tune_learns_from_the_history_and_is_deterministic(svc: ContextService) 
 
 
 def test_tune_with_too_little_history_keeps_the_weights(svc: ContextService) -> None:
-    _teach(svc, n=20)
+    teach(svc, n=20)
     result = svc.tune()
     assert not result.changed
     assert result.weights == svc.config.ranking
@@ -105,7 +83,7 @@ def test_tune_with_too_little_history_keeps_the_weights(svc: ContextService) -> 
 
 def test_tuned_weights_rank_the_context(svc: ContextService) -> None:
     svc.task_vectors = False
-    _teach(svc)
+    teach(svc)
     svc.add_task({"id": "next", "name": "Change the parser widget", "objective": "Adjust parser handling of widget"})
     before = {r.file: r.relevance for r in svc.compute("next").code_references}
     tuned = svc.tune().weights
@@ -123,6 +101,6 @@ def test_fits_do_not_depend_on_the_store(svc: ContextService, seed: int) -> None
     """The figures are computed from the replay corpus alone (checked against
     numbers both stores gave on this history)."""
     svc.task_vectors = False
-    _teach(svc)
+    teach(svc)
     fit = svc.tune(seed=seed).fits[0]
     assert (fit.queries, fit.fit_queries, fit.validation_queries) == (80, 64, 16)
