@@ -20,13 +20,18 @@ if TYPE_CHECKING:
     from ctxgraph.errors import InvalidDocumentError as InvalidDocumentError
     from ctxgraph.errors import StoreUnavailableError as StoreUnavailableError
     from ctxgraph.errors import UnknownTaskError as UnknownTaskError
+    from ctxgraph.graph.models import Complexity as Complexity
     from ctxgraph.graph.models import FileEntry as FileEntry
     from ctxgraph.graph.models import HandoffDoc as HandoffDoc
+    from ctxgraph.graph.models import KnowledgeItem as KnowledgeItem
     from ctxgraph.graph.models import Task as Task
+    from ctxgraph.graph.models import TaskDoc as TaskDoc
+    from ctxgraph.graph.models import TaskStatus as TaskStatus
     from ctxgraph.service import ContextService as ContextService
     from ctxgraph.service import IngestResult as IngestResult
 
 _EXPORTS = {
+    "Complexity": "ctxgraph.graph.models",
     "ComputedContext": "ctxgraph.compute.context",
     "ConfigurationError": "ctxgraph.errors",
     "ContextService": "ctxgraph.service",
@@ -37,8 +42,11 @@ _EXPORTS = {
     "IngestResult": "ctxgraph.service",
     "InvalidArgumentError": "ctxgraph.errors",
     "InvalidDocumentError": "ctxgraph.errors",
+    "KnowledgeItem": "ctxgraph.graph.models",
     "StoreUnavailableError": "ctxgraph.errors",
     "Task": "ctxgraph.graph.models",
+    "TaskDoc": "ctxgraph.graph.models",
+    "TaskStatus": "ctxgraph.graph.models",
     "UnknownTaskError": "ctxgraph.errors",
 }
 

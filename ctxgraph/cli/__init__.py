@@ -9,14 +9,26 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from ctxgraph.errors import CtxgraphError, InvalidDocumentError, StoreUnavailableError, UnknownTaskError
-from ctxgraph.graph.documents import decode, parse_structured, validate
-from ctxgraph.graph.models import Complexity, Task, TaskDoc, TaskStatus
+from ctxgraph import (
+    Complexity,
+    CtxgraphError,
+    InvalidDocumentError,
+    StoreUnavailableError,
+    Task,
+    TaskDoc,
+    TaskStatus,
+    UnknownTaskError,
+)
+from ctxgraph.service import ContextService
+
+if TYPE_CHECKING:
+    from ctxgraph.compute.config import Strategy
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -91,13 +103,11 @@ def format_option(fn: F) -> F:
                         show_default=True, help="Output format; json is for programs.")(fn)
 
 
-@contextmanager
-def open_service(params: dict[str, Any], *, read_only: bool = False) -> Iterator[Any]:
-    """The service on the store the options name; ``read_only`` for commands
-    that only read (the store is then opened so that it cannot be written)."""
-    from ctxgraph.service import ContextService
-
-    svc = ContextService.open(
+def service_opener(params: dict[str, Any], *, read_only: bool = False) -> Callable[[], ContextService]:
+    """A function that opens the service on the store the options name (the
+    Neo4j password, if the CLI must supply it, is read now, once)."""
+    return partial(
+        ContextService.open,
         params.get("store_path"),
         neo4j_uri=params.get("neo4j_uri"),
         neo4j_user=params.get("neo4j_user"),
@@ -105,6 +115,13 @@ def open_service(params: dict[str, Any], *, read_only: bool = False) -> Iterator
         neo4j_database=params.get("neo4j_database"),
         read_only=read_only,
     )
+
+
+@contextmanager
+def open_service(params: dict[str, Any], *, read_only: bool = False) -> Iterator[ContextService]:
+    """The service on the store the options name; ``read_only`` for commands
+    that only read (the store is then opened so that it cannot be written)."""
+    svc = service_opener(params, read_only=read_only)()
     try:
         yield svc
     finally:
@@ -226,10 +243,8 @@ def main(verbose: bool) -> None:
 def init(reset: bool, **kwargs: Any) -> None:
     """Create the store (or check the server) and apply the schema."""
     with open_service(_store_params(kwargs)) as svc:
-        if reset:
-            svc.store.clear()
-        svc.store.init_schema()
-        click.echo(f"ready: {svc.store.location}")
+        svc.initialize(reset=reset)
+        click.echo(f"ready: {svc.location}")
 
 
 # ------------------------------------------------------------------------ context
@@ -265,7 +280,7 @@ def init(reset: bool, **kwargs: Any) -> None:
                    "is ingested); opens the store for writing instead of read-only.")
 @store_options
 def context(task_id: str | None, task_file: str | None, fmt: str, complexity: str | None, budget: int | None,
-            strategy: str | None, debug: bool, explain: bool, template: Path | None, memory: bool,
+            strategy: Strategy | None, debug: bool, explain: bool, template: Path | None, memory: bool,
             memory_project: str | None, record: bool, **kwargs: Any) -> None:
     """Compute the context of TASK_ID (Markdown within the token budget).
 
@@ -278,7 +293,7 @@ def context(task_id: str | None, task_file: str | None, fmt: str, complexity: st
     task: str | Task = task_id or ""
     if task_file is not None:
         source, data = _read_input(task_file)
-        task = validate(TaskDoc, parse_structured(decode(data, source), source), source).to_task()
+        task = ContextService.read_task(data, source)
     template_text = None
     if template is not None:
         try:
@@ -292,11 +307,8 @@ def context(task_id: str | None, task_file: str | None, fmt: str, complexity: st
     except StoreUnavailableError as exc:
         if not isinstance(task, Task):
             raise
-        from ctxgraph.graph.local import default_path
-        from ctxgraph.service import ContextService
-
         service = None
-        location = params.get("neo4j_uri") or str(params.get("store_path") or default_path())
+        location = params.get("neo4j_uri") or str(params.get("store_path") or ContextService.default_store_path())
         svc = ContextService.unavailable(location, str(exc))
     svc.memory = memory
     if memory_project:
@@ -340,12 +352,12 @@ def embed_tasks(fmt: str, **kwargs: Any) -> None:
     contexts computed before use the vectors there are.
     """
     with open_service(_store_params(kwargs)) as svc:
-        pending = svc.store.tasks_to_embed(10**9)
+        pending = svc.tasks_to_embed()
         bar = click.progressbar(length=len(pending), label="Embedding tasks", file=sys.stderr,
                                 hidden=len(pending) < 64)
         with bar:
             embedded = svc.embed_tasks(pending, progress=bar.update)
-        total = svc.store.task_vector_count()
+        total = svc.task_vector_count()
     if fmt == "json":
         _echo_json({"embedded": embedded, "tasks_with_vectors": total})
         return
@@ -359,7 +371,7 @@ def stats(fmt: str, **kwargs: Any) -> None:
     """Count nodes per label and relationships per type."""
     with open_service(_store_params(kwargs), read_only=True) as svc:
         counts = svc.stats()
-        location = svc.store.location
+        location = svc.location
     if fmt == "json":
         _echo_json(counts)
         return

@@ -1,7 +1,8 @@
 """``ctxgraph export`` and ``ctxgraph import``: the whole graph as JSON lines.
 
-The format and its checks are in :mod:`ctxgraph.graph.backup`; this module
-only parses options and prints.
+The work is :meth:`ContextService.export_to` and :meth:`ContextService.import_from`
+(the format and its checks: :mod:`ctxgraph.graph.backup`); this module only
+parses options and prints.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 import click
 
 from ctxgraph.cli import CliError, _mark_stdin_used, _store_params, open_service, store_options
-from ctxgraph.graph.backup import BATCH_SIZE, ExportReader, export_to_path, import_rows_into
+from ctxgraph.service import IMPORT_BATCH, ExportReader
 
 
 @click.command("export")
@@ -37,10 +38,10 @@ def export_command(path: str, **kwargs: Any) -> None:
             raise CliError(f"{target.parent}: no such folder", 2)
     with open_service(_store_params(kwargs), read_only=True) as svc:
         try:
-            summary = export_to_path(svc.store, path)
+            summary = svc.export_to(path)
         except OSError as exc:
             raise CliError(f"{path}: cannot write: {exc.strerror or exc}") from None
-        location = svc.store.location
+        location = svc.location
     click.echo(
         f"exported {summary.nodes} nodes and {summary.relationships} relationships "
         f"from {location} to {'<stdout>' if to_stdout else path}",
@@ -80,13 +81,13 @@ def import_command(path: str, check: bool, **kwargs: Any) -> None:
                    f"{summary.relationships} relationships")
         return
     bar = click.progressbar(length=summary.rows, label="Importing", file=sys.stderr,
-                            hidden=summary.rows < BATCH_SIZE)
+                            hidden=summary.rows < IMPORT_BATCH)
     with open_service(_store_params(kwargs)) as svc, bar:
         try:
-            import_rows_into(svc.store, reader, progress=bar.update, validated=summary)
+            svc.import_from(reader, progress=bar.update, validated=summary)
         except OSError as exc:
             raise CliError(f"{path}: cannot read: {exc.strerror or exc}", 2) from None
-        location = svc.store.location
+        location = svc.location
     click.echo(f"imported {summary.nodes} nodes and {summary.relationships} relationships "
                f"from {reader.source} into {location}")
 

@@ -60,13 +60,12 @@ def demo_command(store_path: Path | None, task_id: str | None, reset: bool, fmt:
         params["neo4j_uri"] = None  # an explicit --store outranks NEO4J_URI from the environment
     root = demo_dir()
     with open_service(params) as svc:
-        location = svc.store.location
+        location = svc.location
         foreign = None if reset else _foreign_contents(svc, demo_task_ids(root))
         if foreign:
             raise CliError(f"{location} holds {foreign}; the demo empties the store it loads into: "
                            "pass --reset to empty it anyway, or name another store", 2)
-        svc.store.clear()
-        svc.store.init_schema()
+        svc.initialize(reset=True)
         n_tasks, n_files, n_handoffs = load_project(svc, root)
         ctx = svc.compute(task_id or DEMO_TASK, debug=debug)
     click.echo(f"Loaded {n_tasks} tasks, {n_files} context-map entries and {n_handoffs} handoffs "

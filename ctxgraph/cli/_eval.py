@@ -15,9 +15,8 @@ from typing import Any
 
 import click
 
+from ctxgraph import Complexity, CtxgraphError
 from ctxgraph.cli import CliError, format_option, warn
-from ctxgraph.errors import CtxgraphError
-from ctxgraph.graph.models import Complexity
 
 
 @contextmanager
@@ -35,9 +34,8 @@ def _service(neo4j_uri: str | None, neo4j_user: str | None, neo4j_database: str 
     if neo4j_uri:
         svc = ContextService.open(neo4j_uri=neo4j_uri, neo4j_user=neo4j_user, neo4j_database=neo4j_database)
         try:
-            svc.store.clear()
-            svc.store.init_schema()
-            click.echo(f"emptied the Neo4j database at {svc.store.location}", err=True)
+            svc.initialize(reset=True)
+            click.echo(f"emptied the Neo4j database at {svc.location}", err=True)
             yield svc
         finally:
             svc.close()

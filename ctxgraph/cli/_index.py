@@ -10,17 +10,18 @@ from typing import Any
 
 import click
 
+from ctxgraph import CtxgraphError
 from ctxgraph.cli import (
     CliError,
     _echo_json,
     _embed_finished,
-    _neo4j_password,
     _store_params,
     format_option,
     open_service,
+    service_opener,
     store_options,
 )
-from ctxgraph.errors import CtxgraphError
+from ctxgraph.service import ContextService
 
 
 def _print_report(report: Any, fmt: str, tasks_embedded: int | None = None, *, lines: bool = False) -> None:
@@ -85,7 +86,7 @@ def index_command(path: Path | None, project: str | None, embeddings: bool, time
     params = _store_params(kwargs)
     if list_projects:
         with open_service(params, read_only=True) as svc:
-            projects = svc.store.memory_projects()
+            projects = svc.memory_projects()
         if fmt == "json":
             _echo_json([p.model_dump(mode="json") for p in projects])
         else:
@@ -102,7 +103,6 @@ def index_command(path: Path | None, project: str | None, embeddings: bool, time
         _watch(params, path, project, embeddings, time_limit or 300.0, interval, max_runs, fmt)
         return
     from ctxgraph.memory.embed import EmbeddingUnavailableError
-    from ctxgraph.memory.index import index_project
 
     try:
         with open_service(params) as svc, click.progressbar(length=1, label="Indexing", file=sys.stderr,
@@ -110,8 +110,8 @@ def index_command(path: Path | None, project: str | None, embeddings: bool, time
             def progress(done: int, total: int) -> None:
                 bar.length = max(total, 1)
                 bar.update(done - bar.pos)
-            report = index_project(svc.store, path, project=project, embeddings=embeddings,
-                                   progress=progress, time_limit=time_limit)
+            report = svc.index_project(path, project=project, embeddings=embeddings, progress=progress,
+                                       time_limit=time_limit)
     except EmbeddingUnavailableError as exc:
         raise CliError(f"{exc} (or pass --no-embeddings for the lightweight index)", exc.exit_code) from None
     except CtxgraphError as exc:
@@ -121,16 +121,9 @@ def index_command(path: Path | None, project: str | None, embeddings: bool, time
 
 def _watch(params: dict[str, Any], path: Path, project: str | None, embeddings: bool, time_limit: float,
            interval: float, max_runs: int | None, fmt: str) -> None:
-    from ctxgraph.memory.worker import IndexQueue, IndexRequest, IndexWorker
-    from ctxgraph.service import ContextService
+    from ctxgraph.memory.worker import IndexQueue, IndexRequest
 
-    password = _neo4j_password(params)
-
-    def open_store() -> Any:
-        return ContextService.open(
-            params.get("store_path"), neo4j_uri=params.get("neo4j_uri"), neo4j_user=params.get("neo4j_user"),
-            neo4j_password=password, neo4j_database=params.get("neo4j_database"),
-        ).store
+    open_svc = service_opener(params)
 
     def on_error(req: IndexRequest, exc: BaseException, delay: float) -> None:
         click.echo(f"ctxgraph: warning: indexing {req.project} failed: {exc}; retrying in {delay:.0f}s", err=True)
@@ -140,8 +133,7 @@ def _watch(params: dict[str, Any], path: Path, project: str | None, embeddings: 
     # embedding are found without a separate embed-tasks.
     embedded: dict[str, int] = {}
 
-    def follow_up(store: Any, report: Any) -> None:
-        svc = ContextService(store)
+    def follow_up(svc: ContextService, report: Any) -> None:
         if embeddings and svc.task_vectors:
             done = _embed_finished(svc, "--no-embeddings")
             if done is not None:
@@ -151,8 +143,8 @@ def _watch(params: dict[str, Any], path: Path, project: str | None, embeddings: 
         _print_report(report, fmt, embedded.pop(report.project, None), lines=True)
 
     queue = IndexQueue()
-    worker = IndexWorker(open_store, queue, time_limit=time_limit, on_report=on_report, on_error=on_error,
-                         max_runs=max_runs, follow_up=follow_up)
+    worker = ContextService.index_worker(open_svc, queue, time_limit=time_limit, on_report=on_report,
+                                         on_error=on_error, max_runs=max_runs, follow_up=follow_up)
     try:
         queue.request(path, project=project, embeddings=embeddings)
     except CtxgraphError as exc:

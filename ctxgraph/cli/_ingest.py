@@ -19,8 +19,7 @@ from ctxgraph.cli import (
     open_service,
     store_options,
 )
-from ctxgraph.graph.documents import expand_paths, load_context_map, load_tasks
-from ctxgraph.graph.handoff_batch import HANDOFF_BATCH
+from ctxgraph.service import HANDOFF_BATCH, ContextService
 
 
 @click.group(cls=_Group)
@@ -55,7 +54,7 @@ def ingest_handoff(paths: tuple[str, ...], batch_size: int, embed: bool, fmt: st
         p = Path(raw)
         if not p.exists():
             raise CliError(f"{p}: no such file or folder", 2)
-        files = expand_paths([p])
+        files = ContextService.document_files([p])
         if p.is_dir() and not files:
             raise CliError(f"{p}: no .yaml, .yml or .json files in this folder", 2)
         inputs.extend(_read_input(str(f)) for f in files)
@@ -84,10 +83,10 @@ def ingest_handoff(paths: tuple[str, ...], batch_size: int, embed: bool, fmt: st
 def ingest_tasks(path: str, **kwargs: Any) -> None:
     """Add the tasks of a file (YAML `tasks:` list, or JSON lines), all or none."""
     source, data = _read_input(path)
-    doc = load_tasks(data, source)
+    tasks = ContextService.read_tasks(data, source)
     with open_service(_store_params(kwargs)) as svc:
-        svc.add_tasks(doc.tasks)
-    click.echo(f"{len(doc.tasks)} tasks added or updated")
+        svc.add_tasks(tasks)
+    click.echo(f"{len(tasks)} tasks added or updated")
 
 
 @ingest.command("context-map")
@@ -97,7 +96,7 @@ def ingest_context_map(path: str, **kwargs: Any) -> None:
     """Load context-map entries (YAML `files:` list, or JSON lines with
     path or location, component, notes)."""
     source, data = _read_input(path)
-    entries = load_context_map(data, source)
+    entries = ContextService.read_context_map(data, source)
     with open_service(_store_params(kwargs)) as svc:
         svc.add_files(entries)
     click.echo(f"{len(entries)} context-map entries loaded")

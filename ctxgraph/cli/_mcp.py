@@ -13,6 +13,7 @@ import click
 from ctxgraph.cli import CliError, store_options
 from ctxgraph.mcp.responses import DEFAULT_MAX_TOKENS, MIN_MAX_TOKENS
 from ctxgraph.mcp.transport import TOKEN_ENV
+from ctxgraph.service import ContextService
 
 
 def _from_command_line(name: str) -> bool:
@@ -85,7 +86,6 @@ def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, proj
     ctxgraph://projects/{project}/context/{task_id} and .../stats. Errors
     are tool errors whose text is the CLI's line (`ctxgraph: error: ...`).
     """
-    from ctxgraph.graph.local import default_path
     from ctxgraph.mcp.projects import DEFAULT_NAME, Project, Projects, check_distinct, parse_project, spec_for
     from ctxgraph.mcp.tools import build_server
     from ctxgraph.mcp.transport import (
@@ -115,7 +115,7 @@ def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, proj
     elif neo4j_uri:
         specs = [spec_for(DEFAULT_NAME, neo4j_uri)]
     else:
-        specs = [spec_for(DEFAULT_NAME, str(store_path or default_path()))]
+        specs = [spec_for(DEFAULT_NAME, str(store_path or ContextService.default_store_path()))]
     specs = [s if s.kind == "embedded" or s.database else replace(s, database=neo4j_database) for s in specs]
     check_distinct(specs)
 

@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from ctxgraph import Task, TaskStatus
 from ctxgraph.cli import (
     COMPLEXITIES,
     STATUSES,
@@ -16,7 +17,6 @@ from ctxgraph.cli import (
     open_service,
     store_options,
 )
-from ctxgraph.graph.models import Task, TaskStatus
 
 
 @click.group(cls=_Group)

@@ -7,11 +7,10 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ctxgraph import Task, TaskDoc
 from ctxgraph.compute.output import ComputedContext, ExplainEntry
-from ctxgraph.graph.models import Task, TaskDoc
-from ctxgraph.mcp.ops import KnowledgeMatch
 from ctxgraph.mcp.responses import DEFAULT_PAGE, MAX_PAGE
-from ctxgraph.service import IngestResult
+from ctxgraph.service import IngestResult, KnowledgeMatch
 
 _OUT = ConfigDict(frozen=True, extra="forbid")
 

@@ -21,10 +21,10 @@ from mcp.server.mcpserver.exceptions import ResourceError
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
+from ctxgraph import Task, TaskDoc, TaskStatus
 from ctxgraph.compute.context import ComputedContext
 from ctxgraph.core.tokens import estimate_tokens
 from ctxgraph.errors import CtxgraphError
-from ctxgraph.graph.models import Task, TaskDoc, TaskStatus
 from ctxgraph.mcp import ops
 from ctxgraph.mcp.models import (
     BudgetArg,
@@ -211,7 +211,7 @@ class CtxgraphTools:
             proj = self.projects.get(project)
             key = digest({"text": text, "kinds": sorted(kinds or []), "project": proj.name})
             offset = decode_cursor(cursor, key)
-            signals, found = proj.call(lambda svc: ops.search_knowledge(svc, text, kinds=kinds))
+            signals, found = proj.call(lambda svc: svc.search_knowledge(text, kinds=kinds))
             head = {"project": proj.name, "keywords": list(signals.keywords), "domains": list(signals.domains),
                     "total": len(found)}
 

@@ -26,7 +26,7 @@ from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 
 from ctxgraph.errors import ConfigurationError, CtxgraphError
-from ctxgraph.graph.documents import MAX_DOCUMENT_BYTES
+from ctxgraph.service import MAX_DOCUMENT_BYTES
 
 #: The environment variable the bearer token is read from (unless --token-stdin).
 TOKEN_ENV = "CTXGRAPH_MCP_TOKEN"

@@ -5,6 +5,7 @@ and no statement ctxgraph runs is built from input (checked on the source)."""
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import json
 import sqlite3
@@ -149,6 +150,7 @@ class _Checker:
     file, a module constant, or text derived from those."""
 
     def __init__(self, tree: ast.Module) -> None:
+        self.tree = tree
         self.parents: dict[ast.AST, ast.AST] = {}
         for parent in ast.walk(tree):
             for child in ast.iter_child_nodes(parent):
@@ -217,10 +219,14 @@ class _Checker:
                     return False
                 names.update(n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name))
             return self.safe(expr.elt, frozenset(names), seen)
+        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "sql":
+            return _sql_checker().safe(ast.Name(id=expr.attr))  # a statement of the embedded store's sql.py
         if isinstance(expr, ast.Call):
             func = expr.func
             if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "cypher":
                 return True  # cypher.load / load_analyst / statements: shipped files only
+            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "sql":
+                return all(self.safe(a, bound, seen) for a in expr.args) and _sql_checker().returns_safe(func.attr)
             if isinstance(func, ast.Name) and (func.id in SAFE_FUNCS or func.id == "__iter_of__"):
                 return all(self.safe(a, bound, seen) for a in expr.args)
             if isinstance(func, ast.Attribute) and func.attr in SAFE_STR_METHODS:
@@ -237,6 +243,22 @@ class _Checker:
                 return value is not None and self.safe(value, frozenset(), seen | {expr.id})
             return all(self.safe(b, frozenset(), seen | {expr.id}) for b in bindings)
         return False
+
+    def returns_safe(self, name: str) -> bool:
+        """Whether the module's function ``name`` returns only text derived from
+        constants and its own parameters (its callers' arguments are checked)."""
+        for stmt in self.tree.body:
+            if isinstance(stmt, ast.FunctionDef) and stmt.name == name:
+                params = frozenset(a.arg for a in [*stmt.args.posonlyargs, *stmt.args.args, *stmt.args.kwonlyargs])
+                returns = [r for r in ast.walk(stmt) if isinstance(r, ast.Return)]
+                return bool(returns) and all(self.safe(r.value, params) for r in returns)
+        return False
+
+
+@functools.cache
+def _sql_checker() -> _Checker:
+    """The embedded store's statements (``ctxgraph/graph/local/sql.py``), as its code names them: ``sql.NAME``."""
+    return _Checker(ast.parse((PACKAGE / "graph" / "local" / "sql.py").read_text(encoding="utf-8")))
 
 
 def statement_violations(source: str, filename: str) -> tuple[int, list[str]]:
@@ -273,6 +295,8 @@ def test_no_statement_is_built_from_input() -> None:
     "def f(session, text):\n    session.run(text)\n",
     "def f(self, tx, rows):\n    for r in rows:\n        tx.run(r)\n",
     "def f(conn, name):\n    conn.executescript('DROP TABLE ' + name)\n",
+    "def f(cur, name):\n    cur.execute(sql.busy_timeout(name))\n",
+    "def f(cur):\n    cur.execute(sql.NO_SUCH_STATEMENT)\n",
 ])
 def test_the_scanner_catches_built_statements(source: str) -> None:
     found, bad = statement_violations(source, "example.py")
@@ -284,6 +308,8 @@ def test_the_scanner_catches_built_statements(source: str) -> None:
     "from ctxgraph import cypher\ndef f(tx, name, p):\n    tx.run(cypher.load(name), p)\n",
     "S = 'A; B'\ndef f(cur):\n    for s in filter(None, (x.strip() for x in S.split(';'))):\n        cur.execute(s)\n",
     "def f(cur, x):\n    cur.execute('SELECT ? ', (x,))\n",
+    "from ctxgraph.graph.local import sql\nLIMIT = 5\ndef f(cur, x):\n    cur.execute(sql.busy_timeout(LIMIT))\n",
+    "from ctxgraph.graph.local import sql\ndef f(cur, x):\n    cur.execute(sql.NODE, (x, x))\n",
 ])
 def test_the_scanner_accepts_constant_statements(source: str) -> None:
     found, bad = statement_violations(source, "example.py")

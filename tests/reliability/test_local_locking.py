@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from ctxgraph.errors import StoreUnavailableError
-from ctxgraph.graph import local
-from ctxgraph.graph.local import LocalStore
+from ctxgraph.graph.local import LocalStore, connection
 from ctxgraph.graph.models import FileEntry
 
 ENTRY = FileEntry(path="src/app.py", component="app", notes="wiring")
@@ -22,8 +21,8 @@ ENTRY = FileEntry(path="src/app.py", component="app", notes="wiring")
 
 @pytest.fixture
 def short_timeouts(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(local, "_BUSY_TIMEOUT_MS", 50)
-    monkeypatch.setattr(local, "_LOCK_RETRY_SECONDS", 1.5)
+    monkeypatch.setattr(connection, "_BUSY_TIMEOUT_MS", 50)
+    monkeypatch.setattr(connection, "_LOCK_RETRY_SECONDS", 1.5)
 
 
 def hold_write_lock(path: Path, seconds: float) -> threading.Thread:
@@ -90,7 +89,7 @@ def test_a_write_refused_midway_is_rolled_back_and_reported_in_one_line(tmp_path
     try:
         store.upsert_files([ENTRY])
         with pytest.raises(StoreUnavailableError, match="cannot write to the embedded store"):  # noqa: SIM117
-            with store._write() as cur:
+            with store.db.write() as cur:
                 cur.execute("DELETE FROM nodes")
                 cur.execute("INSERT INTO no_such_table VALUES (1)")
         assert [f.path for f in store.all_files()] == ["src/app.py"]

@@ -295,14 +295,14 @@ def test_the_embedded_index_is_rebuilt_only_when_chunks_change(tmp_path: Path) -
         root = make_project(tmp_path / "shop")
         index_project(local, root)
         query(local, "shop", "password")
-        built = local._memory_index  # type: ignore[attr-defined]
+        built = local._memory._index
         local.upsert_tasks([Task(id="t-9", name="Unrelated task")])  # any other write
         query(local, "shop", "password")
-        assert local._memory_index is built  # type: ignore[attr-defined]
+        assert local._memory._index is built
         (root / "README.md").write_text("# Shop\n\nNow with passwords.\n", encoding="utf-8")
         index_project(local, root)
         _, by_text = query(local, "shop", "now with passwords")
-        assert local._memory_index is not built  # type: ignore[attr-defined]
+        assert local._memory._index is not built
         assert by_text[0].chunk.path == "README.md"
         local.clear()
         assert query(local, "shop", "password") == ([], [])

@@ -283,8 +283,8 @@ def test_clear_empties_a_graph_larger_than_one_batch(store: KnowledgeStore,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     # Neo4j clears in transactions of _CLEAR_BATCH nodes; a batch of 2 makes
     # this small graph take several.
-    from ctxgraph.graph import neo4j_store
-    monkeypatch.setattr(neo4j_store, "_CLEAR_BATCH", 2)
+    from ctxgraph.graph.neo4j_store import writes
+    monkeypatch.setattr(writes, "_CLEAR_BATCH", 2)
     store.upsert_tasks([task("t1"), task("t2", "t1"), task("t3", "t2")])
     store.apply_handoff(record("t1", item("gotcha", "g", ("a", "b"))))
     assert store.stats().labels

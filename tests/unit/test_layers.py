@@ -101,3 +101,31 @@ def test_no_import_cycle_outside_the_cli() -> None:
     graph = nx.DiGraph((m, t) for m, ts in GRAPH.items() for t in ts
                        if _part(m) != "cli" and _part(t) != "cli" and m != "ctxgraph" and t != "ctxgraph")
     assert list(nx.simple_cycles(graph)) == []
+
+
+def _reaches_past_the_service(path: Path) -> list[str]:
+    """What a module does that only the service may: import ``ctxgraph.graph``
+    (even under ``TYPE_CHECKING``) or touch a ``.store`` attribute."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+        elif isinstance(node, ast.Attribute) and node.attr == "store":
+            found.append(f"line {node.lineno}: .store")
+        found += [f"line {node.lineno}: imports {n}" for n in names
+                  if n == "ctxgraph.graph" or n.startswith("ctxgraph.graph.")]
+    return found
+
+
+@pytest.mark.parametrize("part", ["cli", "mcp"])
+def test_the_cli_and_the_mcp_server_go_through_the_service(part: str) -> None:
+    # Rule of the house: cli/ holds no logic beyond parsing and printing; the
+    # store and the graph package are the service's (ContextService), so
+    # neither front end imports ctxgraph.graph nor reaches for `svc.store`.
+    files = sorted((PACKAGE / part).rglob("*.py"))
+    assert files
+    wrong = [f"{path.relative_to(PACKAGE.parent)} {what}" for path in files for what in _reaches_past_the_service(path)]
+    assert wrong == []

@@ -26,11 +26,13 @@ import math
 import sqlite3
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from ctxgraph.graph.local import nodes, sql
+from ctxgraph.graph.local.connection import Connection
 from ctxgraph.graph.memory_records import (
     BM25_DECIMALS,
     COSINE_DECIMALS,
@@ -41,9 +43,6 @@ from ctxgraph.graph.memory_records import (
 )
 from ctxgraph.graph.models import FileEntry, MemoryChunk, MemoryHit, MemoryProject, MemoryState
 from ctxgraph.graph.records import file_props
-
-if TYPE_CHECKING:
-    from ctxgraph.graph.local import LocalStore
 
 K1 = 1.2
 B = 0.75
@@ -128,97 +127,60 @@ class _Index:
     postings: _Postings
 
 
-def _chunk_rows(cur: sqlite3.Cursor, project: str | None = None) -> Iterator[dict[str, Any]]:
-    if project is None:
-        rows = cur.execute("SELECT props FROM nodes WHERE label = 'Chunk' ORDER BY id")
-    else:  # chunk ids start with "project:", so the primary key answers the range
-        rows = cur.execute("SELECT props FROM nodes WHERE label = 'Chunk' AND id >= ? AND id < ? ORDER BY id",
-                           (project + ":", project + ";"))
-    for (text,) in rows:
+def _chunk_rows(cur: sqlite3.Cursor) -> Iterator[dict[str, Any]]:
+    for (text,) in cur.execute(sql.CHUNKS):
         yield json.loads(text)
 
 
-def projects(store: LocalStore) -> list[MemoryProject]:
-    with store._read() as cur:
-        rows = cur.execute("SELECT props FROM nodes WHERE label = 'Project' ORDER BY id").fetchall()
+def projects(db: Connection) -> list[MemoryProject]:
+    with db.read() as cur:
+        rows = cur.execute(sql.MEMORY_PROJECTS).fetchall()
     return [MemoryProject(**json.loads(text)) for (text,) in rows]
 
-def state(store: LocalStore, project: str) -> MemoryState:
-    with store._read() as cur:
-        found = store._node(cur, "Project", project)
+
+def state(db: Connection, project: str) -> MemoryState:
+    with db.read() as cur:
+        found = nodes.node(cur, "Project", project)
         hashes = {}
-        for (path, sha) in cur.execute(
-            "SELECT DISTINCT json_extract(props, '$.path'), json_extract(props, '$.file_sha256') "
-            "FROM nodes WHERE label = 'Chunk' AND id >= ? AND id < ?",
-            (project + ":", project + ";"),
-        ):
+        for (path, sha) in cur.execute(sql.CHUNK_FILE_HASHES, (project + ":", project + ";")):
             hashes[str(path)] = str(sha)
     return MemoryState(project=MemoryProject(**found) if found else None, file_hashes=hashes)
 
-def write(
-    store: LocalStore, project: MemoryProject, chunks: Sequence[MemoryChunk], replaced: Sequence[str],
-) -> None:
+
+def write(db: Connection, project: MemoryProject, chunks: Sequence[MemoryChunk], replaced: Sequence[str]) -> None:
     """One transaction: drop the chunks of ``replaced`` paths (changed or
     deleted files), write ``chunks`` (linked to their files), record the project."""
-    with store._write() as cur:
+    with db.write() as cur:
         for path in replaced:
-            ids = [r[0] for r in cur.execute(
-                "SELECT id FROM nodes WHERE label = 'Chunk' AND id >= ? AND id < ? "
-                "AND json_extract(props, '$.path') = ?",
-                (project.id + ":", project.id + ";", path),
-            )]
+            ids = [r[0] for r in cur.execute(sql.CHUNK_IDS_OF_PATH, (project.id + ":", project.id + ";", path))]
             for node_id in ids:
-                cur.execute("DELETE FROM edges WHERE src_label = 'Chunk' AND src_id = ?", (node_id,))
-                cur.execute("DELETE FROM nodes WHERE label = 'Chunk' AND id = ?", (node_id,))
+                cur.execute(sql.DELETE_CHUNK_EDGES, (node_id,))
+                cur.execute(sql.DELETE_CHUNK, (node_id,))
         for path in sorted({c.path for c in chunks}):
-            if store._node(cur, "File", path) is None:
+            if nodes.node(cur, "File", path) is None:
                 props = file_props(FileEntry(path=path), in_map=False)
-                store._put_node(cur, "File", props)
-                store._mention(cur, ("File", path), props["terms"])
+                nodes.put_node(cur, "File", props)
+                nodes.mention(cur, ("File", path), props["terms"])
         for chunk in chunks:
             props = chunk_props(project.id, chunk)
-            store._put_node(cur, "Chunk", props)
-            store._put_edge(cur, ("Chunk", props["id"]), "IN_FILE", ("File", chunk.path))
-        store._put_node(cur, "Project", project.model_dump(mode="json"))
+            nodes.put_node(cur, "Chunk", props)
+            nodes.put_edge(cur, ("Chunk", props["id"]), "IN_FILE", ("File", chunk.path))
+        nodes.put_node(cur, "Project", project.model_dump(mode="json"))
         if chunks or replaced:
             bump_generation(cur)
 
+
 def bump_generation(cur: sqlite3.Cursor) -> None:
     """Mark the chunks as changed (in the write's own transaction)."""
-    cur.execute("INSERT INTO meta (key, value) VALUES ('memory_generation', '1') ON CONFLICT (key) "
-                "DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)")
+    cur.execute(sql.MEMORY_GENERATION_BUMP)
 
 
 def _generation(cur: sqlite3.Cursor) -> tuple[int, int]:
     """The chunks' generation: every chunk write, import and clear bumps it (in
     its own transaction, from any connection). Counting the chunks too cost a
     read of every chunk row — 45 ms per context at 10,000 chunks."""
-    row = cur.execute("SELECT value FROM meta WHERE key = 'memory_generation'").fetchone()
+    row = cur.execute(sql.MEMORY_GENERATION).fetchone()
     return (int(row[0]) if row else 0, 0)
-
-
-def _memory_index(store: LocalStore) -> _Index:
-    """Every chunk of the store in memory, rebuilt only when chunks were
-    written (other writes — handoffs, tasks — leave it as it is)."""
-    with store._read() as cur:
-        version = _generation(cur)
-        cached: _Index | None = getattr(store, "_memory_index", None)
-        if cached is not None and cached.version == version:
-            return cached
-        rows = list(_chunk_rows(cur))
-    vector_rows = [i for i, r in enumerate(rows) if r.get("embedding")]
-    vectors = (np.asarray([rows[i]["embedding"] for i in vector_rows], dtype=np.float32)
-               if vector_rows else None)
-    index = _Index(
-        version=version,
-        chunks=[chunk_from_props(r) for r in rows],
-        projects=np.asarray([str(r.get("project")) for r in rows], dtype=np.str_),
-        vectors=vectors,
-        vector_rows=np.asarray(vector_rows, dtype=np.int64),
-        postings=_Postings.build([str(r.get("search_text") or "") for r in rows]),
-    )
-    store._memory_index = index  # type: ignore[attr-defined]
-    return index
 
 
 def _top(scores: npt.NDArray[np.float64], k: int) -> npt.NDArray[np.int64]:
@@ -229,27 +191,58 @@ def _top(scores: npt.NDArray[np.float64], k: int) -> npt.NDArray[np.int64]:
     return np.flatnonzero(scores >= cut - 1e-6)
 
 
-def search(
-    store: LocalStore, project: str, vector: Sequence[float] | None, terms: Sequence[str], k: int,
-) -> tuple[list[MemoryHit], list[MemoryHit]]:
-    """(nearest chunks by cosine, best full-text matches) of ``project``, ``k``
-    each, best first."""
-    index = _memory_index(store)
-    in_project = index.projects == project
-    by_vector: list[MemoryHit] = []
-    if vector is not None and index.vectors is not None:
-        matrix_rows = np.flatnonzero(in_project[index.vector_rows])  # this project's rows of the matrix
-        if len(matrix_rows):
-            mine = index.vector_rows[matrix_rows]  # their chunk positions
-            sims = (index.vectors[matrix_rows] @ np.asarray(vector, dtype=np.float32)).astype(np.float64)
-            best = _top(sims, k)
-            by_vector = ranked(((index.chunks[int(mine[i])], float(sims[i])) for i in best), COSINE_DECIMALS, k)
-    by_text: list[MemoryHit] = []
-    query = query_terms(terms)
-    if query and index.postings.count:
-        scores = index.postings.scores(query, len(index.chunks))
-        scores[~in_project] = 0.0
-        hit = np.flatnonzero(scores > 0)
-        best = hit[_top(scores[hit], k)]
-        by_text = ranked(((index.chunks[int(i)], float(scores[i])) for i in best), BM25_DECIMALS, k)
-    return by_vector, by_text
+class MemorySearch:
+    """Searches over every chunk of the store, read into memory once per
+    change of the chunks (the index is kept until then)."""
+
+    def __init__(self, db: Connection) -> None:
+        self.db = db
+        self._index: _Index | None = None
+
+    def _built(self) -> _Index:
+        """Every chunk of the store in memory, rebuilt only when chunks were
+        written (other writes — handoffs, tasks — leave it as it is)."""
+        with self.db.read() as cur:
+            version = _generation(cur)
+            cached = self._index
+            if cached is not None and cached.version == version:
+                return cached
+            rows = list(_chunk_rows(cur))
+        vector_rows = [i for i, r in enumerate(rows) if r.get("embedding")]
+        vectors = (np.asarray([rows[i]["embedding"] for i in vector_rows], dtype=np.float32)
+                   if vector_rows else None)
+        index = _Index(
+            version=version,
+            chunks=[chunk_from_props(r) for r in rows],
+            projects=np.asarray([str(r.get("project")) for r in rows], dtype=np.str_),
+            vectors=vectors,
+            vector_rows=np.asarray(vector_rows, dtype=np.int64),
+            postings=_Postings.build([str(r.get("search_text") or "") for r in rows]),
+        )
+        self._index = index
+        return index
+
+    def search(
+        self, project: str, vector: Sequence[float] | None, terms: Sequence[str], k: int,
+    ) -> tuple[list[MemoryHit], list[MemoryHit]]:
+        """(nearest chunks by cosine, best full-text matches) of ``project``, ``k``
+        each, best first."""
+        index = self._built()
+        in_project = index.projects == project
+        by_vector: list[MemoryHit] = []
+        if vector is not None and index.vectors is not None:
+            matrix_rows = np.flatnonzero(in_project[index.vector_rows])  # this project's rows of the matrix
+            if len(matrix_rows):
+                mine = index.vector_rows[matrix_rows]  # their chunk positions
+                sims = (index.vectors[matrix_rows] @ np.asarray(vector, dtype=np.float32)).astype(np.float64)
+                best = _top(sims, k)
+                by_vector = ranked(((index.chunks[int(mine[i])], float(sims[i])) for i in best), COSINE_DECIMALS, k)
+        by_text: list[MemoryHit] = []
+        query = query_terms(terms)
+        if query and index.postings.count:
+            scores = index.postings.scores(query, len(index.chunks))
+            scores[~in_project] = 0.0
+            hit = np.flatnonzero(scores > 0)
+            best = hit[_top(scores[hit], k)]
+            by_text = ranked(((index.chunks[int(i)], float(scores[i])) for i in best), BM25_DECIMALS, k)
+        return by_vector, by_text

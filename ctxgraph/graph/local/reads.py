@@ -1,0 +1,273 @@
+"""The embedded store's reads: tasks, knowledge, files, dependencies, the
+working memory, the tag queries and ``gather`` (a context's candidates).
+Each call is one read transaction (a consistent snapshot)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+
+from ctxgraph.core.rarity import tag_weights
+from ctxgraph.graph.local import memory, nodes, sql
+from ctxgraph.graph.local.connection import Connection
+from ctxgraph.graph.models import (
+    Blocker,
+    Candidates,
+    DependencyHandoff,
+    FileEntry,
+    GatherQuery,
+    KnowledgeHit,
+    KnowledgeItem,
+    ReadNext,
+    RecentTask,
+    Stats,
+    Task,
+    TaskHit,
+    TaskStatus,
+)
+from ctxgraph.graph.records import file_from_props, knowledge_from_props, task_from_props
+
+_TAGGABLE_LABELS = json.dumps(["Task", *nodes.KNOWLEDGE_LABELS])
+
+
+def _weighted(dfs: dict[str, int], total: int, tags: Sequence[str], max_df: int) -> str:
+    """JSON [[tag, weight], ...] of the tags a candidate query reads (``max_df``: 0 for no cap)."""
+    weights = tag_weights(dfs.items(), total)
+    wanted = [t for t in dict.fromkeys(tags) if t in dfs and (max_df <= 0 or dfs[t] <= max_df)]
+    return json.dumps([[t, weights[t]] for t in wanted])
+
+
+def _deps(cur: sqlite3.Cursor, task_id: str) -> list[str]:
+    rows = cur.execute(sql.TASK_DEPENDENCIES, (task_id,)).fetchall()
+    return sorted(r[0] for r in rows)
+
+
+def _task(cur: sqlite3.Cursor, task_id: str) -> Task | None:
+    props = nodes.node(cur, "Task", task_id)
+    return None if props is None else task_from_props(props, _deps(cur, task_id))
+
+
+def _knowledge_hits(cur: sqlite3.Cursor, weighted: str, limit: int) -> list[KnowledgeHit]:
+    rows = cur.execute(sql.KNOWLEDGE_BY_TAGS, (weighted, json.dumps(nodes.KNOWLEDGE_LABELS), limit)).fetchall()
+    return [
+        KnowledgeHit(
+            item=knowledge_from_props(nodes.loads(props)),
+            matched_tags=tuple(sorted(matched.split("\x1f"))),
+        )
+        for props, matched, _ in rows
+    ]
+
+
+def _task_hits(cur: sqlite3.Cursor, weighted: str, limit: int, exclude: Sequence[str]) -> list[TaskHit]:
+    rows = cur.execute(sql.TASKS_BY_TAGS, (weighted, json.dumps(list(exclude)), limit)).fetchall()
+    return [
+        TaskHit(
+            task=task_from_props(nodes.loads(props), _deps(cur, nodes.loads(props)["id"])),
+            matched_tags=tuple(sorted(matched.split("\x1f"))),
+        )
+        for props, matched, _ in rows
+    ]
+
+
+class Reads:
+    """The reads over one connection; keeps the number of taggable items
+    (the ``n`` of the tag rarity) until the database changes."""
+
+    def __init__(self, db: Connection) -> None:
+        self.db = db
+        self._tagged_cache: tuple[tuple[int, int], int] | None = None  # (data version, count)
+
+    def get_knowledge(self, ids: Sequence[str]) -> list[KnowledgeItem]:
+        with self.db.read() as cur:
+            rows = cur.execute(
+                sql.KNOWLEDGE_GET, (json.dumps(sorted(set(ids))), json.dumps(nodes.KNOWLEDGE_LABELS)),
+            ).fetchall()
+        return [knowledge_from_props(nodes.loads(r[0])) for r in rows]
+
+    def get_task(self, task_id: str) -> Task | None:
+        with self.db.read() as cur:
+            return _task(cur, task_id)
+
+    def get_tasks(self, task_ids: Sequence[str]) -> list[Task]:
+        with self.db.read() as cur:
+            found = (_task(cur, tid) for tid in sorted(set(task_ids)))
+            return [t for t in found if t is not None]
+
+    def list_tasks(self, status: TaskStatus | None = None) -> list[Task]:
+        with self.db.read() as cur:
+            rows = cur.execute(sql.TASKS_LIST, (status, status)).fetchall()
+            deps: dict[str, list[str]] = {}
+            for src, dst in cur.execute(sql.DEPENDS_ON_ALL):
+                deps.setdefault(src, []).append(dst)
+            out = []
+            for (text,) in rows:
+                props = nodes.loads(text)
+                out.append(task_from_props(props, deps.get(props["id"], [])))
+            return out
+
+    def dependency_edges(self) -> list[tuple[str, str]]:
+        with self.db.read() as cur:
+            rows = cur.execute(sql.DEPENDENCY_EDGES).fetchall()
+            return [(a, b) for a, b in rows]
+
+    def dependency_closure(self, task_ids: Sequence[str]) -> list[tuple[str, str]]:
+        with self.db.read() as cur:
+            rows = cur.execute(sql.DEPENDENCY_CLOSURE, (json.dumps(sorted(set(task_ids))),)).fetchall()
+            return [(a, b) for a, b in rows]
+
+    # -- tags ---------------------------------------------------------------------
+
+    def _tagged_total(self, cur: sqlite3.Cursor) -> int:
+        """Tasks and knowledge items: the ``n`` of the tag rarity (cached until the database changes)."""
+        version = self.db.version(cur)
+        if self._tagged_cache is None or self._tagged_cache[0] != version:
+            (total,) = cur.execute(sql.TAGGED_TOTAL, (_TAGGABLE_LABELS,)).fetchone()
+            self._tagged_cache = (version, int(total))
+        return self._tagged_cache[1]
+
+    def _tag_stats(self, cur: sqlite3.Cursor, tags: Sequence[str]) -> tuple[dict[str, int], int]:
+        """Degree of each tag of ``tags`` in the graph (absent tags left out), and the taggable items."""
+        if not tags:
+            return {}, 0
+        rows = cur.execute(sql.TAG_DEGREES, (json.dumps(list(dict.fromkeys(tags))),)).fetchall()
+        return {name: int(df) for name, df in rows}, self._tagged_total(cur)
+
+    def knowledge_by_tags(self, tags: Sequence[str], limit: int, *, max_df: int = 0) -> list[KnowledgeHit]:
+        if not tags or limit <= 0:
+            return []
+        with self.db.read() as cur:
+            dfs, total = self._tag_stats(cur, tags)
+            return _knowledge_hits(cur, _weighted(dfs, total, tags, max_df), limit)
+
+    def tasks_by_tags(
+        self, tags: Sequence[str], limit: int, *, exclude: Sequence[str] = (), max_df: int = 0
+    ) -> list[TaskHit]:
+        if not tags or limit <= 0:
+            return []
+        with self.db.read() as cur:
+            dfs, total = self._tag_stats(cur, tags)
+            return _task_hits(cur, _weighted(dfs, total, tags, max_df), limit, exclude)
+
+    # -- a context's candidates ---------------------------------------------------------
+
+    def dependency_handoffs(self, task_ids: Sequence[str]) -> list[DependencyHandoff]:
+        with self.db.read() as cur:
+            out = []
+            for dep_id in sorted(set(task_ids)):
+                dep = _task(cur, dep_id)
+                if dep is None:
+                    continue
+                row = cur.execute(sql.LAST_HANDOFF, (dep_id,)).fetchone()
+                if row is None:
+                    out.append(DependencyHandoff(task=dep))
+                    continue
+                handoff = nodes.node(cur, "Handoff", row[0]) or {}
+                links = cur.execute(sql.HANDOFF_LINKS, (row[0],)).fetchall()
+                to_read, created, knowledge = [], [], []
+                for rel, dst_label, dst_id, props_text in links:
+                    props = nodes.loads(props_text)
+                    if rel == "READ_NEXT":
+                        to_read.append(ReadNext(file=dst_id, reason=props.get("reason", "")))
+                    elif rel == "CREATED":
+                        created.append(ReadNext(file=dst_id, reason=props.get("purpose", "")))
+                    elif rel == "DISCOVERED":
+                        found = nodes.node(cur, dst_label, dst_id)
+                        if found is not None:
+                            knowledge.append(knowledge_from_props(found))
+                out.append(
+                    DependencyHandoff(
+                        task=dep,
+                        summary=handoff.get("summary"),
+                        files_to_read=tuple(to_read),
+                        files_created=tuple(created),
+                        knowledge=tuple(sorted(knowledge, key=lambda k: (k.kind, k.id))),
+                    )
+                )
+            return out
+
+    def context_map(
+        self, keywords: Sequence[str], domains: Sequence[str], files: Sequence[str]
+    ) -> list[FileEntry]:
+        with self.db.read() as cur:
+            rows = cur.execute(
+                sql.CONTEXT_MAP, (json.dumps(list(keywords)), json.dumps(list(domains)), json.dumps(list(files))),
+            ).fetchall()
+        return [file_from_props(nodes.loads(r[0])) for r in rows]
+
+    def all_files(self) -> list[FileEntry]:
+        with self.db.read() as cur:
+            rows = cur.execute(sql.ALL_FILES).fetchall()
+        return [file_from_props(nodes.loads(r[0])) for r in rows]
+
+    def recent_tasks(self, n: int) -> list[RecentTask]:
+        with self.db.read() as cur:
+            if self.db.has_index(cur, "tasks_finished"):
+                rows = cur.execute(sql.RECENT_INDEXED, (n,)).fetchall()
+            else:
+                rows = cur.execute(sql.RECENT, (n,)).fetchall()
+        out = []
+        for (text,) in rows:
+            task = task_from_props(nodes.loads(text))
+            out.append(
+                RecentTask(id=task.id, intent=task.intent, success=task.success,
+                           completed_at=task.completed_at)
+            )
+        return out
+
+    def active_blockers(self) -> list[Blocker]:
+        with self.db.read() as cur:
+            if self.db.has_index(cur, "tasks_blocked"):
+                rows = cur.execute(sql.BLOCKED_INDEXED).fetchall()
+            else:
+                rows = cur.execute(sql.BLOCKED).fetchall()
+        out = []
+        for (text,) in rows:
+            props = nodes.loads(text)
+            out.append(
+                Blocker(id=props["id"], reason=props.get("blocked_reason") or "",
+                        since=props.get("blocked_at"))
+            )
+        return out
+
+    def count(self, label: str) -> int:
+        with self.db.read() as cur:
+            row = cur.execute(sql.COUNT_LABEL, (label,)).fetchone()
+        return int(row[0])
+
+    def stats(self) -> Stats:
+        with self.db.read() as cur:
+            labels = dict(cur.execute(sql.STATS_LABELS))
+            rels = dict(cur.execute(sql.STATS_RELATIONSHIPS))
+        return Stats(labels=labels, relationships=rels)
+
+    def gather(self, query: GatherQuery) -> Candidates:
+        # In-process: the per-part queries cost no round trips. The tag degrees
+        # are counted once for the three tag queries and returned for the ranking.
+        wm = query.working_memory
+        tags = [*query.keywords, *query.domains]
+        with self.db.read() as cur:
+            dfs, total = self._tag_stats(cur, tags)
+            knowledge_limits = ((query.keywords, query.keyword_limit), (query.domains, query.domain_limit))
+            keyword_hits, domain_hits = (
+                _knowledge_hits(cur, _weighted(dfs, total, part, query.max_tag_df), limit)
+                if part and limit > 0 else []
+                for part, limit in knowledge_limits
+            )
+            related = (_task_hits(cur, _weighted(dfs, total, tags, query.max_tag_df),
+                                  query.related_limit, query.exclude)
+                       if tags and query.related_limit > 0 else [])
+        return Candidates(
+            keyword_hits=tuple(keyword_hits),
+            domain_hits=tuple(domain_hits),
+            dependencies=tuple(self.dependency_handoffs(query.dep_ids)) if query.dep_ids else (),
+            context_map=tuple(self.context_map(query.keywords, query.domains, query.files))
+            if query.context_map else (),
+            context_map_total=self.count("File"),
+            related=tuple(related),
+            recent_tasks=tuple(self.recent_tasks(query.recent_limit)) if wm else (),
+            active_blockers=tuple(self.active_blockers()) if wm else (),
+            memory_projects=tuple(memory.projects(self.db)),
+            tag_df=tuple(sorted(dfs.items())),
+            tagged_total=total,
+        )

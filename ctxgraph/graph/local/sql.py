@@ -1,0 +1,305 @@
+"""Every SQL statement of the embedded store, by name: the one place its SQL
+lives, as the Cypher files are for Neo4j (``ctxgraph/cypher/``). Values are
+always bound (``?``), never formatted in; the one exception is the busy
+timeout, which a PRAGMA cannot take as a parameter.
+
+The graph is kept as a property graph: ``nodes`` (label, id, JSON props) and
+``edges`` (source, type, destination, JSON props), beside the task vectors,
+the deliveries log and a ``meta`` table (schema version, memory generation).
+"""
+
+from __future__ import annotations
+
+# -- connection, transactions and schema -----------------------------------------------
+
+
+def busy_timeout(ms: int) -> str:
+    return f"PRAGMA busy_timeout = {ms}"
+
+
+JOURNAL_WAL = "PRAGMA journal_mode = WAL"
+SYNCHRONOUS_NORMAL = "PRAGMA synchronous = NORMAL"
+FOREIGN_KEYS_OFF = "PRAGMA foreign_keys = OFF"
+PROBE = "SELECT count(*) FROM sqlite_master"
+#: Changes by other connections (own commits are counted by the store).
+DATA_VERSION = "PRAGMA data_version"
+BEGIN = "BEGIN"
+BEGIN_IMMEDIATE = "BEGIN IMMEDIATE"
+COMMIT = "COMMIT"
+ROLLBACK = "ROLLBACK"
+
+#: Statements separated by ";" (run one by one on every writing open).
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS nodes (
+    label TEXT NOT NULL,
+    id    TEXT NOT NULL,
+    props TEXT NOT NULL,
+    PRIMARY KEY (label, id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS edges (
+    src_label TEXT NOT NULL,
+    src_id    TEXT NOT NULL,
+    type      TEXT NOT NULL,
+    dst_label TEXT NOT NULL,
+    dst_id    TEXT NOT NULL,
+    props     TEXT NOT NULL DEFAULT '{}',
+    PRIMARY KEY (src_label, src_id, type, dst_label, dst_id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS task_vectors (
+    id        TEXT PRIMARY KEY,
+    text_hash TEXT NOT NULL,
+    vec       BLOB NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS deliveries (
+    id      TEXT PRIMARY KEY,
+    task_id TEXT NOT NULL,
+    at      TEXT NOT NULL,
+    record  TEXT,
+    score   TEXT
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS deliveries_by_task ON deliveries (task_id);
+CREATE INDEX IF NOT EXISTS deliveries_by_at ON deliveries (at, id);
+CREATE INDEX IF NOT EXISTS edges_by_dst ON edges (dst_label, dst_id, type);
+CREATE INDEX IF NOT EXISTS edges_by_type ON edges (type, src_label);
+CREATE INDEX IF NOT EXISTS tasks_finished ON nodes (coalesce(json_extract(props, '$.completed_at'), '') DESC, id DESC)
+    WHERE label = 'Task' AND json_extract(props, '$.status') IN ('completed', 'failed');
+CREATE INDEX IF NOT EXISTS tasks_blocked ON nodes (coalesce(json_extract(props, '$.blocked_at'), ''), id)
+    WHERE label = 'Task' AND json_extract(props, '$.status') = 'blocked';
+"""
+SCHEMA_VERSION_GET = "SELECT value FROM meta WHERE key = 'schema_version'"
+SCHEMA_VERSION_SET = "INSERT INTO meta (key, value) VALUES ('schema_version', ?)"
+TABLES = "SELECT name FROM sqlite_master WHERE type = 'table'"
+INDEXES = "SELECT name FROM sqlite_master WHERE type = 'index'"
+VECTOR_TABLE_EXISTS = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'task_vectors'"
+DELIVERIES_TABLE_EXISTS = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'deliveries'"
+
+CLEAR_EDGES = "DELETE FROM edges"
+CLEAR_NODES = "DELETE FROM nodes"
+CLEAR_TASK_VECTORS = "DELETE FROM task_vectors"
+CLEAR_DELIVERIES = "DELETE FROM deliveries"
+
+# -- nodes and edges -----------------------------------------------------------------
+
+NODE = "SELECT props FROM nodes WHERE label = ? AND id = ?"
+NODE_EXISTS = "SELECT 1 FROM nodes WHERE label = ? AND id = ?"
+NODES = "SELECT id, props FROM nodes WHERE label = ? AND id IN (SELECT value FROM json_each(?))"
+PUT_NODES = (
+    "INSERT INTO nodes (label, id, props) VALUES (?, ?, ?) "
+    "ON CONFLICT (label, id) DO UPDATE SET props = excluded.props"
+)
+PUT_NAMED = "INSERT INTO nodes (label, id, props) VALUES (?, ?, ?) ON CONFLICT DO NOTHING"
+PUT_EDGES = (
+    "INSERT INTO edges (src_label, src_id, type, dst_label, dst_id, props) "
+    "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET props = excluded.props"
+)
+DELETE_MENTIONS = "DELETE FROM edges WHERE src_label = ? AND src_id = ? AND type = 'MENTIONS'"
+
+# -- writes --------------------------------------------------------------------------
+
+DELETE_TASK_TAGS = "DELETE FROM edges WHERE src_label = 'Task' AND src_id = ? AND type = 'TAGGED'"
+DELETE_HANDOFF_LINKS = "DELETE FROM edges WHERE src_label = 'Handoff' AND src_id = ?"
+KNOWLEDGE_LABEL = "SELECT label FROM nodes WHERE id = ? AND label IN (SELECT value FROM json_each(?))"
+
+# -- reads: tasks, knowledge, files, dependencies ---------------------------------------
+
+KNOWLEDGE_GET = (
+    "SELECT props FROM nodes WHERE id IN (SELECT value FROM json_each(?)) "
+    "AND label IN (SELECT value FROM json_each(?)) ORDER BY id"
+)
+TASK_DEPENDENCIES = "SELECT dst_id FROM edges WHERE src_label = 'Task' AND src_id = ? AND type = 'DEPENDS_ON'"
+TASKS_LIST = (
+    "SELECT props FROM nodes WHERE label = 'Task' "
+    "AND (? IS NULL OR json_extract(props, '$.status') = ?) ORDER BY id"
+)
+DEPENDS_ON_ALL = "SELECT src_id, dst_id FROM edges WHERE type = 'DEPENDS_ON' AND src_label = 'Task'"
+DEPENDENCY_EDGES = (
+    "SELECT src_id, dst_id FROM edges WHERE type = 'DEPENDS_ON' AND src_label = 'Task' "
+    "ORDER BY src_id, dst_id"
+)
+DEPENDENCY_CLOSURE = (
+    "WITH RECURSIVE reach(id) AS ("
+    " SELECT value FROM json_each(?)"
+    " UNION SELECT e.dst_id FROM reach r JOIN edges e"
+    " ON e.src_label = 'Task' AND e.src_id = r.id AND e.type = 'DEPENDS_ON')"
+    " SELECT e.src_id, e.dst_id FROM reach r JOIN edges e"
+    " ON e.src_label = 'Task' AND e.src_id = r.id AND e.type = 'DEPENDS_ON'"
+    " ORDER BY e.src_id, e.dst_id"
+)
+LAST_HANDOFF = (
+    "SELECT dst_id FROM edges WHERE src_label = 'Task' AND src_id = ? "
+    "AND type = 'HANDED_OFF' ORDER BY dst_id DESC LIMIT 1"
+)
+HANDOFF_LINKS = (
+    "SELECT type, dst_label, dst_id, props FROM edges "
+    "WHERE src_label = 'Handoff' AND src_id = ? ORDER BY type, dst_id"
+)
+CONTEXT_MAP = """
+                SELECT props FROM nodes WHERE label = 'File' AND (
+                  EXISTS (SELECT 1 FROM json_each(?) k WHERE
+                          instr(pylower(json_extract(props, '$.component')), k.value) > 0
+                       OR instr(pylower(json_extract(props, '$.path')), k.value) > 0)
+                  OR EXISTS (SELECT 1 FROM json_each(?) d WHERE
+                          instr(pylower(json_extract(props, '$.notes')), d.value) > 0)
+                  OR EXISTS (SELECT 1 FROM json_each(?) f WHERE
+                          instr(json_extract(props, '$.path'), f.value) > 0)
+                ) ORDER BY id
+                """
+#: Every file (also the history corpus's and the replay's files).
+ALL_FILES = "SELECT props FROM nodes WHERE label = 'File' ORDER BY id"
+COUNT_LABEL = "SELECT count(*) FROM nodes WHERE label = ?"
+STATS_LABELS = "SELECT label, count(*) FROM nodes GROUP BY label ORDER BY label"
+STATS_RELATIONSHIPS = "SELECT type, count(*) FROM edges GROUP BY type ORDER BY type"
+
+# The working memory's reads name their partial index (``INDEXED BY``: SQLite
+# picks it on its own only after ANALYZE) when the store has it; a store
+# written by an older ctxgraph gets the indexes on its next writing open and is
+# read without them until then.
+RECENT = """
+SELECT props FROM nodes WHERE label = 'Task' AND json_extract(props, '$.status') IN ('completed', 'failed')
+ORDER BY coalesce(json_extract(props, '$.completed_at'), '') DESC, id DESC LIMIT ?
+"""
+RECENT_INDEXED = """
+SELECT props FROM nodes INDEXED BY tasks_finished
+WHERE label = 'Task' AND json_extract(props, '$.status') IN ('completed', 'failed')
+ORDER BY coalesce(json_extract(props, '$.completed_at'), '') DESC, id DESC LIMIT ?
+"""
+BLOCKED = """
+SELECT props FROM nodes WHERE label = 'Task' AND json_extract(props, '$.status') = 'blocked'
+ORDER BY coalesce(json_extract(props, '$.blocked_at'), ''), id
+"""
+BLOCKED_INDEXED = """
+SELECT props FROM nodes INDEXED BY tasks_blocked
+WHERE label = 'Task' AND json_extract(props, '$.status') = 'blocked'
+ORDER BY coalesce(json_extract(props, '$.blocked_at'), ''), id
+"""
+
+# -- reads: tags ------------------------------------------------------------------------
+# Tag queries (finding 3 of benchmarks/README.md): the degree of each query tag
+# is counted on the ``edges_by_dst`` index; the candidate queries read the
+# items of the tags under the degree cap only, driven from the tag list, and
+# order them by the sum of their matched tags' rarity weights (given as JSON
+# [[tag, weight], ...], computed by ``ctxgraph.core.rarity``).
+
+TAGGED_TOTAL = "SELECT count(*) FROM nodes WHERE label IN (SELECT value FROM json_each(?))"
+TAG_DEGREES = """
+SELECT t.value, (SELECT count(*) FROM edges e INDEXED BY edges_by_dst
+                 WHERE e.dst_label = 'Tag' AND e.dst_id = t.value AND e.type = 'TAGGED') AS df
+FROM json_each(?) t
+WHERE EXISTS (SELECT 1 FROM nodes n WHERE n.label = 'Tag' AND n.id = t.value)
+"""
+KNOWLEDGE_BY_TAGS = """
+WITH w AS (SELECT json_extract(value, '$[0]') AS tag, json_extract(value, '$[1]') AS weight FROM json_each(?1)),
+g AS (
+  SELECT e.src_label AS label, e.src_id AS id, group_concat(e.dst_id, char(31)) AS matched,
+         round(sum(w.weight), 9) AS score
+  FROM w JOIN edges e INDEXED BY edges_by_dst
+    ON e.dst_label = 'Tag' AND e.dst_id = w.tag AND e.type = 'TAGGED'
+  WHERE e.src_label IN (SELECT value FROM json_each(?2))
+  GROUP BY e.src_label, e.src_id
+)
+SELECT n.props, g.matched, g.score FROM g JOIN nodes n ON n.label = g.label AND n.id = g.id
+WHERE g.score >= coalesce((SELECT score FROM g ORDER BY score DESC LIMIT 1 OFFSET ?3 - 1), 0)
+ORDER BY g.score DESC, coalesce(json_extract(n.props, '$.updated_at'), '') DESC, g.id ASC
+LIMIT ?3
+"""
+TASKS_BY_TAGS = """
+WITH w AS (SELECT json_extract(value, '$[0]') AS tag, json_extract(value, '$[1]') AS weight FROM json_each(?)),
+g AS (
+  SELECT e.src_id AS id, group_concat(e.dst_id, char(31)) AS matched, round(sum(w.weight), 9) AS score
+  FROM w JOIN edges e INDEXED BY edges_by_dst
+    ON e.dst_label = 'Tag' AND e.dst_id = w.tag AND e.type = 'TAGGED'
+  WHERE e.src_label = 'Task' AND e.src_id NOT IN (SELECT value FROM json_each(?))
+  GROUP BY e.src_id
+)
+SELECT n.props, g.matched, g.score FROM g JOIN nodes n ON n.label = 'Task' AND n.id = g.id
+WHERE json_extract(n.props, '$.status') = 'completed'
+ORDER BY g.score DESC, coalesce(json_extract(n.props, '$.completed_at'), '') DESC, g.id ASC
+LIMIT ?
+"""
+
+# -- history, task vectors and the replay -------------------------------------------------
+
+CORPUS_TASKS = (
+    "SELECT id, json_extract(props, '$.term_count'), json_extract(props, '$.completed_at') "
+    "FROM nodes WHERE label = 'Task' AND json_extract(props, '$.status') = 'completed'"
+)
+#: (task, file) of every file a task's handoff created or modified.
+TOUCHED = (
+    "SELECT h.src_id, f.dst_id FROM edges h JOIN edges f ON f.src_label = 'Handoff' "
+    "AND f.src_id = h.dst_id AND f.type IN ('MODIFIED', 'CREATED') AND f.dst_label = 'File' "
+    "WHERE h.src_label = 'Task' AND h.type = 'HANDED_OFF'"
+)
+TASK_COUNT = "SELECT count(*) FROM nodes WHERE label = 'Task'"
+TERM_TASK_COUNTS = (
+    "SELECT dst_id, count(*) FROM edges WHERE dst_label = 'Term' AND dst_id IN "
+    "(SELECT value FROM json_each(?)) AND type = 'MENTIONS' AND src_label = 'Task' GROUP BY dst_id"
+)
+TERM_TASKS = (
+    "SELECT dst_id, src_id FROM edges WHERE dst_label = 'Term' AND type = 'MENTIONS' "
+    "AND src_label = 'Task' AND dst_id IN (SELECT value FROM json_each(?))"
+)
+TASK_TERMS = (
+    "SELECT src_id, dst_id FROM edges WHERE src_label = 'Task' AND type = 'MENTIONS' AND dst_label = 'Term' "
+    "AND src_id IN (SELECT value FROM json_each(?))"
+)
+#: Every finished task (also the replay's).
+COMPLETED_TASKS = (
+    "SELECT id, props FROM nodes WHERE label = 'Task' AND json_extract(props, '$.status') = 'completed' "
+    "ORDER BY id"
+)
+TASK_IDS_AMONG = "SELECT id FROM nodes WHERE label = 'Task' AND id IN (SELECT value FROM json_each(?))"
+TASK_VECTORS_ORDERED = "SELECT id, vec FROM task_vectors ORDER BY id"
+TASK_VECTORS = "SELECT id, vec FROM task_vectors"
+TASK_VECTOR_HASHES = "SELECT id, text_hash FROM task_vectors"
+TASK_VECTORS_PUT = "INSERT OR REPLACE INTO task_vectors (id, text_hash, vec) VALUES (?, ?, ?)"
+TASK_VECTOR_ANY = "SELECT 1 FROM task_vectors LIMIT 1"
+TASK_VECTOR_COUNT = "SELECT count(*) FROM task_vectors"
+
+# -- export ------------------------------------------------------------------------------
+
+EXPORT_NODES = "SELECT label, id, props FROM nodes"
+EXPORT_EDGES = "SELECT type, src_label, src_id, dst_label, dst_id, props FROM edges"
+
+# -- context outcomes (the deliveries log) -----------------------------------------------
+
+DELIVERY_INSERT = "INSERT OR REPLACE INTO deliveries (id, task_id, at, record, score) VALUES (?, ?, ?, ?, NULL)"
+DELIVERY_COUNT = "SELECT count(*) FROM deliveries"
+# The newest ``keep`` stay: everything before the keep-th newest (by time, then id) goes.
+DELIVERY_TRIM = """
+DELETE FROM deliveries WHERE (at, id) < (
+  SELECT at, id FROM deliveries INDEXED BY deliveries_by_at ORDER BY at DESC, id DESC LIMIT 1 OFFSET ?1 - 1)
+"""
+_DELIVERY_ROWS = "SELECT id, task_id, at, record, score FROM deliveries"
+DELIVERIES_BY_TASK = _DELIVERY_ROWS + " WHERE task_id IN (SELECT value FROM json_each(?)) ORDER BY at, id"
+DELIVERIES_SINCE = _DELIVERY_ROWS + " WHERE at >= ? ORDER BY at DESC, id DESC LIMIT ?"
+DELIVERY_SCORE = "UPDATE deliveries SET score = ? WHERE id = ?"
+HANDOFF_FILES = """
+SELECT h.src_id, f.dst_id
+FROM json_each(?1) t
+JOIN edges h ON h.src_label = 'Task' AND h.src_id = t.value AND h.type = 'HANDED_OFF' AND h.dst_label = 'Handoff'
+JOIN edges f
+  ON f.src_label = 'Handoff' AND f.src_id = h.dst_id AND f.type IN ('CREATED', 'MODIFIED') AND f.dst_label = 'File'
+ORDER BY h.src_id, f.dst_id
+"""
+
+# -- associative memory -------------------------------------------------------------------
+
+MEMORY_PROJECTS = "SELECT props FROM nodes WHERE label = 'Project' ORDER BY id"
+CHUNKS = "SELECT props FROM nodes WHERE label = 'Chunk' ORDER BY id"
+# Chunk ids start with "project:", so the primary key answers the range [project:, project;).
+CHUNK_FILE_HASHES = (
+    "SELECT DISTINCT json_extract(props, '$.path'), json_extract(props, '$.file_sha256') "
+    "FROM nodes WHERE label = 'Chunk' AND id >= ? AND id < ?"
+)
+CHUNK_IDS_OF_PATH = (
+    "SELECT id FROM nodes WHERE label = 'Chunk' AND id >= ? AND id < ? "
+    "AND json_extract(props, '$.path') = ?"
+)
+DELETE_CHUNK_EDGES = "DELETE FROM edges WHERE src_label = 'Chunk' AND src_id = ?"
+DELETE_CHUNK = "DELETE FROM nodes WHERE label = 'Chunk' AND id = ?"
+MEMORY_GENERATION = "SELECT value FROM meta WHERE key = 'memory_generation'"
+MEMORY_GENERATION_BUMP = (
+    "INSERT INTO meta (key, value) VALUES ('memory_generation', '1') ON CONFLICT (key) "
+    "DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)"
+)

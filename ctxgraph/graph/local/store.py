@@ -1,0 +1,263 @@
+"""LocalStore: the embedded default store — one SQLite file, no server.
+
+The graph is kept as a property graph (``nodes`` and ``edges`` tables with
+JSON properties, the same properties the Neo4j store keeps), so both stores
+hold the same graph and answer the same questions the same way; dependency-
+graph traversal is networkx's (``ctxgraph.graph.dependencies``), the same
+for both stores.
+
+``LocalStore`` is the port (``ctxgraph.graph.store.KnowledgeStore``) over the
+parts of this package, which share one :class:`Connection` (``db``):
+``writes`` and ``reads`` (functions and a reader with the tag cache),
+``history`` (the corpus cache and the task vectors), ``memory`` (the
+associative memory's chunks and their in-memory index), ``outcomes`` (the
+deliveries log), ``replay`` and ``backup``. The SQL of all of them is in
+``sql``.
+
+Every write method is one transaction: a process killed in the middle of one
+leaves the store as it was before it. ``LocalStore.open(path,
+read_only=True)`` opens an existing file with SQLite's ``mode=ro`` and
+creates nothing: no file, no schema.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from ctxgraph.graph.local import backup, memory, outcomes, replay, writes
+from ctxgraph.graph.local.connection import Connection
+from ctxgraph.graph.local.history import History
+from ctxgraph.graph.local.reads import Reads
+from ctxgraph.graph.models import (
+    Blocker,
+    Candidates,
+    DependencyHandoff,
+    FileEntry,
+    GatherQuery,
+    HistoryEvidence,
+    KnowledgeHit,
+    KnowledgeItem,
+    MemoryChunk,
+    MemoryHit,
+    MemoryProject,
+    MemoryState,
+    RecentTask,
+    Stats,
+    Task,
+    TaskHit,
+    TaskStatus,
+)
+from ctxgraph.graph.outcome_records import Delivery, DeliveryScore, StoredDelivery
+from ctxgraph.graph.records import HandoffRecord
+from ctxgraph.graph.replay_records import ReplayFile, ReplayTask
+
+DEFAULT_PATH = Path(".ctxgraph") / "graph.db"
+
+
+def default_path(start: Path | None = None) -> Path:
+    """The project's embedded store: the nearest ``.ctxgraph/graph.db`` from
+    ``start`` (default: the current folder) upwards, as the settings file is
+    found; else ``.ctxgraph/graph.db`` in ``start`` (created on first write).
+    The file, not the folder, is looked for: a ``.ctxgraph/`` holding only a
+    demo or a cache does not capture the folders below it."""
+    here = (start or Path.cwd()).resolve()
+    found = next((f / DEFAULT_PATH for f in (here, *here.parents) if (f / DEFAULT_PATH).is_file()),
+                 here / DEFAULT_PATH)
+    # The current folder's own store keeps its short relative name in messages.
+    return DEFAULT_PATH if start is None and found == here / DEFAULT_PATH else found
+
+
+class LocalStore:
+    """The embedded store. ``LocalStore.open(path)`` creates the file if needed;
+    ``LocalStore.open(path, read_only=True)`` only reads an existing one."""
+
+    def __init__(self, path: Path, *, read_only: bool = False) -> None:
+        self.path = path
+        self.location = str(path)
+        self.read_only = read_only
+        self.db = Connection(path, read_only=read_only)
+        self._reads = Reads(self.db)
+        self._history = History(self.db)
+        self._memory = memory.MemorySearch(self.db)
+
+    # -- lifecycle ------------------------------------------------------------
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str] | None = None, *, read_only: bool = False) -> LocalStore:
+        store = cls(Path(path) if path else default_path(), read_only=read_only)
+        if read_only:
+            store.db.connect_read_only()
+            check = store.db.check_schema
+        else:
+            store.db.connect()
+            check = store.init_schema
+        try:
+            check()
+        except BaseException:
+            store.close()
+            raise
+        return store
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        return self.db.conn
+
+    def init_schema(self) -> None:
+        self.db.init_schema()
+
+    def clear(self) -> None:
+        """Delete everything (tests, ``init --reset``)."""
+        writes.clear(self.db)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> LocalStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- writes (ctxgraph.graph.local.writes) -----------------------------------------
+
+    def upsert_tasks(self, tasks: Sequence[Task]) -> None:
+        writes.upsert_tasks(self.db, tasks)
+
+    def set_status(self, task_id: str, status: TaskStatus, *, reason: str | None, at: str) -> None:
+        writes.set_status(self.db, task_id, status, reason=reason, at=at)
+
+    def upsert_files(self, files: Sequence[FileEntry]) -> None:
+        writes.upsert_files(self.db, files)
+
+    def apply_handoff(self, record: HandoffRecord) -> bool:
+        return self.apply_handoffs([record])[0]
+
+    def apply_handoffs(self, records: Sequence[HandoffRecord]) -> list[bool]:
+        return writes.apply_handoffs(self.db, records)
+
+    def upsert_knowledge(
+        self, items: Sequence[KnowledgeItem], supersedes: Sequence[tuple[str, str, str]] = ()
+    ) -> None:
+        writes.upsert_knowledge(self.db, items, supersedes)
+
+    # -- reads (ctxgraph.graph.local.reads) ---------------------------------------------
+
+    def get_knowledge(self, ids: Sequence[str]) -> list[KnowledgeItem]:
+        return self._reads.get_knowledge(ids)
+
+    def get_task(self, task_id: str) -> Task | None:
+        return self._reads.get_task(task_id)
+
+    def get_tasks(self, task_ids: Sequence[str]) -> list[Task]:
+        return self._reads.get_tasks(task_ids)
+
+    def list_tasks(self, status: TaskStatus | None = None) -> list[Task]:
+        return self._reads.list_tasks(status)
+
+    def dependency_edges(self) -> list[tuple[str, str]]:
+        return self._reads.dependency_edges()
+
+    def dependency_closure(self, task_ids: Sequence[str]) -> list[tuple[str, str]]:
+        return self._reads.dependency_closure(task_ids)
+
+    def knowledge_by_tags(self, tags: Sequence[str], limit: int, *, max_df: int = 0) -> list[KnowledgeHit]:
+        return self._reads.knowledge_by_tags(tags, limit, max_df=max_df)
+
+    def tasks_by_tags(
+        self, tags: Sequence[str], limit: int, *, exclude: Sequence[str] = (), max_df: int = 0
+    ) -> list[TaskHit]:
+        return self._reads.tasks_by_tags(tags, limit, exclude=exclude, max_df=max_df)
+
+    def dependency_handoffs(self, task_ids: Sequence[str]) -> list[DependencyHandoff]:
+        return self._reads.dependency_handoffs(task_ids)
+
+    def context_map(self, keywords: Sequence[str], domains: Sequence[str], files: Sequence[str]) -> list[FileEntry]:
+        return self._reads.context_map(keywords, domains, files)
+
+    def all_files(self) -> list[FileEntry]:
+        return self._reads.all_files()
+
+    def recent_tasks(self, n: int) -> list[RecentTask]:
+        return self._reads.recent_tasks(n)
+
+    def active_blockers(self) -> list[Blocker]:
+        return self._reads.active_blockers()
+
+    def stats(self) -> Stats:
+        return self._reads.stats()
+
+    def gather(self, query: GatherQuery) -> Candidates:
+        return self._reads.gather(query)
+
+    def gather_with_history(
+        self, query: GatherQuery, terms: Sequence[str], max_df_share: float, top_files: int = 10,
+        vector: Sequence[float] | None = None,
+    ) -> tuple[Candidates, HistoryEvidence]:
+        # In-process: two reads cost no round trips (see KnowledgeStore).
+        history = self.history_evidence(terms, max_df_share, top_files, vector)
+        return self.gather(query.model_copy(update={"context_map": not history.files})), history
+
+    # -- history and task vectors (ctxgraph.graph.local.history) ---------------------------
+
+    def history_evidence(self, terms: Sequence[str], max_df_share: float, top_files: int = 10,
+                         vector: Sequence[float] | None = None) -> HistoryEvidence:
+        return self._history.history_evidence(terms, max_df_share, top_files, vector)
+
+    def replay_corpus(self) -> tuple[list[ReplayTask], list[ReplayFile]]:
+        with self.db.read() as cur:
+            return replay.replay_corpus(cur, vectors=self._history.vector_table(cur))
+
+    def tasks_to_embed(self, limit: int) -> list[tuple[str, str]]:
+        return self._history.tasks_to_embed(limit)
+
+    def write_task_vectors(self, rows: Sequence[tuple[str, str, Sequence[float]]]) -> None:
+        self._history.write_task_vectors(rows)
+
+    def has_task_vectors(self) -> bool:
+        return self._history.has_task_vectors()
+
+    def task_vector_count(self) -> int:
+        return self._history.task_vector_count()
+
+    # -- export / import (ctxgraph.graph.local.backup) ------------------------------------
+
+    def export_rows(self) -> Iterator[dict[str, Any]]:
+        return backup.export_rows(self.db)
+
+    def import_rows(self, rows: Iterable[dict[str, Any]]) -> None:
+        backup.import_rows(self.db, rows)
+
+    # -- context outcomes (ctxgraph.graph.local.outcomes) ----------------------------------
+
+    def record_deliveries(self, deliveries: Sequence[Delivery], keep: int) -> None:
+        outcomes.record(self.db, deliveries, keep)
+
+    def deliveries(self, *, task_ids: Sequence[str] | None = None, since: str | None = None,
+                   last: int | None = None) -> list[StoredDelivery]:
+        return outcomes.read(self.db, task_ids=task_ids, since=since, last=last)
+
+    def score_deliveries(self, scores: Sequence[tuple[str, DeliveryScore]]) -> None:
+        outcomes.save_scores(self.db, scores)
+
+    def handoff_files(self, task_ids: Sequence[str]) -> dict[str, list[str]]:
+        return outcomes.handoff_files(self.db, task_ids)
+
+    # -- associative memory (ctxgraph.graph.local.memory) ----------------------------------
+
+    def memory_projects(self) -> list[MemoryProject]:
+        return memory.projects(self.db)
+
+    def memory_state(self, project: str) -> MemoryState:
+        return memory.state(self.db, project)
+
+    def write_memory(self, project: MemoryProject, chunks: Sequence[MemoryChunk], replaced: Sequence[str]) -> None:
+        memory.write(self.db, project, chunks, replaced)
+
+    def search_memory(
+        self, project: str, vector: Sequence[float] | None, terms: Sequence[str], k: int,
+    ) -> tuple[list[MemoryHit], list[MemoryHit]]:
+        return self._memory.search(project, vector, terms, k)

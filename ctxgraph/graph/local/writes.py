@@ -1,0 +1,174 @@
+"""The embedded store's writes of tasks, handoffs, files and knowledge: each
+call is one write transaction."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+from ctxgraph.errors import UnknownTaskError
+from ctxgraph.graph.handoff_batch import FileFill, link_props, plan_handoffs
+from ctxgraph.graph.local import memory, nodes, outcomes, sql
+from ctxgraph.graph.local.connection import Connection
+from ctxgraph.graph.models import FileEntry, KnowledgeItem, Task, TaskStatus
+from ctxgraph.graph.records import (
+    HandoffRecord,
+    file_props,
+    knowledge_props,
+    merge_tags,
+    task_props,
+    task_tags,
+)
+
+
+def _finished(task: dict[str, Any], record: HandoffRecord) -> dict[str, Any]:
+    """The task's properties once ``record`` (its handoff) is written."""
+    done = {k: v for k, v in task.items() if k not in ("blocked_reason", "blocked_at")}
+    done.update(
+        status=(TaskStatus.COMPLETED if record.success else TaskStatus.FAILED).value,
+        success=record.success, outcome_summary=record.summary,
+        completed_at=record.completed_at, updated_at=record.completed_at,
+    )
+    return done
+
+
+def upsert_tasks(db: Connection, tasks: Sequence[Task]) -> None:
+    with db.write() as cur:
+        known = {t.id for t in tasks}
+        for task in tasks:
+            for dep in task.depends_on:
+                if dep not in known and nodes.node(cur, "Task", dep) is None:
+                    raise UnknownTaskError(dep)
+        for task in tasks:
+            old = nodes.node(cur, "Task", task.id)
+            props = task_props(task)
+            if old is not None:
+                props["created_at"] = old.get("created_at", props.get("created_at"))
+            nodes.put_node(cur, "Task", props)
+            cur.execute(sql.DELETE_TASK_TAGS, (task.id,))
+            nodes.tag(cur, ("Task", task.id), task_tags(task))
+            nodes.mention(cur, ("Task", task.id), props.get("terms", []))
+            for dep in task.depends_on:
+                nodes.put_edge(cur, ("Task", task.id), "DEPENDS_ON", ("Task", dep))
+
+
+def set_status(db: Connection, task_id: str, status: TaskStatus, *, reason: str | None, at: str) -> None:
+    with db.write() as cur:
+        props = nodes.node(cur, "Task", task_id)
+        if props is None:
+            raise UnknownTaskError(task_id)
+        props["status"] = status.value
+        if status is TaskStatus.BLOCKED:
+            props["blocked_reason"] = reason or ""
+            props["blocked_at"] = at
+        else:
+            props.pop("blocked_reason", None)
+            props.pop("blocked_at", None)
+        props["updated_at"] = at
+        nodes.put_node(cur, "Task", props)
+
+
+def upsert_files(db: Connection, files: Sequence[FileEntry]) -> None:
+    with db.write() as cur:
+        for entry in files:
+            props = file_props(entry)
+            nodes.put_node(cur, "File", props)
+            nodes.mention(cur, ("File", entry.path), props["terms"])
+
+
+def apply_handoffs(db: Connection, records: Sequence[HandoffRecord]) -> list[bool]:
+    """One transaction for the batch; every row kind in one ``executemany``
+    (the batch is folded by :func:`plan_handoffs`, so each node is written once)."""
+    if not records:
+        return []
+    with db.write() as cur:
+        tasks = nodes.nodes(cur, "Task", (r.task_id for r in records))
+        for record in records:
+            if record.task_id not in tasks:
+                raise UnknownTaskError(record.task_id)
+        stored = nodes.nodes(cur, "Handoff", (r.id for r in records))
+        batch = plan_handoffs(records, {h: p.get("content_hash") for h, p in stored.items()})
+        cur.executemany(sql.DELETE_HANDOFF_LINKS, [(h,) for h in batch.replaced])
+        nodes.put_nodes(cur, [("Handoff", h.props()) for h in batch.handoffs])
+        nodes.put_nodes(cur, [("Task", _finished(tasks[h.task_id], h)) for h in batch.handoffs])
+        nodes.put_edges(cur, [(("Task", h.task_id), "HANDED_OFF", ("Handoff", h.id), {})
+                              for h in batch.handoffs])
+        _put_knowledge_items(cur, batch.knowledge)
+        nodes.put_edges(cur, [(("Handoff", h), "DISCOVERED", (k.label, k.id), {})
+                              for h, k in batch.discovered()])
+        _fill_files(cur, batch.files)
+        nodes.put_edges(cur, [(("Handoff", h), link.rel, ("File", link.path), link_props(link))
+                              for h, link in batch.links()])
+        return list(batch.written)
+
+
+def _fill_files(cur: sqlite3.Cursor, fills: Sequence[FileFill]) -> None:
+    """Create the missing files (with their terms); fill empty notes."""
+    existing = nodes.nodes(cur, "File", (f.entry.path for f in fills))
+    created: list[dict[str, Any]] = []
+    changed: list[dict[str, Any]] = []
+    for fill in fills:
+        props = existing.get(fill.entry.path)
+        if props is None:
+            created.append(fill.props())
+        elif fill.notes and not props.get("notes"):
+            changed.append({**props, "notes": fill.notes})
+    changed += created
+    nodes.put_nodes(cur, [("File", p) for p in changed])
+    nodes.named(cur, "Term", {t for p in created for t in p["terms"]})
+    nodes.put_edges(cur, [(("File", p["id"]), "MENTIONS", ("Term", t), {}) for p in created for t in p["terms"]])
+
+
+def _put_knowledge_items(cur: sqlite3.Cursor, items: Sequence[KnowledgeItem]) -> None:
+    """Merge knowledge nodes (one per id): existing tags first, existing
+    ``created_at`` kept; link each to its tags."""
+    existing: dict[tuple[str, str], dict[str, Any]] = {}
+    for label in {k.label for k in items}:
+        found = nodes.nodes(cur, label, (k.id for k in items if k.label == label))
+        existing.update({(label, i): p for i, p in found.items()})
+    merged = []
+    for item in items:
+        props = knowledge_props(item)
+        old = existing.get((item.label, item.id))
+        if old is not None:
+            props["tags"] = merge_tags(old.get("tags"), props.get("tags", []))
+            props["created_at"] = old.get("created_at", props.get("created_at"))
+        merged.append((item.label, props))
+    nodes.put_nodes(cur, merged)
+    nodes.named(cur, "Tag", {t for k in items for t in k.tags})
+    nodes.put_edges(cur, [((k.label, k.id), "TAGGED", ("Tag", t), {}) for k in items for t in k.tags])
+
+
+def _knowledge_label(cur: sqlite3.Cursor, item_id: str) -> str | None:
+    row = cur.execute(sql.KNOWLEDGE_LABEL, (item_id, json.dumps(nodes.KNOWLEDGE_LABELS))).fetchone()
+    return None if row is None else str(row[0])
+
+
+def upsert_knowledge(
+    db: Connection, items: Sequence[KnowledgeItem], supersedes: Sequence[tuple[str, str, str]] = ()
+) -> None:
+    with db.write() as cur:
+        for item in items:
+            _put_knowledge_items(cur, [item])
+        for new_id, old_id, at in supersedes:
+            new_label, old_label = _knowledge_label(cur, new_id), _knowledge_label(cur, old_id)
+            if new_label is None or old_label is None:
+                continue
+            nodes.put_edge(cur, (new_label, new_id), "SUPERSEDES", (old_label, old_id))
+            old = nodes.node(cur, old_label, old_id) or {}
+            if old_label == "Decision":
+                old["status"] = "superseded"
+            old["updated_at"] = at
+            nodes.put_node(cur, old_label, old)
+
+
+def clear(db: Connection) -> None:
+    """Delete everything (tests, ``init --reset``)."""
+    with db.write() as cur:
+        cur.execute(sql.CLEAR_EDGES)
+        cur.execute(sql.CLEAR_NODES)
+        cur.execute(sql.CLEAR_TASK_VECTORS)
+        outcomes.clear(cur)
+        memory.bump_generation(cur)

@@ -1,0 +1,47 @@
+"""``Neo4jStore``: the parts of the store by concern, composed into one class."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from neo4j import ManagedTransaction
+
+from ctxgraph.graph.models import Candidates, GatherQuery, HistoryEvidence
+from ctxgraph.graph.neo4j_store.backup import Backup
+from ctxgraph.graph.neo4j_store.connection import Neo4jSettings, verified_driver
+from ctxgraph.graph.neo4j_store.history import History
+from ctxgraph.graph.neo4j_store.memory import Memory
+from ctxgraph.graph.neo4j_store.outcomes import Outcomes
+from ctxgraph.graph.neo4j_store.reads import Reads
+from ctxgraph.graph.neo4j_store.writes import Writes
+
+
+class Neo4jStore(Writes, Reads, History, Memory, Outcomes, Backup):
+    """The store on a Neo4j server. Use :meth:`connect`, or pass your own driver."""
+
+    @classmethod
+    def connect(cls, settings: Neo4jSettings, *, read_only: bool = False) -> Neo4jStore:
+        """Connect and check the credentials; apply the schema unless ``read_only``."""
+        store = cls(verified_driver(settings), database=settings.database, location=settings.uri,
+                    read_only=read_only)
+        store.max_retry_time = settings.max_retry_time
+        if not read_only:
+            try:
+                store.init_schema()
+            except BaseException:
+                store.close()
+                raise
+        return store
+
+    def gather_with_history(
+        self, query: GatherQuery, terms: Sequence[str], max_df_share: float, top_files: int = 10,
+        vector: Sequence[float] | None = None,
+    ) -> tuple[Candidates, HistoryEvidence]:
+        # One managed read transaction for both statements (finding 6 of
+        # benchmarks/README.md): the nested reads join it (see ``_read``).
+        def work(tx: ManagedTransaction) -> tuple[Candidates, HistoryEvidence]:
+            del tx  # joined by the reads below
+            history = self.history_evidence(terms, max_df_share, top_files, vector)
+            return self.gather(query.model_copy(update={"context_map": not history.files})), history
+
+        return self._read(work)

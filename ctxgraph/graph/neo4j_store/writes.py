@@ -1,0 +1,135 @@
+"""Writes: tasks and their status, files, handoffs (one transaction per batch)
+and knowledge, each recounting the history of the files it touched in the same
+transaction; and ``clear``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from neo4j import ManagedTransaction
+
+from ctxgraph import cypher
+from ctxgraph.errors import UnknownTaskError
+from ctxgraph.graph.handoff_batch import HandoffBatch, link_props, plan_handoffs
+from ctxgraph.graph.models import FileEntry, KnowledgeItem, Task, TaskStatus
+from ctxgraph.graph.neo4j_store.schema import Schema
+from ctxgraph.graph.records import HandoffRecord, file_props, knowledge_props, task_props, task_tags
+
+_CLEAR_BATCH = 10_000  # nodes per transaction in clear()
+
+
+class Writes(Schema):
+    def clear(self) -> None:
+        """Delete everything (tests, ``init --reset``), in write transactions of
+        at most ``_CLEAR_BATCH`` nodes: one transaction for the whole graph runs
+        out of Neo4j's default transaction memory at 100k nodes. Not atomic: an
+        interrupted clear leaves part of the graph, and running it again
+        finishes the job."""
+
+        def batch(tx: ManagedTransaction) -> int:
+            return int(self._rows(tx, "delete_all", batch=_CLEAR_BATCH)[0]["deleted"])
+
+        while self._write(batch):
+            pass
+
+    def upsert_tasks(self, tasks: Sequence[Task]) -> None:
+        rows = [{"props": task_props(t), "tags": task_tags(t), "deps": list(t.depends_on)} for t in tasks]
+        known = {t.id for t in tasks}
+        wanted = sorted({d for t in tasks for d in t.depends_on if d not in known})
+
+        def work(tx: ManagedTransaction) -> None:
+            missing = self._rows(tx, "tasks_missing", ids=wanted) if wanted else []
+            if missing:
+                raise UnknownTaskError(missing[0]["id"])
+            tx.run(cypher.load("task_upsert"), rows=rows).consume()
+            self._refresh_files(tx, self._touched_files(tx, tasks=[t.id for t in tasks]))
+
+        self._write(work)
+
+    def set_status(self, task_id: str, status: TaskStatus, *, reason: str | None, at: str) -> None:
+        blocked = status is TaskStatus.BLOCKED
+
+        def work(tx: ManagedTransaction) -> list[dict[str, Any]]:
+            found = self._rows(
+                tx, "task_set_status", id=task_id, status=status.value,
+                reason=(reason or "") if blocked else None, blocked_at=at if blocked else None, at=at,
+            )
+            self._refresh_files(tx, self._touched_files(tx, tasks=[task_id]))
+            return found
+
+        if not self._write(work):
+            raise UnknownTaskError(task_id)
+
+    def upsert_files(self, files: Sequence[FileEntry]) -> None:
+        rows = [file_props(f) for f in files]
+
+        def work(tx: ManagedTransaction) -> None:
+            tx.run(cypher.load("files_upsert"), rows=rows).consume()
+            self._refresh_files(tx, [row["path"] for row in rows])  # SET f = row dropped the counts
+
+        self._write(work)
+
+    def apply_handoff(self, record: HandoffRecord) -> bool:
+        return self.apply_handoffs([record])[0]
+
+    def apply_handoffs(self, records: Sequence[HandoffRecord]) -> list[bool]:
+        """One write transaction for the batch, one UNWIND statement per kind of
+        row (the batch is folded by :func:`plan_handoffs`, so each node once)."""
+        if not records:
+            return []
+        keys = [{"task_id": r.task_id, "id": r.id} for r in records]
+
+        def work(tx: ManagedTransaction) -> list[bool]:
+            state = self._rows(tx, "handoff_state", rows=keys)
+            for row in state:
+                if not row["task_exists"]:
+                    raise UnknownTaskError(row["task_id"])
+            batch = plan_handoffs(records, {row["id"]: row["content_hash"] for row in state})
+            stale = self._touched_files(tx, handoffs=list(batch.replaced)) if batch.replaced else []
+            if batch.replaced:
+                tx.run(cypher.load("handoff_clear_links"), ids=list(batch.replaced)).consume()
+            if batch.handoffs:  # else every record was already there
+                rows = _handoff_rows(batch)
+                # the links after the nodes they join (an UNWIND over no rows does nothing)
+                tx.run(cypher.load("handoff_write"), rows=rows["handoffs"]).consume()
+                tx.run(cypher.load("knowledge_merge"), rows=rows["knowledge"]).consume()
+                tx.run(cypher.load("handoff_discovered"), rows=rows["discovered"]).consume()
+                tx.run(cypher.load("files_fill"), rows=rows["files"]).consume()
+                tx.run(cypher.load("handoff_links"), rows=rows["links"]).consume()
+                stale += self._touched_files(tx, tasks=sorted({r.task_id for r in records}))
+            self._refresh_files(tx, stale)
+            return list(batch.written)
+
+        return self._write(work)
+
+    def upsert_knowledge(
+        self, items: Sequence[KnowledgeItem], supersedes: Sequence[tuple[str, str, str]] = ()
+    ) -> None:
+        rows = [{"label": k.label, "props": knowledge_props(k)} for k in items]
+        pairs = [{"new": n, "old": o, "at": at} for n, o, at in supersedes]
+
+        def work(tx: ManagedTransaction) -> None:
+            if rows:
+                tx.run(cypher.load("knowledge_upsert"), rows=rows).consume()
+            if pairs:
+                tx.run(cypher.load("knowledge_supersede"), pairs=pairs).consume()
+
+        self._write(work)
+
+
+def _handoff_rows(batch: HandoffBatch) -> dict[str, list[dict[str, Any]]]:
+    """The ``$rows`` of each statement writing a folded batch."""
+    return {
+        "handoffs": [
+            {"task_id": h.task_id, "props": h.props(), "success": h.success, "summary": h.summary,
+             "completed_at": h.completed_at,
+             "status": (TaskStatus.COMPLETED if h.success else TaskStatus.FAILED).value}
+            for h in batch.handoffs
+        ],
+        "knowledge": [{"label": k.label, "props": knowledge_props(k)} for k in batch.knowledge],
+        "discovered": [{"handoff_id": h, "id": k.id} for h, k in batch.discovered()],
+        "files": [f.props() for f in batch.files],
+        "links": [{"handoff_id": h, "rel": link.rel, "path": link.path, "props": link_props(link)}
+                  for h, link in batch.links()],
+    }

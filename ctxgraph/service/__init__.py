@@ -1,0 +1,32 @@
+"""ContextService: the API. Wires a store, the signal extractor and compute.
+
+    with ContextService.open() as svc:             # embedded store
+        svc.add_task(Task(id="task-1", objective="Add JWT login"))
+        ctx = svc.compute("task-1")
+        print(ctx.markdown)
+
+The service is one class joined from the modules of this package:
+:mod:`.core` (open and close, tasks, compute), :mod:`.ingest` (handoffs,
+documents, task vectors), :mod:`.knowledge` (knowledge by hand and by text),
+:mod:`.feedback` (context outcomes, tuning) and :mod:`.admin` (the store as a
+whole: schema, counts, the memory index, export and import). The names below
+are what the CLI and the MCP server use besides the service itself.
+"""
+
+from ctxgraph.service.admin import IMPORT_BATCH, ExportReader, ExportSummary
+from ctxgraph.service.core import ContextService
+from ctxgraph.service.ingest import HANDOFF_BATCH, MAX_DOCUMENT_BYTES, TASK_WRITE_BATCH, IngestResult
+from ctxgraph.service.knowledge import SEARCH_WINDOW, KnowledgeMatch
+
+__all__ = [
+    "HANDOFF_BATCH",
+    "IMPORT_BATCH",
+    "MAX_DOCUMENT_BYTES",
+    "SEARCH_WINDOW",
+    "TASK_WRITE_BATCH",
+    "ContextService",
+    "ExportReader",
+    "ExportSummary",
+    "IngestResult",
+    "KnowledgeMatch",
+]
