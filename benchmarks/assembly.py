@@ -20,7 +20,7 @@ from datetime import UTC, datetime, timedelta
 from ctxgraph.compute.config import ContextConfig
 from ctxgraph.compute.context import compute_context
 from ctxgraph.compute.limits import limits_for
-from ctxgraph.graph.models import (
+from ctxgraph.core.models import (
     Candidates,
     DependencyHandoff,
     FileEntry,

@@ -37,9 +37,9 @@ import numpy as np
 
 from benchmarks.recall import neo4j_store, pct
 from ctxgraph.compute import ranking
+from ctxgraph.core.models import Task, TaskStatus
 from ctxgraph.core.vectors import DIMENSIONS
 from ctxgraph.graph.local import LocalStore
-from ctxgraph.graph.models import Task, TaskStatus
 from ctxgraph.graph.records import text_hash
 from ctxgraph.graph.store import KnowledgeStore
 from ctxgraph.memory.embed import QUERY_PIECES, shared_embedder

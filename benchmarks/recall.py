@@ -38,9 +38,9 @@ import numpy as np
 
 from ctxgraph.compute.config import ContextConfig
 from ctxgraph.compute.memory import fuse
+from ctxgraph.core.models import MemoryChunk, MemoryProject
 from ctxgraph.core.vectors import DIMENSIONS
 from ctxgraph.graph.local import LocalStore
-from ctxgraph.graph.models import MemoryChunk, MemoryProject
 from ctxgraph.graph.store import KnowledgeStore
 from ctxgraph.memory.embed import shared_embedder
 from ctxgraph.memory.index import index_project, now

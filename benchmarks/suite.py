@@ -45,8 +45,8 @@ from typing import Any
 
 from benchmarks.generator import GENERATOR_VERSION, Dataset, generate
 from ctxgraph import ContextService
+from ctxgraph.core.models import FileEntry
 from ctxgraph.core.tokens import estimate_tokens
-from ctxgraph.graph.models import FileEntry
 
 FILE_BATCH = 5_000
 TASK_BATCH = 5_000

@@ -13,6 +13,13 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from ctxgraph.compute.context import ComputedContext as ComputedContext
+    from ctxgraph.core.models import Complexity as Complexity
+    from ctxgraph.core.models import FileEntry as FileEntry
+    from ctxgraph.core.models import HandoffDoc as HandoffDoc
+    from ctxgraph.core.models import KnowledgeItem as KnowledgeItem
+    from ctxgraph.core.models import Task as Task
+    from ctxgraph.core.models import TaskDoc as TaskDoc
+    from ctxgraph.core.models import TaskStatus as TaskStatus
     from ctxgraph.errors import ConfigurationError as ConfigurationError
     from ctxgraph.errors import CtxgraphError as CtxgraphError
     from ctxgraph.errors import DependencyCycleError as DependencyCycleError
@@ -20,33 +27,26 @@ if TYPE_CHECKING:
     from ctxgraph.errors import InvalidDocumentError as InvalidDocumentError
     from ctxgraph.errors import StoreUnavailableError as StoreUnavailableError
     from ctxgraph.errors import UnknownTaskError as UnknownTaskError
-    from ctxgraph.graph.models import Complexity as Complexity
-    from ctxgraph.graph.models import FileEntry as FileEntry
-    from ctxgraph.graph.models import HandoffDoc as HandoffDoc
-    from ctxgraph.graph.models import KnowledgeItem as KnowledgeItem
-    from ctxgraph.graph.models import Task as Task
-    from ctxgraph.graph.models import TaskDoc as TaskDoc
-    from ctxgraph.graph.models import TaskStatus as TaskStatus
     from ctxgraph.service import ContextService as ContextService
     from ctxgraph.service import IngestResult as IngestResult
 
 _EXPORTS = {
-    "Complexity": "ctxgraph.graph.models",
+    "Complexity": "ctxgraph.core.models",
     "ComputedContext": "ctxgraph.compute.context",
     "ConfigurationError": "ctxgraph.errors",
     "ContextService": "ctxgraph.service",
     "CtxgraphError": "ctxgraph.errors",
     "DependencyCycleError": "ctxgraph.errors",
-    "FileEntry": "ctxgraph.graph.models",
-    "HandoffDoc": "ctxgraph.graph.models",
+    "FileEntry": "ctxgraph.core.models",
+    "HandoffDoc": "ctxgraph.core.models",
     "IngestResult": "ctxgraph.service",
     "InvalidArgumentError": "ctxgraph.errors",
     "InvalidDocumentError": "ctxgraph.errors",
-    "KnowledgeItem": "ctxgraph.graph.models",
+    "KnowledgeItem": "ctxgraph.core.models",
     "StoreUnavailableError": "ctxgraph.errors",
-    "Task": "ctxgraph.graph.models",
-    "TaskDoc": "ctxgraph.graph.models",
-    "TaskStatus": "ctxgraph.graph.models",
+    "Task": "ctxgraph.core.models",
+    "TaskDoc": "ctxgraph.core.models",
+    "TaskStatus": "ctxgraph.core.models",
     "UnknownTaskError": "ctxgraph.errors",
 }
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from ctxgraph.graph.models import FileEntry
+from ctxgraph.core.models import FileEntry
 from ctxgraph.service import ContextService
 
 TOPICS = ("parser", "lexer", "render", "cache", "router", "auth")

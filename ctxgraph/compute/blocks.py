@@ -23,7 +23,7 @@ from ctxgraph.compute.output import (
     WarningRef,
 )
 from ctxgraph.compute.relevance import DEPENDENCY_BONUS
-from ctxgraph.graph.models import DependencyHandoff, KnowledgeItem, Severity, TaskHit
+from ctxgraph.core.models import DependencyHandoff, KnowledgeItem, Severity, TaskHit
 
 # --------------------------------------------------------------- level renders
 

@@ -58,8 +58,8 @@ from ctxgraph.compute.relevance import (
     tag_relevance,
 )
 from ctxgraph.compute.render import render
+from ctxgraph.core.models import Candidates, KnowledgeItem, Severity, Task, TaskStatus
 from ctxgraph.core.tokens import estimate_tokens
-from ctxgraph.graph.models import Candidates, KnowledgeItem, Severity, Task, TaskStatus
 from ctxgraph.signals import TaskSignals
 
 #: The pipeline, and (for importers that predate the split) the models and

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from ctxgraph.graph.models import Complexity
+from ctxgraph.core.models import Complexity
 
 
 class Limits(BaseModel):

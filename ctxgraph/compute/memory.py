@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, ConfigDict
 
 from ctxgraph.compute.config import ContextConfig
-from ctxgraph.graph.models import MemoryHit, MemoryRecall
+from ctxgraph.core.models import MemoryHit, MemoryRecall
 
 
 class Snippet(BaseModel):

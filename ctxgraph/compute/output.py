@@ -6,7 +6,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from ctxgraph.compute.memory import Snippet
-from ctxgraph.graph.models import Blocker, RecentTask, Severity
+from ctxgraph.core.models import Blocker, RecentTask, Severity
 from ctxgraph.signals import TaskSignals
 
 _OUT = ConfigDict(frozen=True, extra="forbid")

@@ -56,8 +56,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ctxgraph.compute.seed import score_file as seed_score
 from ctxgraph.core.evidence import DENSE_VOTERS, K1, VOTERS, B, idf, task_scores, text_scores, touched_terms
+from ctxgraph.core.models import FileEntry, HistoryEvidence
 from ctxgraph.core.paths import successors
-from ctxgraph.graph.models import FileEntry, HistoryEvidence
 from ctxgraph.signals import TaskSignals, path_terms
 
 NEIGHBOURS = VOTERS

@@ -8,8 +8,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from ctxgraph.compute.limits import CONTEXT_MAP_TOP
 from ctxgraph.compute.output import CodeRef
 from ctxgraph.compute.seed import score_file
+from ctxgraph.core.models import Candidates, FileEntry, KnowledgeHit, KnowledgeItem
 from ctxgraph.core.rarity import tag_weights
-from ctxgraph.graph.models import Candidates, FileEntry, KnowledgeHit, KnowledgeItem
 from ctxgraph.signals import TaskSignals
 
 #: Weight of one matched keyword tag and one matched domain tag.

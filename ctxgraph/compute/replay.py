@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 
 from ctxgraph.core.evidence import DENSE_VOTERS, TERM_DF_CAP, max_term_df
+from ctxgraph.core.models import FileEvidence, HistoryEvidence, NeighbourEvidence, TaskEvidence
 from ctxgraph.graph.memory_records import COSINE_DECIMALS
-from ctxgraph.graph.models import FileEvidence, HistoryEvidence, NeighbourEvidence, TaskEvidence
 from ctxgraph.graph.replay_records import ReplayFile, ReplayTask
 
 

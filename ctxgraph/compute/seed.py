@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ctxgraph.graph.models import FileEntry
+from ctxgraph.core.models import FileEntry
 from ctxgraph.signals import TaskSignals
 
 

@@ -1,4 +1,5 @@
 """The pure floor: what graph/, compute/ and memory/ all need and nothing above
-it — the token estimator, text-ranking arithmetic (BM25 evidence, tag rarity),
-path moves and vector dimensions. Imports nothing of ctxgraph but itself,
-``errors`` and ``signals`` (``tests/unit/test_layers.py`` checks it)."""
+it — the pydantic models (``core.models``), the token estimator, text-ranking
+arithmetic (BM25 evidence, tag rarity), path moves and vector dimensions.
+Imports nothing of ctxgraph but itself, ``errors`` and ``signals``
+(``tests/unit/test_layers.py`` checks it)."""

@@ -24,8 +24,8 @@ import bm25s
 from ctxgraph.compute.limits import CONTEXT_MAP_TOP
 from ctxgraph.compute.relevance import filter_context_map
 from ctxgraph.compute.render import cell, inline
+from ctxgraph.core.models import FileEntry
 from ctxgraph.evaluation.dataset import HistoryLine
-from ctxgraph.graph.models import FileEntry
 from ctxgraph.signals import TaskSignals
 
 # bm25s sets its own logger to DEBUG on import; let it follow the root

@@ -16,10 +16,10 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ctxgraph.core.models import Complexity, FileEntry, Task, clean_path, normalize_timestamp
+from ctxgraph.core.models import ContextMapEntryDoc as _MapEntry
 from ctxgraph.errors import InvalidDocumentError
 from ctxgraph.graph.documents import decode, validate
-from ctxgraph.graph.models import Complexity, FileEntry, Task, clean_path, normalize_timestamp
-from ctxgraph.graph.models import ContextMapEntryDoc as _MapEntry
 
 HISTORY = "history.jsonl"
 CONTEXT_MAP = "context_map.jsonl"
@@ -78,7 +78,7 @@ class HistoryLine(_Line):
         return "\n".join(p for p in (self.name, self.objective) if p)
 
     def handoff_doc(self) -> dict[str, Any]:
-        """A mapping :class:`~ctxgraph.graph.models.HandoffDoc` accepts."""
+        """A mapping :class:`~ctxgraph.core.models.HandoffDoc` accepts."""
         doc: dict[str, Any] = {
             "task_id": self.id,
             "summary": self.handoff.summary or self.name or self.id,

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from ctxgraph.compute.ranking import RankingWeights
 from ctxgraph.compute.tune import Fit
+from ctxgraph.core.models import Complexity, Task
 from ctxgraph.core.tokens import estimate_tokens
 from ctxgraph.evaluation.baselines import Bm25Files, render_all, render_paths, seed_paths
 from ctxgraph.evaluation.dataset import HISTORY, EvalSet
@@ -39,7 +40,6 @@ from ctxgraph.evaluation.protocol import (
     summarize,
     truncate_to_budget,
 )
-from ctxgraph.graph.models import Complexity, Task
 from ctxgraph.service import ContextService
 
 if TYPE_CHECKING:

@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from ctxgraph.core.models import KIND_LABELS
 from ctxgraph.errors import InvalidDocumentError
-from ctxgraph.graph.models import KIND_LABELS
 from ctxgraph.graph.store import KnowledgeStore
 
 FORMAT = "ctxgraph-export"

@@ -16,8 +16,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from ctxgraph.errors import InvalidDocumentError
-from ctxgraph.graph.models import (
+from ctxgraph.core.models import (
     ContextMapDoc,
     ContextMapEntryDoc,
     FileEntry,
@@ -25,6 +24,7 @@ from ctxgraph.graph.models import (
     TaskDoc,
     TasksDoc,
 )
+from ctxgraph.errors import InvalidDocumentError
 
 #: Documents larger than this are refused before parsing.
 MAX_DOCUMENT_BYTES = 5 * 1024 * 1024

@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ctxgraph.graph.models import FileEntry, KnowledgeItem
+from ctxgraph.core.models import FileEntry, KnowledgeItem
 from ctxgraph.graph.records import FileLink, HandoffRecord, file_props, merge_tags
 
 #: Handoffs written per store transaction by ``ContextService.ingest_handoffs``

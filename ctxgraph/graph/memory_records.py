@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ctxgraph.graph.models import MemoryChunk, MemoryHit
+from ctxgraph.core.models import MemoryChunk, MemoryHit
 
 #: Decimals kept of a cosine similarity and of a BM25 score before ordering.
 COSINE_DECIMALS = 6

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ctxgraph.graph.models import FileEntry, KnowledgeItem, Task
+from ctxgraph.core.models import FileEntry, KnowledgeItem, Task
 from ctxgraph.signals import TaskSignals, path_terms, terms
 
 LinkType = Literal["CREATED", "MODIFIED", "READ_NEXT"]

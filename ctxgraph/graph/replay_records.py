@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ctxgraph.graph.models import FileEntry
+from ctxgraph.core.models import FileEntry
 from ctxgraph.signals import TaskSignals
 
 

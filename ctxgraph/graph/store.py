@@ -15,8 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Protocol
 
-from ctxgraph.errors import StoreUnavailableError
-from ctxgraph.graph.models import (
+from ctxgraph.core.models import (
     Blocker,
     Candidates,
     DependencyHandoff,
@@ -35,6 +34,7 @@ from ctxgraph.graph.models import (
     TaskHit,
     TaskStatus,
 )
+from ctxgraph.errors import StoreUnavailableError
 from ctxgraph.graph.outcome_records import Delivery, DeliveryScore, StoredDelivery
 from ctxgraph.graph.records import HandoffRecord
 from ctxgraph.graph.replay_records import ReplayFile, ReplayTask

@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ctxgraph.core.models import MemoryChunk, MemoryProject
 from ctxgraph.core.tokens import estimate_tokens
 from ctxgraph.errors import ConfigurationError
-from ctxgraph.graph.models import MemoryChunk, MemoryProject
 from ctxgraph.graph.store import KnowledgeStore
 from ctxgraph.memory.chunk import Chunk, chunk_file
 from ctxgraph.memory.embed import Vectors

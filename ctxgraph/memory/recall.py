@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ctxgraph.core.models import MemoryHit, MemoryProject, MemoryRecall
 from ctxgraph.errors import CtxgraphError
-from ctxgraph.graph.models import MemoryHit, MemoryProject, MemoryRecall
 from ctxgraph.graph.store import KnowledgeStore
 from ctxgraph.memory.embed import QUERY_PIECES, Vectors
 from ctxgraph.memory.scan import SNIFF_BYTES, inside, is_binary

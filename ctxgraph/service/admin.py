@@ -9,9 +9,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Self
 
+from ctxgraph.core.models import MemoryProject
 from ctxgraph.graph.backup import BATCH_SIZE, ExportReader, ExportSummary, export_to_path, import_rows_into
 from ctxgraph.graph.local import default_path
-from ctxgraph.graph.models import MemoryProject
 from ctxgraph.graph.store import KnowledgeStore
 from ctxgraph.memory.index import IndexReport, Progress, index_project
 from ctxgraph.memory.worker import IndexQueue, IndexRequest, IndexWorker

@@ -24,6 +24,16 @@ from ctxgraph.compute import limits as lim
 from ctxgraph.compute import ranking
 from ctxgraph.compute.config import STRATEGIES, ContextConfig, Strategy
 from ctxgraph.compute.context import ComputedContext, compute_context
+from ctxgraph.core.models import (
+    Candidates,
+    Complexity,
+    GatherQuery,
+    MemoryRecall,
+    Task,
+    TaskDoc,
+    TaskStatus,
+    utcnow,
+)
 from ctxgraph.errors import (
     CtxgraphError,
     DependencyCycleError,
@@ -34,16 +44,6 @@ from ctxgraph.errors import (
 from ctxgraph.graph.dependencies import find_cycle
 from ctxgraph.graph.documents import validate
 from ctxgraph.graph.local import LocalStore
-from ctxgraph.graph.models import (
-    Candidates,
-    Complexity,
-    GatherQuery,
-    MemoryRecall,
-    Task,
-    TaskDoc,
-    TaskStatus,
-    utcnow,
-)
 from ctxgraph.graph.store import KnowledgeStore, UnavailableStore
 from ctxgraph.service.admin import AdminMixin
 from ctxgraph.service.ingest import IngestMixin

@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from ctxgraph.core.models import FileEntry, HandoffDoc, KnowledgeItem, Task, TaskDoc, infer_component, utcnow
 from ctxgraph.core.tokens import estimate_tokens
 from ctxgraph.errors import InvalidArgumentError, UnknownTaskError
 from ctxgraph.graph.documents import (
@@ -29,7 +30,6 @@ from ctxgraph.graph.documents import (
     validate,
 )
 from ctxgraph.graph.handoff_batch import HANDOFF_BATCH
-from ctxgraph.graph.models import FileEntry, HandoffDoc, KnowledgeItem, Task, TaskDoc, infer_component, utcnow
 from ctxgraph.graph.records import FileLink, HandoffRecord, canonical_json, stable_id, text_hash
 from ctxgraph.memory.embed import QUERY_PIECES
 from ctxgraph.service.feedback import FeedbackMixin

@@ -10,9 +10,9 @@ from pydantic import BaseModel, ConfigDict
 
 from ctxgraph.compute import limits as lim
 from ctxgraph.compute.relevance import merge_hits, relevance
+from ctxgraph.core.models import FileEntry, KnowledgeItem, utcnow
 from ctxgraph.core.tokens import estimate_tokens
 from ctxgraph.errors import CtxgraphError
-from ctxgraph.graph.models import FileEntry, KnowledgeItem, utcnow
 from ctxgraph.graph.records import stable_id
 from ctxgraph.service.base import ServiceBase
 from ctxgraph.signals import TaskSignals

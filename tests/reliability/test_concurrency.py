@@ -29,7 +29,7 @@ N_HANDOFFS = WRITERS * PER_WRITER
 FRESH_WRITER = r"""
 import sys
 from ctxgraph.graph.local import LocalStore
-from ctxgraph.graph.models import FileEntry
+from ctxgraph.core.models import FileEntry
 
 path, me = sys.argv[1], int(sys.argv[2])
 store = LocalStore.open(path)

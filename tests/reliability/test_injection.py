@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 import ctxgraph
+from ctxgraph.core.models import FileEntry
 from ctxgraph.graph.backup import ExportReader, import_rows_into, write_export
 from ctxgraph.graph.local import LocalStore
-from ctxgraph.graph.models import FileEntry
 from ctxgraph.graph.store import KnowledgeStore
 from ctxgraph.service import ContextService
 from ctxgraph.signals import SignalExtractor

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from ctxgraph.core.models import FileEntry
 from ctxgraph.errors import StoreUnavailableError
 from ctxgraph.graph.local import LocalStore, connection
-from ctxgraph.graph.models import FileEntry
 
 ENTRY = FileEntry(path="src/app.py", component="app", notes="wiring")
 

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ctxgraph.compute.budget import BudgetExceededError
-from ctxgraph.graph.models import Task
+from ctxgraph.core.models import Task
 from ctxgraph.service import ContextService
 
 VOCAB = ["jwt", "login", "token", "cache", "schema", "migration", "route", "queue", "retry", "session"]

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from test_store import item, record, task
 
+from ctxgraph.core.models import TaskStatus
 from ctxgraph.errors import UnknownTaskError
 from ctxgraph.graph.handoff_batch import plan_handoffs
-from ctxgraph.graph.models import TaskStatus
 from ctxgraph.graph.records import FileLink, HandoffRecord
 from ctxgraph.graph.store import KnowledgeStore
 

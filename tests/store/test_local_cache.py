@@ -34,7 +34,7 @@ def test_a_store_from_before_task_vectors_reads_without_them(tmp_path: Path, ext
     read-only (as `ctxgraph context` does) it answers without neighbours."""
     import sqlite3
 
-    from ctxgraph.graph.models import Task
+    from ctxgraph.core.models import Task
 
     path = tmp_path / "old.db"
     svc = ContextService(LocalStore.open(path), extractor)

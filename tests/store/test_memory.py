@@ -14,8 +14,8 @@ import pytest
 
 from ctxgraph.compute.config import ContextConfig
 from ctxgraph.compute.memory import fuse, passing
+from ctxgraph.core.models import MemoryChunk, MemoryHit, MemoryRecall, Task
 from ctxgraph.graph.local import LocalStore
-from ctxgraph.graph.models import MemoryChunk, MemoryHit, MemoryRecall, Task
 from ctxgraph.graph.store import KnowledgeStore
 from ctxgraph.memory.embed import shared_embedder
 from ctxgraph.memory.index import index_project

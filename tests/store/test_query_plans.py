@@ -26,8 +26,8 @@ import pytest
 
 from benchmarks.generator import generate
 from ctxgraph import cypher
+from ctxgraph.core.models import FileEntry
 from ctxgraph.graph.local import LocalStore
-from ctxgraph.graph.models import FileEntry
 from ctxgraph.service import ContextService
 from ctxgraph.signals import SignalExtractor
 

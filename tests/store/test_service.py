@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from ctxgraph.core.models import Task, TaskStatus
 from ctxgraph.demo import DEMO_TASK, load_project
 from ctxgraph.errors import DependencyCycleError, InvalidDocumentError, UnknownTaskError
 from ctxgraph.graph.dependencies import find_cycle
-from ctxgraph.graph.models import Task, TaskStatus
 from ctxgraph.service import ContextService
 
 HANDOFF = {
@@ -171,7 +171,7 @@ def test_demo_project_loads_and_computes(svc: ContextService, demo_root: Path) -
 
 
 def test_tiers_and_context_map_scores_through_the_store(svc: ContextService) -> None:
-    from ctxgraph.graph.models import FileEntry
+    from ctxgraph.core.models import FileEntry
 
     svc.add_tasks([{"id": "src", "objective": "history"},
                    {"id": "t", "name": "Rotate JWT", "objective": "Rotate the JWT signing key in auth/jwt.ts"}])

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from ctxgraph.core.models import FileEntry, GatherQuery, KnowledgeItem, Severity, Task, TaskStatus
 from ctxgraph.errors import UnknownTaskError
-from ctxgraph.graph.models import FileEntry, GatherQuery, KnowledgeItem, Severity, Task, TaskStatus
 from ctxgraph.graph.records import FileLink, HandoffRecord
 from ctxgraph.graph.store import KnowledgeStore
 from ctxgraph.signals import TaskSignals

@@ -11,8 +11,8 @@ import pytest
 
 from benchmarks.generator import PLANTED_FILES, PLANTED_KNOWLEDGE, Zipf, generate, vocabulary
 from benchmarks.suite import accumulated, percentile
+from ctxgraph.core.models import FileEntry, HandoffDoc, TaskDoc
 from ctxgraph.graph.documents import validate
-from ctxgraph.graph.models import FileEntry, HandoffDoc, TaskDoc
 
 
 def _dump(ds: object) -> str:

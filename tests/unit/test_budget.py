@@ -15,7 +15,7 @@ from ctxgraph.compute.compress import Level, Policy, reference, structural, summ
 from ctxgraph.compute.config import ContextConfig
 from ctxgraph.compute.context import compute_context
 from ctxgraph.compute.limits import limits_for
-from ctxgraph.graph.models import (
+from ctxgraph.core.models import (
     Candidates,
     DependencyHandoff,
     FileEntry,

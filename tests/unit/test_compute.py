@@ -8,9 +8,7 @@ from ctxgraph.compute.context import ComputedContext, compute_context
 from ctxgraph.compute.limits import TIERS, limits_for
 from ctxgraph.compute.relevance import filter_context_map, merge_hits, relevance
 from ctxgraph.compute.seed import score_file
-from ctxgraph.core.rarity import tag_weight, tag_weights
-from ctxgraph.core.tokens import estimate_tokens
-from ctxgraph.graph.models import (
+from ctxgraph.core.models import (
     Blocker,
     Candidates,
     Complexity,
@@ -25,6 +23,8 @@ from ctxgraph.graph.models import (
     TaskHit,
     TaskStatus,
 )
+from ctxgraph.core.rarity import tag_weight, tag_weights
+from ctxgraph.core.tokens import estimate_tokens
 from ctxgraph.signals import TaskSignals
 
 SIG = TaskSignals(keywords=("jwt", "login", "token"), domains=("auth",),

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from ctxgraph.core.models import Severity, infer_component, split_location
 from ctxgraph.errors import InvalidDocumentError
 from ctxgraph.graph.documents import load_context_map, load_handoff, load_tasks
-from ctxgraph.graph.models import Severity, infer_component, split_location
 
 GOOD = b"""
 task_id: task-043

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from ctxgraph.core.models import FileEntry
 from ctxgraph.core.tokens import estimate_tokens
 from ctxgraph.errors import InvalidDocumentError
 from ctxgraph.evaluation.baselines import Bm25Files, file_documents, render_all, render_paths, tokenize
@@ -23,7 +24,6 @@ from ctxgraph.evaluation.protocol import (
     summarize,
     truncate_to_budget,
 )
-from ctxgraph.graph.models import FileEntry
 
 TINY = Path(__file__).parents[1] / "data" / "eval_tiny"
 

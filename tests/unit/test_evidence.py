@@ -14,7 +14,7 @@ from ctxgraph.core.evidence import (
     text_scores,
     touched_terms,
 )
-from ctxgraph.graph.models import FileEntry, FileEvidence, HistoryEvidence, TaskEvidence
+from ctxgraph.core.models import FileEntry, FileEvidence, HistoryEvidence, TaskEvidence
 from ctxgraph.signals import TaskSignals
 
 TERMS = [f"w{i}" for i in range(12)]

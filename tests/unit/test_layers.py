@@ -103,6 +103,26 @@ def test_no_import_cycle_outside_the_cli() -> None:
     assert list(nx.simple_cycles(graph)) == []
 
 
+#: The graph modules compute/ may reach, directly or through another module:
+#: store-independent record formats both stores and the pure pipeline share
+#: (the replay corpus, the memory hits' rounding, the delivery records).
+COMPUTE_USES_FROM_GRAPH = {"ctxgraph.graph.replay_records", "ctxgraph.graph.memory_records",
+                           "ctxgraph.graph.outcome_records"}
+
+
+def test_compute_reaches_no_store() -> None:
+    # compute/ is pure: its models come from core/, and of graph/ it reaches
+    # only the record modules above — never the store port, a store or a parser.
+    edges = nx.DiGraph((m, t) for m, ts in GRAPH.items() for t in ts)
+    reached = set().union(*(nx.descendants(edges, m) for m in GRAPH if _part(m) == "compute" and m in edges))
+    assert sorted(m for m in reached if _part(m) == "graph" and m not in COMPUTE_USES_FROM_GRAPH) == []
+
+
+def test_the_models_live_in_core() -> None:
+    assert "ctxgraph.core.models" in GRAPH["ctxgraph.compute.context"]
+    assert not (PACKAGE / "graph" / "models.py").exists()
+
+
 def _reaches_past_the_service(path: Path) -> list[str]:
     """What a module does that only the service may: import ``ctxgraph.graph``
     (even under ``TYPE_CHECKING``) or touch a ``.store`` attribute."""

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from ctxgraph.compute.ranking import rank_files
+from ctxgraph.core.models import FileEntry, FileEvidence, HistoryEvidence, TaskEvidence
 from ctxgraph.core.paths import successors
-from ctxgraph.graph.models import FileEntry, FileEvidence, HistoryEvidence, TaskEvidence
 from ctxgraph.signals import TaskSignals
 
 
@@ -76,7 +76,7 @@ def test_a_moved_module_votes_for_the_package_files_named_by_task_and_query() ->
 
 def test_neighbours_by_embedding_vote_for_their_files() -> None:
     from ctxgraph.compute import ranking
-    from ctxgraph.graph.models import NeighbourEvidence
+    from ctxgraph.core.models import NeighbourEvidence
 
     files = (_file("pkg/a.py", touches=1), _file("pkg/b.py", touches=1), _file("pkg/c.py", touches=1))
     tasks = (_task("t1", ("pkg/a.py",), (("parse", 1),)),)

@@ -13,10 +13,10 @@ from typing import Any
 
 from ctxgraph.core import evidence
 from ctxgraph.core.evidence import MatchedTask, bound, max_term_df
+from ctxgraph.core.models import FileEntry, FileEvidence, HistoryEvidence, NeighbourEvidence, TaskEvidence
 from ctxgraph.graph.local import nodes, sql
 from ctxgraph.graph.local.connection import Connection
 from ctxgraph.graph.memory_records import COSINE_DECIMALS
-from ctxgraph.graph.models import FileEntry, FileEvidence, HistoryEvidence, NeighbourEvidence, TaskEvidence
 from ctxgraph.graph.records import file_from_props, task_text, text_hash
 
 

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ctxgraph.core.models import FileEntry, MemoryChunk, MemoryHit, MemoryProject, MemoryState
 from ctxgraph.graph.local import nodes, sql
 from ctxgraph.graph.local.connection import Connection
 from ctxgraph.graph.memory_records import (
@@ -41,7 +42,6 @@ from ctxgraph.graph.memory_records import (
     query_terms,
     ranked,
 )
-from ctxgraph.graph.models import FileEntry, MemoryChunk, MemoryHit, MemoryProject, MemoryState
 from ctxgraph.graph.records import file_props
 
 K1 = 1.2

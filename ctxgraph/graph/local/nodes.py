@@ -12,8 +12,8 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ctxgraph.core.models import KIND_LABELS
 from ctxgraph.graph.local import sql
-from ctxgraph.graph.models import KIND_LABELS
 
 KNOWLEDGE_LABELS = tuple(KIND_LABELS.values())
 

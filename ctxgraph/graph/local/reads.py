@@ -8,10 +8,7 @@ import json
 import sqlite3
 from collections.abc import Sequence
 
-from ctxgraph.core.rarity import tag_weights
-from ctxgraph.graph.local import memory, nodes, sql
-from ctxgraph.graph.local.connection import Connection
-from ctxgraph.graph.models import (
+from ctxgraph.core.models import (
     Blocker,
     Candidates,
     DependencyHandoff,
@@ -26,6 +23,9 @@ from ctxgraph.graph.models import (
     TaskHit,
     TaskStatus,
 )
+from ctxgraph.core.rarity import tag_weights
+from ctxgraph.graph.local import memory, nodes, sql
+from ctxgraph.graph.local.connection import Connection
 from ctxgraph.graph.records import file_from_props, knowledge_from_props, task_from_props
 
 _TAGGABLE_LABELS = json.dumps(["Task", *nodes.KNOWLEDGE_LABELS])

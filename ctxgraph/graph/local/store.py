@@ -28,11 +28,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ctxgraph.graph.local import backup, memory, outcomes, replay, writes
-from ctxgraph.graph.local.connection import Connection
-from ctxgraph.graph.local.history import History
-from ctxgraph.graph.local.reads import Reads
-from ctxgraph.graph.models import (
+from ctxgraph.core.models import (
     Blocker,
     Candidates,
     DependencyHandoff,
@@ -51,6 +47,10 @@ from ctxgraph.graph.models import (
     TaskHit,
     TaskStatus,
 )
+from ctxgraph.graph.local import backup, memory, outcomes, replay, writes
+from ctxgraph.graph.local.connection import Connection
+from ctxgraph.graph.local.history import History
+from ctxgraph.graph.local.reads import Reads
 from ctxgraph.graph.outcome_records import Delivery, DeliveryScore, StoredDelivery
 from ctxgraph.graph.records import HandoffRecord
 from ctxgraph.graph.replay_records import ReplayFile, ReplayTask

@@ -8,11 +8,11 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
+from ctxgraph.core.models import FileEntry, KnowledgeItem, Task, TaskStatus
 from ctxgraph.errors import UnknownTaskError
 from ctxgraph.graph.handoff_batch import FileFill, link_props, plan_handoffs
 from ctxgraph.graph.local import memory, nodes, outcomes, sql
 from ctxgraph.graph.local.connection import Connection
-from ctxgraph.graph.models import FileEntry, KnowledgeItem, Task, TaskStatus
 from ctxgraph.graph.records import (
     HandoffRecord,
     file_props,

@@ -12,9 +12,9 @@ from neo4j import exceptions as neo4j_errors
 
 from ctxgraph import cypher
 from ctxgraph.core import evidence
+from ctxgraph.core.models import FileEvidence, HistoryEvidence, NeighbourEvidence, TaskEvidence
 from ctxgraph.core.vectors import DIMENSIONS
 from ctxgraph.graph.memory_records import COSINE_DECIMALS
-from ctxgraph.graph.models import FileEvidence, HistoryEvidence, NeighbourEvidence, TaskEvidence
 from ctxgraph.graph.neo4j_store.connection import Neo4jConnection, _first_line, log
 from ctxgraph.graph.records import file_from_props, task_text, text_hash
 from ctxgraph.graph.replay_records import ReplayFile, ReplayTask, replay_task

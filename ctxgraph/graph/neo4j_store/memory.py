@@ -9,6 +9,7 @@ from typing import Any
 from neo4j import ManagedTransaction
 
 from ctxgraph import cypher
+from ctxgraph.core.models import FileEntry, MemoryChunk, MemoryHit, MemoryProject, MemoryState
 from ctxgraph.graph.memory_records import (
     BM25_DECIMALS,
     COSINE_DECIMALS,
@@ -17,7 +18,6 @@ from ctxgraph.graph.memory_records import (
     fulltext_query,
     ranked,
 )
-from ctxgraph.graph.models import FileEntry, MemoryChunk, MemoryHit, MemoryProject, MemoryState
 from ctxgraph.graph.neo4j_store.connection import Neo4jConnection
 from ctxgraph.graph.records import file_props
 

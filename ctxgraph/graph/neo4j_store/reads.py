@@ -11,9 +11,7 @@ from typing import Any
 from neo4j import ManagedTransaction
 
 from ctxgraph import cypher
-from ctxgraph.core.rarity import tag_weights
-from ctxgraph.graph.dependencies import reachable_edges
-from ctxgraph.graph.models import (
+from ctxgraph.core.models import (
     Blocker,
     Candidates,
     DependencyHandoff,
@@ -29,6 +27,8 @@ from ctxgraph.graph.models import (
     TaskHit,
     TaskStatus,
 )
+from ctxgraph.core.rarity import tag_weights
+from ctxgraph.graph.dependencies import reachable_edges
 from ctxgraph.graph.neo4j_store.connection import Neo4jConnection, _row
 from ctxgraph.graph.records import file_from_props, knowledge_from_props, task_from_props
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from neo4j import ManagedTransaction
 
-from ctxgraph.graph.models import Candidates, GatherQuery, HistoryEvidence
+from ctxgraph.core.models import Candidates, GatherQuery, HistoryEvidence
 from ctxgraph.graph.neo4j_store.backup import Backup
 from ctxgraph.graph.neo4j_store.connection import Neo4jSettings, verified_driver
 from ctxgraph.graph.neo4j_store.history import History

@@ -10,9 +10,9 @@ from typing import Any
 from neo4j import ManagedTransaction
 
 from ctxgraph import cypher
+from ctxgraph.core.models import FileEntry, KnowledgeItem, Task, TaskStatus
 from ctxgraph.errors import UnknownTaskError
 from ctxgraph.graph.handoff_batch import HandoffBatch, link_props, plan_handoffs
-from ctxgraph.graph.models import FileEntry, KnowledgeItem, Task, TaskStatus
 from ctxgraph.graph.neo4j_store.schema import Schema
 from ctxgraph.graph.records import HandoffRecord, file_props, knowledge_props, task_props, task_tags
 
