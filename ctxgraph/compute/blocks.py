@@ -127,38 +127,38 @@ def _same(item: BlockingQuestion) -> Callable[[Level], BlockingQuestion]:
 
 # Markdown fragments for token estimates (the rendered template is measured at the end).
 
-def _frag_pattern(p: PatternRef) -> str:
+def frag_pattern(p: PatternRef) -> str:
     return f"- **{p.pattern}** (see: `{p.location}`) — from {p.from_task}\n"
 
 
-def _frag_warning(w: WarningRef) -> str:
+def frag_warning(w: WarningRef) -> str:
     return f"- ⚠️ **{w.severity.value}**: {w.issue} — from {w.from_task}\n"
 
 
-def _frag_decision(d: DecisionRef) -> str:
+def frag_decision(d: DecisionRef) -> str:
     return f"- {d.decision} — {d.rationale} (from {d.from_task})\n"
 
 
-def _frag_prior(w: PriorWork) -> str:
+def frag_prior(w: PriorWork) -> str:
     files = "".join(f"- `{f.file}`: {f.reason}\n" for f in w.files_created)
     head = "\n**Files Created:**\n" if files else ""
     return f"\n#### {w.task} ({w.task_id})\n{w.summary}\n{head}{files}"
 
 
-def _frag_code(r: CodeRef) -> str:
+def frag_code(r: CodeRef) -> str:
     return f"| `{r.file}` | {r.component} | {r.notes} |\n"
 
 
-def _frag_snippet(s: Snippet) -> str:
+def frag_snippet(s: Snippet) -> str:
     body = "".join(f"   `{line}`\n" for line in s.text.splitlines())
     return f"1. `{s.path}` lines {s.start_line}-{s.end_line} (similarity 0.00)\n{body}"
 
 
-def _frag_related(r: RelatedTask) -> str:
+def frag_related(r: RelatedTask) -> str:
     return f"- {r.id}: {r.intent}\n"
 
 
-def _frag_question(q: BlockingQuestion) -> str:
+def frag_question(q: BlockingQuestion) -> str:
     return f"- **{q.question}** ({q.from_task})\n  - Context: {q.context}\n  - Recommendation: {q.recommendation}\n"
 
 
@@ -171,26 +171,26 @@ def _frag_question(q: BlockingQuestion) -> str:
 def pattern_block(k: KnowledgeItem, rel: float, common: Mapping[str, Any], **origin: Any) -> Block:
     """A pattern (or an ADR 007 kind: adr, plan, module_memory, changelog)."""
     make = _once(PatternRef, id=k.id, pattern=k.summary, location=k.location, relevance=rel, **origin)
-    return Block(section="patterns", render=_pattern(make), fragment=_frag_pattern, **common)
+    return Block(section="patterns", render=_pattern(make), fragment=frag_pattern, **common)
 
 
 def warning_block(k: KnowledgeItem, rel: float, common: Mapping[str, Any], **origin: Any) -> Block:
     """A gotcha; one without a severity counts as medium."""
     make = _once(WarningRef, id=k.id, issue=k.summary, severity=k.severity or Severity.MEDIUM, relevance=rel,
                  **origin)
-    return Block(section="warnings", render=_warning(make), fragment=_frag_warning, **common)
+    return Block(section="warnings", render=_warning(make), fragment=frag_warning, **common)
 
 
 def decision_block(k: KnowledgeItem, rel: float, common: Mapping[str, Any], **origin: Any) -> Block:
     make = _once(DecisionRef, id=k.id, decision=k.summary, rationale=k.rationale, relevance=rel, **origin)
-    return Block(section="decisions", render=_decision(make), fragment=_frag_decision, **common)
+    return Block(section="decisions", render=_decision(make), fragment=frag_decision, **common)
 
 
 def question_block(k: KnowledgeItem, common: Mapping[str, Any], from_task: str) -> Block:
     """An open question from a dependency: exact, never compressed."""
     q = BlockingQuestion(id=k.id, question=k.summary, context=k.context,
                          recommendation=k.recommendation, from_task=from_task)
-    return Block(section="blocking_questions", render=_same(q), fragment=_frag_question,
+    return Block(section="blocking_questions", render=_same(q), fragment=frag_question,
                  **{**common, "policy": Policy.EXACT, "source": "task"})
 
 
@@ -204,20 +204,20 @@ def prior_block(dep: DependencyHandoff) -> Block:
     return Block(id=f"prior:{dep.task.id}", section="prior_work", kind="dependency", scope="task",
                  source="task", policy=Policy.SUMMARIZABLE, relevance=DEPENDENCY_BONUS,
                  tag_matches=(), importance=1.0, updated_at=dep.task.completed_at,
-                 render=_prior(work), fragment=_frag_prior)
+                 render=_prior(work), fragment=frag_prior)
 
 
 def snippet_block(snip: Snippet, rel: float) -> Block:
     """A chunk the associative memory found."""
     return Block(id=f"chunk:{snip.path}:{snip.start_line}", section="codebase_context", kind="code_snippet",
                  scope="path", source="code", policy=Policy.SUMMARIZABLE, relevance=rel, tag_matches=(),
-                 importance=0.5, updated_at=None, render=_snippet(snip), fragment=_frag_snippet)
+                 importance=0.5, updated_at=None, render=_snippet(snip), fragment=frag_snippet)
 
 
 def code_block(ref: CodeRef) -> Block:
     return Block(id=f"file:{ref.file}", section="code_references", kind="code_reference", scope="path",
                  source="code", policy=Policy.SUMMARIZABLE, relevance=float(ref.relevance), tag_matches=(),
-                 importance=0.5, updated_at=None, render=_code(ref), fragment=_frag_code)
+                 importance=0.5, updated_at=None, render=_code(ref), fragment=frag_code)
 
 
 def related_block(h: TaskHit, rel: float) -> Block:
@@ -225,4 +225,4 @@ def related_block(h: TaskHit, rel: float) -> Block:
     rt = RelatedTask(id=h.task.id, intent=h.task.intent, summary=h.task.outcome_summary, relevance=rel)
     return Block(id=f"task:{h.task.id}", section="related_tasks", kind="related_task", scope="task",
                  source="docs", policy=Policy.SUMMARIZABLE, relevance=rel, tag_matches=h.matched_tags,
-                 importance=0.5, updated_at=h.task.completed_at, render=_related(rt), fragment=_frag_related)
+                 importance=0.5, updated_at=h.task.completed_at, render=_related(rt), fragment=frag_related)

@@ -38,6 +38,16 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from ctxgraph.compute.blocks import (
+    frag_code,
+    frag_decision,
+    frag_pattern,
+    frag_prior,
+    frag_question,
+    frag_related,
+    frag_snippet,
+    frag_warning,
+)
 from ctxgraph.compute.context import ComputedContext
 from ctxgraph.core.tokens import estimate_tokens
 from ctxgraph.graph.outcome_records import (
@@ -89,23 +99,15 @@ def delivery(ctx: ComputedContext, *, delivery_id: str, at: str) -> Delivery:
         for rank, (item_id, text) in enumerate(entries, start=1):
             items.append(DeliveredItem(section=section, id=item_id, rank=rank, tokens=estimate_tokens(text)))
 
-    add("patterns", ((p.id, f"- **{p.pattern}** (see: `{p.location}`) — from {p.from_task}\n")
-                     for p in ctx.patterns_to_follow))
-    add("warnings", ((w.id, f"- ⚠️ **{w.severity.value}**: {w.issue} — from {w.from_task}\n")
-                     for w in ctx.warnings))
-    add("decisions", ((d.id, f"- {d.decision} — {d.rationale} (from {d.from_task})\n")
-                      for d in ctx.relevant_decisions))
-    add("prior_work", ((w.task_id, f"\n#### {w.task} ({w.task_id})\n{w.summary}\n"
-                        + "".join(f"- `{f.file}`: {f.reason}\n" for f in w.files_created))
-                       for w in ctx.prior_work))
-    add("codebase_context", ((s.path, f"1. `{s.path}` lines {s.start_line}-{s.end_line}\n{s.text}\n")
-                             for s in ctx.codebase_context))
-    add("code_references", ((r.file, f"| `{r.file}` | {r.component} | {r.notes} |\n")
-                            for r in ctx.code_references))
-    add("blocking_questions", ((q.id, f"- **{q.question}** ({q.from_task})\n  - Context: {q.context}\n"
-                                      f"  - Recommendation: {q.recommendation}\n")
-                               for q in ctx.blocking_questions))
-    add("related_tasks", ((r.id, f"- {r.id}: {r.intent}\n") for r in ctx.related_tasks))
+    # Each item's tokens as the limiter measured its block (its Markdown fragment).
+    add("patterns", ((p.id, frag_pattern(p)) for p in ctx.patterns_to_follow))
+    add("warnings", ((w.id, frag_warning(w)) for w in ctx.warnings))
+    add("decisions", ((d.id, frag_decision(d)) for d in ctx.relevant_decisions))
+    add("prior_work", ((w.task_id, frag_prior(w)) for w in ctx.prior_work))
+    add("codebase_context", ((s.path, frag_snippet(s)) for s in ctx.codebase_context))
+    add("code_references", ((r.file, frag_code(r)) for r in ctx.code_references))
+    add("blocking_questions", ((q.id, frag_question(q)) for q in ctx.blocking_questions))
+    add("related_tasks", ((r.id, frag_related(r)) for r in ctx.related_tasks))
     files = dict.fromkeys([
         *(p.location for p in ctx.patterns_to_follow if p.location),
         *(f.file for w in ctx.prior_work for f in w.files_created),
