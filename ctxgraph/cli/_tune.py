@@ -40,11 +40,11 @@ def tune_command(seed: int, settings_path: Path | None, dry_run: bool, fmt: str,
 
     try:
         target, _ = (settings_path, True) if settings_path else settings_target()
-        if target.exists():
-            load_settings(target)  # a broken settings file is refused before the work
+        # read once: a broken settings file is refused before the work
+        settings = load_settings(target) if target.exists() else None
         with open_service(_store_params(kwargs), read_only=True) as svc:
-            if settings_path is not None and target.exists():
-                svc.config = load_settings(target).context
+            if settings_path is not None and settings is not None:
+                svc.config = settings.context
             with click.progressbar(length=1, label="Replaying the history", file=sys.stderr,
                                    hidden=not sys.stderr.isatty()) as bar:
                 def progress(done: int, total: int) -> None:

@@ -37,6 +37,7 @@ class Replay:
     max_df_share: float
     _mapped: bool = field(init=False)
     _rankable: list[ReplayFile] = field(init=False)
+    _rankable_paths: frozenset[str] = field(init=False)
     _file_df: dict[str, int] = field(init=False)
     _postings: dict[str, list[int]] = field(init=False)
     _ids: list[int] = field(init=False)
@@ -47,6 +48,7 @@ class Replay:
         self.tasks = sorted(self.tasks, key=lambda t: (t.completed_at, t.id))
         self._mapped = any(f.in_map for f in self.files)
         self._rankable = sorted((f for f in self.files if f.in_map or not self._mapped), key=lambda f: f.entry.path)
+        self._rankable_paths = frozenset(f.entry.path for f in self._rankable)
         self._file_df = defaultdict(int)
         for f in self._rankable:
             for term in set(f.terms):
@@ -140,5 +142,4 @@ class Replay:
 
     def gold(self, index: int) -> tuple[str, ...]:
         """The rankable files the task at ``index`` touched (what a context should have named)."""
-        rankable = {f.entry.path for f in self._rankable}
-        return tuple(p for p in self.tasks[index].files if p in rankable)
+        return tuple(p for p in self.tasks[index].files if p in self._rankable_paths)

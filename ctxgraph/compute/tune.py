@@ -209,8 +209,7 @@ def tune(tasks: Sequence[ReplayTask], files: Sequence[ReplayFile], current: Rank
         if progress is not None:
             progress(done, total)
 
-    current_sets = {"full_text": current.full_text, "dense": current.dense}
-    fits = [tune_set(kind, replay_cases(replay, vectors=kind == "dense", progress=tick), current_sets[kind],
+    fits = [tune_set(kind, replay_cases(replay, vectors=kind == "dense", progress=tick), getattr(current, kind),
                      seed=seed) for kind in kinds]
     update = {f.kind: f.fitted for f in fits if f.adopted}
     return TuneResult(current.model_copy(update=update), tuple(fits), len(replay.tasks))
