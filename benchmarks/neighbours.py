@@ -36,7 +36,6 @@ from typing import Any
 import numpy as np
 
 from benchmarks.recall import neo4j_store, pct
-from ctxgraph.compute import ranking
 from ctxgraph.core.models import Task, TaskStatus
 from ctxgraph.core.vectors import DIMENSIONS
 from ctxgraph.graph.local import LocalStore
@@ -81,9 +80,9 @@ def time_search(store: KnowledgeStore, queries: int, seed: int) -> dict[str, flo
     for n in range(queries + 1):
         words = tuple(dict.fromkeys(rng.choices(VOCABULARY, WEIGHTS, k=8)))
         t = time.perf_counter()
-        store.history_evidence(words, ranking.MAX_DF_SHARE, 10)
+        store.history_evidence(words, 10)
         t1 = time.perf_counter()
-        found = store.history_evidence(words, ranking.MAX_DF_SHARE, 10, vecs[n].tolist())
+        found = store.history_evidence(words, 10, vecs[n].tolist())
         t2 = time.perf_counter()
         assert found.neighbours, "the benchmark's tasks must have vectors"
         if n:  # the first call of each kind builds caches

@@ -16,7 +16,8 @@ def teach(svc: ContextService, n: int = 160, seed: int = 1) -> None:
     really changes the five files of its topic."""
     rng = random.Random(seed)
     files = [FileEntry(path=f"src/{t}/{k}.py", component=t, notes="") for t in TOPICS for k in range(5)]
-    files += [FileEntry(path=f"src/widget/w{k}.py", component="widget", notes="widget helpers") for k in range(4)]
+    files += [FileEntry(path=f"src/widget/w{k}.py", component="widget", notes="widget helpers for the " + " ".join(TOPICS))
+              for k in range(4)]
     svc.add_files(files)
     tasks, handoffs = [], []
     for i in range(n):

@@ -4,14 +4,18 @@ The seed scores a context-map file by the words of its path, component and
 notes. The history knows more: which finished tasks resemble this one and
 which files they changed. Five pieces of evidence, fused per file:
 
-- **votes** — BM25 (k1 1.2, b 0.75) of the query's full-text terms against
-  every finished task's terms; the :data:`NEIGHBOURS` most similar tasks
+- **votes** — BM25 of the query's full-text terms against every finished
+  task's terms (the store's full-text index scores it: Lucene on Neo4j,
+  :mod:`ctxgraph.core.bm25` on the embedded store, the same numbers); the
+  :data:`NEIGHBOURS` most similar tasks
   vote for the files their handoffs touched, each vote its similarity
   relative to the best one, divided by the square root of how many files the
   task touched (a commit touching 30 files says little about each);
 - **text** — BM25 of the query against one document per file: its own terms
   plus the terms of every finished task that touched it (what a file "is
-  about", as its history describes it), scaled to the best vote;
+  about", as its history describes it), scored by the store's full-text index
+  for the files it ranks best (``core.evidence.FILE_TOP``), scaled to the best
+  vote;
 - **prior** — how often the file changes: log(1 + touches) / log(1 + tasks);
 - **seed** — the seed's own context-map score (component +2, location +1,
   domain in notes +1, mentioned file +3);
@@ -38,12 +42,9 @@ embedding ``votes + 3 x text + 0.2 x prior + 0.3 x seed + 3 x dense``
 (:data:`DEFAULT_WEIGHTS`, chosen on the click and werkzeug evaluation sets;
 ``[ranking.full_text]`` and ``[ranking.dense]`` in the settings override them,
 and ``ctxgraph tune`` fits them on a project's own history:
-:mod:`ctxgraph.compute.tune`). The store
-returns the evidence; every number is computed here, so both stores rank
-identically. The store may bound it (``ctxgraph.core.evidence``): the best
-matched tasks only, and the files that can still reach the top, each carrying
-the counts of its touching tasks' terms so that its text is scored as over
-every task.
+:mod:`ctxgraph.compute.tune`). The store returns the text scores and the
+bounded evidence (``ctxgraph.core.evidence``); every other number is computed
+here.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ctxgraph.compute.seed import score_file as seed_score
-from ctxgraph.core.evidence import DENSE_VOTERS, K1, VOTERS, B, idf, task_scores, text_scores, touched_terms
+from ctxgraph.core.evidence import DENSE_VOTERS, VOTERS, best_first
 from ctxgraph.core.models import FileEntry, HistoryEvidence
 from ctxgraph.core.paths import successors
 from ctxgraph.signals import TaskSignals, path_terms
@@ -67,13 +68,6 @@ TEXT_WEIGHT_DENSE = 3.0
 DENSE_WEIGHT = 3.0
 PRIOR_WEIGHT = 0.2
 SEED_WEIGHT = 0.3
-#: Terms in more than this share of the finished tasks are left out (no signal).
-MAX_DF_SHARE = 0.2
-
-
-def task_similarity(history: HistoryEvidence) -> list[tuple[float, str, int]]:
-    """(score, task id, index) of every matched task, best first (newest, then id, break ties)."""
-    return task_scores(history.n_tasks, history.total_task_len, history.tasks)
 
 
 def heirs(path: str, successors_: Sequence[str]) -> tuple[str, ...]:
@@ -173,30 +167,18 @@ def file_parts(history: HistoryEvidence, signals: TaskSignals) -> list[tuple[Fil
     mapped = [f for f in history.files if f.in_map]
     has_map = bool(mapped) if history.mapped is None else history.mapped
     files = {f.entry.path: f for f in (mapped if has_map else history.files)}
-    similar = task_similarity(history)[:NEIGHBOURS]
+    similar = best_first(history.tasks)[:NEIGHBOURS]
     near = history.neighbours[:DENSE_VOTERS]
-    gone = {p for _, _, i in similar for p in history.tasks[i].files if p not in files}
+    gone = {p for t in similar for p in t.files if p not in files}
     gone.update(p for n in near for p in n.files if p not in files)
     moved = successors(gone, sorted(files)) if has_map else {}
     votes: dict[str, float] = defaultdict(float)
-    _vote(votes, [(score, history.tasks[i].files, (t for t, _ in history.tasks[i].matched))
-                  for score, _, i in similar], files, moved)
+    _vote(votes, [(t.score, t.files, t.matched) for t in similar], files, moved)
     dense: dict[str, float] = defaultdict(float)
     _vote(dense, [(n.score, n.files, n.matched) for n in near], files, moved)
-
-    # BM25 over per-file documents: own terms + the terms of the tasks that touched it
-    # (counted by the store over every matched task when it bounded the evidence).
-    term_tf: Mapping[str, Mapping[str, int]]
-    if history.file_df is not None:
-        term_tf = {p: dict(f.term_tf) for p, f in files.items() if f.term_tf}
-    else:
-        term_tf = touched_terms(history.tasks, files)
-    own = {p: f.own_terms for p, f in files.items() if f.own_terms}
-    lengths = {p: f.task_len + f.own_len for p, f in files.items()}
-    n_files = len(files) if history.n_files is None else history.n_files
-    total_len = sum(lengths.values()) if history.total_file_len is None else history.total_file_len
-    text, _ = text_scores(term_tf, own, lengths, n_files, total_len,
-                          None if history.file_df is None else dict(history.file_df))
+    # BM25 of the query against each file's document (own terms + the terms of
+    # the tasks that touched it), as the store's full-text index scored it.
+    text = {p: f.text for p, f in files.items() if f.text > 0}
     best_vote = max(votes.values(), default=0.0) or 1.0
     best_text = max(text.values(), default=0.0) or 1.0
     log_n = math.log(1 + history.n_tasks) if history.n_tasks else 1.0
@@ -238,18 +220,13 @@ def rank_files(history: HistoryEvidence, signals: TaskSignals, weights: RankingW
 
 __all__: Sequence[str] = (
     "DEFAULT_WEIGHTS",
-    "K1",
-    "MAX_DF_SHARE",
     "NEIGHBOURS",
     "PARTS",
-    "B",
     "RankWeights",
     "RankingWeights",
     "combine",
     "file_parts",
     "heirs",
-    "idf",
     "rank_files",
     "route",
-    "task_similarity",
 )

@@ -6,26 +6,40 @@ store would have returned had the task been asked for its context just
 before it started — only the tasks finished earlier vote, count and are
 neighbours — and reads which files the task then really touched.
 
-The evidence is the unbounded form of :class:`HistoryEvidence`
-(``file_df`` None: every matched task, every rankable file), which
-:func:`ctxgraph.compute.ranking.file_parts` scores exactly as it scores the
-bounded evidence a store returns (``ctxgraph.core.evidence``).
+The evidence is what the embedded store returns (``ctxgraph.core.evidence``):
+the best tasks and files by BM25 (``ctxgraph.core.bm25``) over the documents
+the graph held then, rebuilt once per replayed graph (the tune asks every
+task of a block against the graph as it stood when its block began).
 """
 
 from __future__ import annotations
 
 import bisect
-from collections import defaultdict
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ctxgraph.core.evidence import DENSE_VOTERS, TERM_DF_CAP, max_term_df
+from ctxgraph.compute.limits import CONTEXT_MAP_TOP
+from ctxgraph.core import bm25, evidence
+from ctxgraph.core.evidence import DENSE_VOTERS, best_first, choose_files
 from ctxgraph.core.models import FileEvidence, HistoryEvidence, NeighbourEvidence, TaskEvidence
-from ctxgraph.graph.memory_records import COSINE_DECIMALS
+from ctxgraph.graph.memory_records import COSINE_DECIMALS, query_terms
 from ctxgraph.graph.replay_records import ReplayFile, ReplayTask
+
+
+@dataclass
+class _Graph:
+    """The graph after its first ``n`` finished tasks: their BM25 index (a row
+    per task), the files' (a row per file with a document), each file's touches
+    and the most touched rankable files."""
+
+    tasks: bm25.Index
+    files: bm25.Index
+    touches: dict[str, int]
+    most_touched: tuple[str, ...]
 
 
 @dataclass
@@ -34,12 +48,11 @@ class Replay:
 
     tasks: Sequence[ReplayTask]
     files: Sequence[ReplayFile]
-    max_df_share: float
+    top_files: int = CONTEXT_MAP_TOP
     _mapped: bool = field(init=False)
     _rankable: list[ReplayFile] = field(init=False)
     _rankable_paths: frozenset[str] = field(init=False)
-    _file_df: dict[str, int] = field(init=False)
-    _postings: dict[str, list[int]] = field(init=False)
+    _text_files: list[ReplayFile] = field(init=False)
     _ids: list[int] = field(init=False)
     _matrix: Any = field(init=False)
     _row: dict[int, int] = field(init=False)
@@ -49,14 +62,8 @@ class Replay:
         self._mapped = any(f.in_map for f in self.files)
         self._rankable = sorted((f for f in self.files if f.in_map or not self._mapped), key=lambda f: f.entry.path)
         self._rankable_paths = frozenset(f.entry.path for f in self._rankable)
-        self._file_df = defaultdict(int)
-        for f in self._rankable:
-            for term in set(f.terms):
-                self._file_df[term] += 1
-        self._postings = defaultdict(list)
-        for i, task in enumerate(self.tasks):
-            for term in set(task.terms):
-                self._postings[term].append(i)
+        self._sorted_paths = sorted(self._rankable_paths)
+        self._text_files = [f for f in self._rankable if f.in_map]  # the files with a document
         # The tasks with vectors, as float32 unit rows (as the embedded store keeps them).
         self._ids = [i for i, t in enumerate(self.tasks) if t.vector]
         self._row = {i: r for r, i in enumerate(self._ids)}
@@ -66,26 +73,31 @@ class Replay:
             rows = (rows / np.where(norms == 0, 1, norms)).astype(np.float32)
         self._matrix = rows
         self._done = [t.completed_at for t in self.tasks]
-        self._prefixes: dict[int, tuple[dict[str, tuple[int, int]], int, int]] = {}
+        self._graphs: dict[int, _Graph] = {}
 
     def before(self, index: int) -> int:
         """How many tasks finished strictly before the task at ``index``."""
         return bisect.bisect_left(self._done, self._done[index])
 
-    def _prefix(self, n: int) -> tuple[dict[str, tuple[int, int]], int, int]:
-        """Of the first ``n`` tasks: per file, how many touched it and their total
-        length in terms; their total length; the rankable files' total length."""
-        if n not in self._prefixes:
-            counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-            for task in self.tasks[:n]:
+    def _graph(self, n: int) -> _Graph:
+        """The graph after the first ``n`` tasks (built once per ``n``)."""
+        if n not in self._graphs:
+            prefix = self.tasks[:n]
+            by_file: dict[str, list[int]] = {}
+            for i, task in enumerate(prefix):
                 for path in task.files:
-                    entry = counts[path]
-                    entry[0] += 1
-                    entry[1] += len(task.terms)
-            touches = {path: (c[0], c[1]) for path, c in counts.items()}
-            total_file_len = sum(len(f.terms) + touches.get(f.entry.path, (0, 0))[1] for f in self._rankable)
-            self._prefixes[n] = (touches, sum(len(t.terms) for t in self.tasks[:n]), total_file_len)
-        return self._prefixes[n]
+                    by_file.setdefault(path, []).append(i)
+            docs = []
+            for f in self._text_files:
+                doc = Counter(f.terms)
+                for i in by_file.get(f.entry.path, ()):
+                    doc.update(prefix[i].terms)
+                docs.append(doc)
+            touches = {path: len(found) for path, found in by_file.items()}
+            most = sorted(self._rankable_paths, key=lambda p: (-touches.get(p, 0), p))[:self.top_files]
+            self._graphs[n] = _Graph(bm25.Index.build([dict.fromkeys(t.terms, 1) for t in prefix]),
+                                     bm25.Index.build(docs), touches, tuple(most))
+        return self._graphs[n]
 
     def evidence(self, index: int, *, known: int | None = None, vectors: bool = True) -> HistoryEvidence:
         """What a store would return for the task at ``index`` asked as a new
@@ -93,33 +105,29 @@ class Replay:
         the first ``known`` of them)."""
         query = self.tasks[index]
         n = self.before(index) if known is None else min(known, self.before(index))
-        prefix = self.tasks[:n]
-        max_df = max_term_df(n, self.max_df_share)
-        matched: dict[int, list[tuple[str, int]]] = defaultdict(list)
-        for term in query.terms:
-            posting = self._postings.get(term, [])
-            cut = bisect.bisect_left(posting, n)
-            if 0 < cut <= max_df:
-                for i in posting[:cut]:
-                    matched[i].append((term, cut))
-        tasks = tuple(
-            TaskEvidence.model_construct(id=prefix[i].id, term_count=len(prefix[i].terms),
-                                         completed_at=prefix[i].completed_at, matched=tuple(sorted(found)),
-                                         files=prefix[i].files)
-            for i, found in sorted(matched.items(), key=lambda kv: prefix[kv[0]].id)
+        graph = self._graph(n)
+        terms = query_terms(query.terms)
+        wanted = set(terms)
+        tasks = best_first(
+            TaskEvidence.model_construct(id=t.id, score=score, completed_at=t.completed_at,
+                                         matched=tuple(sorted(wanted.intersection(t.terms))), files=t.files)
+            for t, score in ((self.tasks[row], score) for row, score in graph.tasks.top(terms, evidence.TASK_TOP))
         )
-        touches, total_task_len, total_file_len = self._prefix(n)
-        wanted = {t for t in query.terms if self._file_df.get(t, 0) <= TERM_DF_CAP}
-        files = []
-        for f in self._rankable:
-            n_touches, task_len = touches.get(f.entry.path, (0, 0))
-            files.append(FileEvidence.model_construct(
-                entry=f.entry, touches=n_touches, task_len=task_len, own_len=len(f.terms),
-                own_terms=tuple(t for t in f.terms if t in wanted), in_map=f.in_map, term_tf=()))
-        near = self._neighbours(index, n, query.terms) if vectors else ()
-        return HistoryEvidence.model_construct(
-            n_tasks=n, total_task_len=total_task_len, tasks=tasks, files=tuple(files),
-            n_files=len(files), total_file_len=total_file_len, mapped=self._mapped, file_df=None, neighbours=near)
+        text = {self._text_files[row].entry.path: score
+                for row, score in graph.files.top(terms, evidence.FILE_TOP)}
+        near = self._neighbours(index, n, terms) if vectors else ()
+        touched = [p for t in tasks for p in t.files] + [p for n in near for p in n.files]
+        chosen = choose_files(text=text, touched=touched,
+                              rankable=self._rankable_paths,
+                              mapped_paths=self._sorted_paths if self._mapped else None,
+                              most_touched=graph.most_touched)
+        by_path = {f.entry.path: f for f in self._rankable}
+        files = tuple(
+            FileEvidence.model_construct(entry=by_path[p].entry, touches=graph.touches.get(p, 0),
+                                         in_map=by_path[p].in_map, text=text.get(p, 0.0))
+            for p in sorted(chosen))
+        return HistoryEvidence.model_construct(n_tasks=n, tasks=tuple(tasks), files=files, mapped=self._mapped,
+                                               neighbours=near)
 
     def _neighbours(self, index: int, n: int, terms: Sequence[str]) -> tuple[NeighbourEvidence, ...]:
         row = self._row.get(index)

@@ -196,9 +196,9 @@ def tune_set(kind: str, cases: Sequence[Case], current: RankWeights, *, seed: in
 
 
 def tune(tasks: Sequence[ReplayTask], files: Sequence[ReplayFile], current: RankingWeights, *,
-         max_df_share: float, seed: int = 0, progress: Progress | None = None) -> TuneResult:
+         seed: int = 0, progress: Progress | None = None) -> TuneResult:
     """Replay the history and fit each weight set (see the module's docstring)."""
-    replay = Replay(tasks, files, max_df_share)
+    replay = Replay(tasks, files)
     kinds = ["full_text", *(["dense"] if any(t.vector for t in tasks) else [])]
     total = (len(replay.tasks) - int(len(replay.tasks) * START_SHARE)) * len(kinds)
     done = 0

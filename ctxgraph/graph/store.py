@@ -130,22 +130,23 @@ class KnowledgeStore(Protocol):
         """Everything one context needs (one read; one round trip on Neo4j)."""
 
     def gather_with_history(
-        self, query: GatherQuery, terms: Sequence[str], max_df_share: float, top_files: int = 10,
+        self, query: GatherQuery, terms: Sequence[str], top_files: int = 10,
         vector: Sequence[float] | None = None,
     ) -> tuple[Candidates, HistoryEvidence]:
-        """``history_evidence(terms, max_df_share, top_files, vector)``, then ``gather(query)`` with the
+        """``history_evidence(terms, top_files, vector)``, then ``gather(query)`` with the
         seed's context map only when the history has no files. On Neo4j both
         statements run in one read transaction (one ``execute_read``, one commit)."""
 
-    def history_evidence(self, terms: Sequence[str], max_df_share: float, top_files: int = 10,
+    def history_evidence(self, terms: Sequence[str], top_files: int = 10,
                          vector: Sequence[float] | None = None) -> HistoryEvidence:
-        """Finished tasks sharing full-text terms with a query (terms in more than
-        ``max(1, int(n * max_df_share))`` of the n finished tasks left out), and
-        the rankable files (the context map's, else every file) with evidence,
-        each with its history: touched by one of those tasks (or, for a module
-        gone from the map, in the folder it became — ``core.paths.moved_folder``),
-        having a query term of its own, or among the ``top_files`` most touched
-        (path breaks ties); with the rankable files' count and total length.
+        """The history's evidence for a query's full-text ``terms`` as
+        ``core.evidence`` bounds it: the finished tasks scoring best by BM25
+        with their scores, and the rankable files (the context map's, else every
+        file) with evidence — the best by the BM25 of their documents (with that
+        score as ``text``), those the returned tasks touched (or, for a module
+        gone from the map, the files of the folder it became —
+        ``core.paths.moved_folder``), and the ``top_files`` most touched (path
+        breaks ties).
         ``vector``: the query's embedding; the ``evidence.DENSE_VOTERS`` finished
         tasks with the most similar vectors (cosine, rounded to
         ``memory_records.COSINE_DECIMALS``; ties: newer, then smaller id) come as

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ctxgraph.compute import limits as lim
-from ctxgraph.compute import ranking
 from ctxgraph.compute.config import STRATEGIES, ContextConfig, Strategy
 from ctxgraph.compute.context import ComputedContext, compute_context
 from ctxgraph.core.models import (
@@ -237,8 +236,7 @@ class ContextService(AdminMixin, KnowledgeMixin, IngestMixin):
             vector = self._query_vector(task.text, notes)
             # The history ranks the files; the seed's context-map filter is the
             # fallback for a graph without files only. One read transaction.
-            found, history = self.store.gather_with_history(query, query_terms, ranking.MAX_DF_SHARE,
-                                                           lim.CONTEXT_MAP_TOP, vector)
+            found, history = self.store.gather_with_history(query, query_terms, lim.CONTEXT_MAP_TOP, vector)
             memory: MemoryRecall | None = None
             if self.memory:
                 from ctxgraph.memory.recall import recall

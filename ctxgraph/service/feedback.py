@@ -9,7 +9,6 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 from ctxgraph import outcomes as outcome_log
-from ctxgraph.compute import ranking
 from ctxgraph.compute.context import ComputedContext
 from ctxgraph.compute.outcomes import OutcomeReport
 from ctxgraph.compute.tune import TuneResult, tune
@@ -73,8 +72,7 @@ class FeedbackMixin(ServiceBase):
         Nothing is written: the caller keeps ``result.weights`` (``ctxgraph
         tune`` writes them to the settings file)."""
         tasks, files = self.store.replay_corpus()
-        return tune(tasks, files, self.config.ranking, max_df_share=ranking.MAX_DF_SHARE, seed=seed,
-                    progress=progress)
+        return tune(tasks, files, self.config.ranking, seed=seed, progress=progress)
 
 
 def _since(value: str | datetime | None) -> str | None:

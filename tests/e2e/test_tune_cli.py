@@ -23,6 +23,13 @@ strategy = "recent"   # newest first
 [tier_budgets]
 easy = 3000
 """
+#: Weights trusting the seed's score, which the taught history makes misleading.
+MISLED = """
+[ranking.full_text]
+votes = 0.1
+text = 0.1
+seed = 5.0
+"""
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -45,13 +52,13 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_tune_writes_the_weights_and_keeps_the_settings(project: Path, tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()
-    (work / "ctxgraph.toml").write_text(SETTINGS, encoding="utf-8")
+    (work / "ctxgraph.toml").write_text(SETTINGS + MISLED, encoding="utf-8")
     store = str(project / ".ctxgraph" / "graph.db")
     dry = run("tune", "--store", store, "--dry-run", "--format", "json", cwd=work)
     assert dry.returncode == 0, dry.stderr
     report = json.loads(dry.stdout)
     assert report["written"] is False and report["tasks"] == 161 - 1
-    assert (work / "ctxgraph.toml").read_text(encoding="utf-8") == SETTINGS
+    assert (work / "ctxgraph.toml").read_text(encoding="utf-8") == SETTINGS + MISLED
 
     done = run("tune", "--store", store, "--seed", "3", cwd=work)
     assert done.returncode == 0, done.stderr
@@ -62,15 +69,14 @@ def test_tune_writes_the_weights_and_keeps_the_settings(project: Path, tmp_path:
     written = tomllib.loads(text)
     assert written["strategy"] == "recent" and written["tier_budgets"] == {"easy": 3000}
     assert written["ranking"]["dense"] == DEFAULT_WEIGHTS.dense.model_dump()
-    assert written["ranking"]["full_text"] == report["weights"]["full_text"] != DEFAULT_WEIGHTS.full_text.model_dump()
+    assert written["ranking"]["full_text"] == report["weights"]["full_text"]
+    assert written["ranking"]["full_text"]["seed"] < 5.0
 
     # contexts read the tuned weights from the settings file
     ctx = run("context", "next", "--store", store, "--format", "json", "--debug", cwd=work)
     assert ctx.returncode == 0, ctx.stderr
     refs = json.loads(ctx.stdout)["code_references"]
     assert [r["file"] for r in refs[:5]] == [f"src/parser/{k}.py" for k in range(5)]
-    widget = next(r for r in refs if r["file"] == "src/widget/w0.py")
-    assert widget["relevance"] == pytest.approx(3 * written["ranking"]["full_text"]["seed"])
 
     # the same history and seed give the same file
     again = run("tune", "--store", store, "--seed", "3", cwd=work)

@@ -48,7 +48,7 @@ GATHER = {
     "recent_limit": 5,
     "max_tag_df": 1000,
 }
-HISTORY = {"terms": ["api", "cache"], "max_df_share": 0.5}
+HISTORY = {"terms": ["api", "cache"]}
 WRITES: dict[str, dict[str, Any]] = {
     "task_upsert": {"rows": [{"props": {"id": "t1", "terms": ["api"]}, "tags": ["api"], "deps": ["t0"]}]},
     "tasks_missing": {"ids": ["t0"]},
@@ -195,10 +195,9 @@ KNOWN_LABEL_WIDE = {
     "recent_tasks": "SELECT props FROM nodes WHERE label = 'Task' AND json_extract(props, '$.status') IN",
     "active_blockers": "SELECT props FROM nodes WHERE label = 'Task' AND json_extract(props, '$.status') = 'blocked'",
     # the history's corpus, recomputed only after a write (cached on PRAGMA data_version)
-    "corpus_tasks": "SELECT id, json_extract(props, '$.term_count')",
+    "corpus_tasks": "SELECT id, json_extract(props, '$.terms')",
     "corpus_touches": "SELECT h.src_id, f.dst_id FROM edges h",
     "corpus_files": "SELECT props FROM nodes WHERE label = 'File' ORDER BY id",
-    "corpus_unfinished": "SELECT count(*) FROM nodes WHERE label = 'Task'",
     # associative memory: the indexed projects (a handful), and every chunk, read
     # into the in-process index only after a write (cached on PRAGMA data_version)
     "memory_projects": "SELECT props FROM nodes WHERE label = 'Project' ORDER BY id",
@@ -243,5 +242,3 @@ def test_embedded_lookups_by_key_seek_the_primary_key(traced: tuple[list[str], s
     assert by_id
     for sql in by_id:
         assert _plan(conn, sql) == ["SEARCH nodes USING PRIMARY KEY (label=? AND id=?)"]
-    terms = [s for s in statements if "dst_label = 'Term' AND type = 'MENTIONS'" in s]
-    assert terms and any("edges_by_dst (dst_label=? AND dst_id=?" in p for p in _plan(conn, terms[0]))

@@ -190,9 +190,9 @@ def test_gather_returns_the_query_tags_degrees(store: KnowledgeStore) -> None:
     assert found.tag_df == (("api", 3), ("w1", 2)) and found.tagged_total == 3
     assert [h.item.summary for h in found.keyword_hits] == ["p"] and found.keyword_hits[0].matched_tags == ("w1",)
     assert [h.task.id for h in found.related] == ["t2"]
-    with_history, history = store.gather_with_history(query, ["api"], 1.0)
+    with_history, history = store.gather_with_history(query, ["api"])
     assert with_history == store.gather(query.model_copy(update={"context_map": not history.files}))
-    assert history == store.history_evidence(["api"], 1.0)
+    assert history == store.history_evidence(["api"])
 
 
 def test_tasks_by_tags_only_completed_and_not_excluded(store: KnowledgeStore) -> None:
@@ -306,59 +306,64 @@ def test_history_evidence_returns_only_files_with_evidence(store: KnowledgeStore
     store.apply_handoff(record("t2", links=(FileLink(rel="MODIFIED", path="pkg/http.py"),)))
     store.apply_handoff(record("t3", links=(FileLink(rel="MODIFIED", path="pkg/http.py"),)))
 
-    everything = store.history_evidence(["cookie", "cli"], 1.0, top_files=100)
+    everything = store.history_evidence(["cookie", "cli"], top_files=100)
     assert everything.mapped is True
-    assert everything.n_files == len(everything.files) == 5  # the map's files only: not pkg/data.py
-    assert everything.total_file_len == sum(f.own_len + f.task_len for f in everything.files)
+    assert len(everything.files) == 5  # the map's files only: not pkg/data.py
 
-    found = store.history_evidence(["cookie", "cli"], 1.0, top_files=1)
+    found = store.history_evidence(["cookie", "cli"], top_files=1)
     assert [t.id for t in found.tasks] == ["t1"]
     assert sorted(f.entry.path for f in found.files) == [
         "pkg/cli.py",  # a query term of its own
         "pkg/data/__init__.py", "pkg/data/headers.py",  # the folder the touched pkg/data.py became
         "pkg/http.py",  # the most touched (2 finished tasks)
     ]  # not pkg/database.py: no evidence, though its path starts with "pkg/data"
-    assert (found.n_files, found.total_file_len) == (everything.n_files, everything.total_file_len)
     http = next(f for f in found.files if f.entry.path == "pkg/http.py")
-    assert (http.touches, http.own_terms) == (2, ())
+    assert (http.touches, http.text) == (2, 0.0)
+    assert next(f for f in found.files if f.entry.path == "pkg/cli.py").text > 0
 
 
-def _file_counts(store: KnowledgeStore) -> dict[str, tuple[int, int]]:
-    """Every mapped file's (touches, task_len) as the history reports them."""
-    found = store.history_evidence([], 1.0, top_files=100)
-    return {f.entry.path: (f.touches, f.task_len) for f in found.files}
+#: Terms of the tasks below, one each: a file's document has the term when a
+#: finished task having it touched the file.
+PROBES = ("cookie", "tidy", "quoted")
+
+
+def _file_counts(store: KnowledgeStore) -> dict[str, tuple[int, tuple[str, ...]]]:
+    """Every mapped file's touches and the probe terms its document has."""
+    counts = {f.entry.path: f.touches for f in store.history_evidence([], top_files=100).files}
+    has = {path: tuple(term for term in PROBES
+                       if any(f.entry.path == path and f.text > 0
+                              for f in store.history_evidence([term], top_files=0).files))
+           for path in counts}
+    return {path: (counts[path], has[path]) for path in counts}
 
 
 def test_file_history_counts_follow_every_write(store: KnowledgeStore) -> None:
-    from ctxgraph.graph.records import task_terms
-
     def made(tid: str, text: str, status: TaskStatus = TaskStatus.PENDING) -> Task:
         return Task(id=tid, name=text, objective="", signals=sig(), created_at="2026-01-01T00:00:00Z",
                     updated_at="2026-01-01T00:00:00Z", status=status)
 
     t1, t2 = made("t1", "Parse cookie values"), made("t2", "Tidy the request parsing code")
-    n1, n2 = len(task_terms(t1)), len(task_terms(t2))
     store.upsert_files([FileEntry(path=p) for p in ("a.py", "b.py", "c.py")])
     store.upsert_tasks([t1, t2])
     modified = lambda *paths: tuple(FileLink(rel="MODIFIED", path=p) for p in paths)  # noqa: E731
     store.apply_handoff(record("t1", links=modified("a.py", "b.py")))
     store.apply_handoff(record("t2", links=modified("a.py")))
-    assert _file_counts(store) == {"a.py": (2, n1 + n2), "b.py": (1, n1), "c.py": (0, 0)}
+    assert _file_counts(store) == {"a.py": (2, ("cookie", "tidy")), "b.py": (1, ("cookie",)), "c.py": (0, ())}
 
     # a new version of t1's handoff moves its files
     store.apply_handoff(record("t1", content="v2", links=modified("c.py")))
-    assert _file_counts(store) == {"a.py": (1, n2), "b.py": (0, 0), "c.py": (1, n1)}
+    assert _file_counts(store) == {"a.py": (1, ("tidy",)), "b.py": (0, ()), "c.py": (1, ("cookie",))}
     # t2 no longer finished; the context map reloaded; t1's text longer
     store.set_status("t2", TaskStatus.PENDING, reason=None, at="2026-03-01T00:00:00Z")
-    assert _file_counts(store) == {"a.py": (0, 0), "b.py": (0, 0), "c.py": (1, n1)}
+    assert _file_counts(store) == {"a.py": (0, ()), "b.py": (0, ()), "c.py": (1, ("cookie",))}
     store.upsert_files([FileEntry(path=p, notes="reloaded") for p in ("a.py", "b.py", "c.py")])
     longer = made("t1", "Parse cookie values and quoted header parameters", TaskStatus.COMPLETED)
     store.upsert_tasks([longer])
-    expected = {"a.py": (0, 0), "b.py": (0, 0), "c.py": (1, len(task_terms(longer)))}
+    expected = {"a.py": (0, ()), "b.py": (0, ()), "c.py": (1, ("cookie", "quoted"))}
     assert _file_counts(store) == expected
     # t2 finished again, through its handoff
     store.apply_handoff(record("t2", content="v3", links=modified("a.py", "c.py")))
-    expected = {"a.py": (1, n2), "b.py": (0, 0), "c.py": (2, len(task_terms(longer)) + n2)}
+    expected = {"a.py": (1, ("tidy",)), "b.py": (0, ()), "c.py": (2, ("cookie", "tidy", "quoted"))}
     assert _file_counts(store) == expected
 
     # an export carries no counts of its own; the import recounts
@@ -384,37 +389,38 @@ def test_history_evidence_is_bounded_alike(store: KnowledgeStore, monkeypatch: p
     for (tid, _), path in zip(texts.items(), paths, strict=True):
         store.apply_handoff(record(tid, links=(FileLink(rel="MODIFIED", path=path),)))
 
-    found = store.history_evidence(["cookie", "header", "parser"], 1.0, top_files=0)
+    found = store.history_evidence(["cookie", "header", "parser"], top_files=0)
     assert [t.id for t in found.tasks] == ["t1"]  # the rarest terms
-    assert {f.entry.path: f.term_tf for f in found.files} == {
-        "src/one.py": (("cookie", 1), ("header", 1)),  # t1's file, and the best text
-        "src/four.py": (("cookie", 1), ("parser", 1)),  # the second best text
-    }
-    # the files per term count every file's document, not only those returned
-    assert found.file_df == (("cookie", 3), ("header", 1), ("parser", 2))
-    assert (found.n_files, found.n_tasks) == (5, 5)
+    text = {f.entry.path: f.text for f in found.files}
+    # t1's file and the best text, the second best text; nothing else
+    assert set(text) == {"src/one.py", "src/four.py"} and text["src/one.py"] > text["src/four.py"] > 0
+    assert found.n_tasks == 5
 
 
-def test_history_leaves_out_terms_over_the_df_cap(store: KnowledgeStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ctxgraph.core import evidence
+def test_history_scores_are_bm25_over_the_documents(store: KnowledgeStore) -> None:
+    """Both stores score a task by Lucene's BM25 over its distinct terms, a file
+    over its own terms plus those of the finished tasks that touched it."""
+    from ctxgraph.core import bm25
+    from ctxgraph.graph.records import file_terms, task_terms
 
-    store.upsert_files([FileEntry(path=p, notes="the header parser") for p in ("src/one.py", "src/two.py")])
-    store.upsert_tasks([
-        Task(id=tid, name=text, objective="", signals=sig(), created_at="2026-01-01T00:00:00Z",
-             updated_at="2026-01-01T00:00:00Z") for tid, text in (("t1", "cookie header"), ("t2", "cookie"))])
-    store.apply_handoff(record("t1", links=(FileLink(rel="MODIFIED", path="src/one.py"),)))
-    store.apply_handoff(record("t2", links=(FileLink(rel="MODIFIED", path="src/two.py"),)))
-    found = store.history_evidence(["cookie", "header", "parser"], 1.0, top_files=0)
-    assert found.file_df == (("cookie", 2), ("header", 2), ("parser", 2))
-    assert {f.entry.path: f.own_terms for f in found.files} == {
-        "src/one.py": ("header", "parser"), "src/two.py": ("header", "parser")}
-    # "cookie" is in two finished tasks, "header" in one task and the notes of two files
-    monkeypatch.setattr(evidence, "TERM_DF_CAP", 1)
-    found = store.history_evidence(["cookie", "header", "parser"], 1.0, top_files=0)
-    assert [(t.id, t.matched) for t in found.tasks] == [("t1", (("header", 1),))]
-    assert {f.entry.path: (f.own_terms, f.term_tf) for f in found.files} == {
-        "src/one.py": ((), (("header", 1),))}
-    assert found.file_df == (("header", 1),)
+    tasks = [Task(id=tid, name=text, objective="", signals=sig(), created_at="2026-01-01T00:00:00Z",
+                  updated_at="2026-01-01T00:00:00Z") for tid, text in (
+        ("t1", "Parse cookie header values"), ("t2", "Cookie jar for the client"),
+        ("t3", "Header parser rewrite with cookie support"), ("t4", "Widget"))]
+    store.upsert_files([FileEntry(path=p) for p in ("src/one.py", "src/two.py", "src/cookie.py")])
+    store.upsert_tasks(tasks)
+    for t, path in zip(tasks, ("src/one.py", "src/one.py", "src/two.py", "src/two.py"), strict=True):
+        store.apply_handoff(record(t.id, links=(FileLink(rel="MODIFIED", path=path),)))
+    query = ["cookie", "header", "parser"]
+    found = store.history_evidence(query, top_files=0)
+    index = bm25.Index.build([dict.fromkeys(task_terms(t), 1) for t in tasks])
+    assert [(t.id, t.score) for t in found.tasks] == [(tasks[row].id, s) for row, s in index.top(query, 40)]
+    assert found.tasks[0].matched == ("cookie", "header", "parser")
+    docs = {"src/one.py": [*task_terms(tasks[0]), *task_terms(tasks[1])],
+            "src/two.py": [*task_terms(tasks[2]), *task_terms(tasks[3])], "src/cookie.py": []}
+    paths = sorted(docs)
+    files = bm25.Index.of_words([*file_terms(p, "", ""), *docs[p]] for p in paths)
+    assert {f.entry.path: f.text for f in found.files} == {paths[row]: s for row, s in files.top(query, 100)}
 
 
 def _unit(*weights: float) -> list[float]:
@@ -478,7 +484,7 @@ def test_neighbours_by_embedding_are_found_alike(store: KnowledgeStore) -> None:
         ("t4", text_hash(texts["t4"]), _unit(0.6, 0.8)),  # t2's cosine: the newer goes first
     ])
     query = _unit(2.0, 0.0)  # not a unit vector: the cosine does not care
-    found = store.history_evidence(["cookie", "header"], 1.0, top_files=0, vector=query)
+    found = store.history_evidence(["cookie", "header"], top_files=0, vector=query)
     assert [(n.id, n.score, n.matched, n.files) for n in found.neighbours] == [
         ("t1", 1.0, ("cookie", "header"), ("src/one.py",)),
         ("t4", 0.6, ("cookie",), ("src/four.py",)),
@@ -487,5 +493,5 @@ def test_neighbours_by_embedding_are_found_alike(store: KnowledgeStore) -> None:
     ]
     # The neighbours' files are returned even when no query term reaches them.
     assert {"src/two.py", "src/three.py"} <= {f.entry.path for f in found.files}
-    assert store.history_evidence(["cookie"], 1.0, top_files=0).neighbours == ()
+    assert store.history_evidence(["cookie"], top_files=0).neighbours == ()
     assert len(found.neighbours) <= evidence.DENSE_VOTERS

@@ -10,7 +10,7 @@ import pytest
 from _tune_history import teach
 
 from ctxgraph.compute import limits as lim
-from ctxgraph.compute.ranking import DEFAULT_WEIGHTS, MAX_DF_SHARE, rank_files
+from ctxgraph.compute.ranking import RankingWeights, RankWeights, rank_files
 from ctxgraph.compute.replay import Replay
 from ctxgraph.compute.tune import MIN_GAIN
 from ctxgraph.core.vectors import DIMENSIONS
@@ -19,6 +19,9 @@ from ctxgraph.service import ContextService
 from ctxgraph.signals import terms
 
 TINY = Path(__file__).resolve().parents[1] / "data" / "eval_tiny"
+#: Weights that trust the seed's context-map score, which the taught history
+#: makes misleading (every task names the widget component, whose files no task touches).
+MISLED = RankingWeights(full_text=RankWeights(votes=0.1, text=0.1, seed=5.0))
 
 
 def _vector(rng: random.Random) -> list[float]:
@@ -45,10 +48,10 @@ def test_replay_evidence_ranks_as_the_store_does(svc: ContextService) -> None:
             query = history[last].task()
             stored = {}
             for vector in (None, vectors[query.id]):
-                evidence = svc.store.history_evidence(terms(query.text), MAX_DF_SHARE, lim.CONTEXT_MAP_TOP, vector)
+                evidence = svc.store.history_evidence(terms(query.text), lim.CONTEXT_MAP_TOP, vector)
                 stored[vector is None] = [(e.path, s) for e, s, _ in rank_files(evidence, svc.signals_for(query))]
     tasks, files = svc.store.replay_corpus()
-    replay = Replay(tasks, files, MAX_DF_SHARE)
+    replay = Replay(tasks, files)
     index = [t.id for t in replay.tasks].index(history[last].id)
     signals = replay.tasks[index].signals
     for text_only in (True, False):
@@ -61,14 +64,15 @@ def test_replay_evidence_ranks_as_the_store_does(svc: ContextService) -> None:
 def test_tune_learns_from_the_history_and_is_deterministic(svc: ContextService) -> None:
     svc.task_vectors = False
     teach(svc)
+    svc.config = svc.config.model_copy(update={"ranking": MISLED})
     first = svc.tune(seed=3)
     assert first.tasks == 160
     assert [f.kind for f in first.fits] == ["full_text"]  # no task has a vector
     fit = first.fits[0]
     assert fit.adopted, fit.reason
     assert fit.validation_recall_after >= fit.validation_recall_before + MIN_GAIN
-    assert first.weights.full_text == fit.fitted != DEFAULT_WEIGHTS.full_text
-    assert first.weights.dense == DEFAULT_WEIGHTS.dense
+    assert first.weights.full_text == fit.fitted != MISLED.full_text
+    assert first.weights.dense == MISLED.dense
     again = svc.tune(seed=3)
     assert again == first
 
@@ -84,16 +88,15 @@ def test_tune_with_too_little_history_keeps_the_weights(svc: ContextService) -> 
 def test_tuned_weights_rank_the_context(svc: ContextService) -> None:
     svc.task_vectors = False
     teach(svc)
+    svc.config = svc.config.model_copy(update={"ranking": MISLED})
     svc.add_task({"id": "next", "name": "Change the parser widget", "objective": "Adjust parser handling of widget"})
     before = {r.file: r.relevance for r in svc.compute("next").code_references}
     tuned = svc.tune().weights
     svc.config = svc.config.model_copy(update={"ranking": tuned})
     after = {r.file: r.relevance for r in svc.compute("next").code_references}
     assert list(after)[:5] == [f"src/parser/{k}.py" for k in range(5)]
-    # the widget files' text no longer counts: only their seed score is left
-    assert tuned.full_text.text == 0
-    assert after["src/widget/w0.py"] == pytest.approx(3 * tuned.full_text.seed)
-    assert after["src/widget/w0.py"] < before["src/widget/w0.py"]
+    assert after.get("src/widget/w0.py", 0.0) < before["src/widget/w0.py"]
+    assert tuned.full_text.seed / tuned.full_text.votes < MISLED.full_text.seed / MISLED.full_text.votes
 
 
 @pytest.mark.parametrize("seed", [0, 11])

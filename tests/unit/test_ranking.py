@@ -9,12 +9,11 @@ from ctxgraph.signals import TaskSignals
 
 
 def _file(path: str, touches: int = 0, in_map: bool = True) -> FileEvidence:
-    return FileEvidence(entry=FileEntry(path=path), touches=touches, task_len=5 * touches, own_len=0,
-                        own_terms=(), in_map=in_map)
+    return FileEvidence(entry=FileEntry(path=path), touches=touches, in_map=in_map)
 
 
-def _task(tid: str, files: tuple[str, ...], matched: tuple[tuple[str, int], ...]) -> TaskEvidence:
-    return TaskEvidence(id=tid, term_count=5, completed_at=f"2026-01-0{tid[-1]}T00:00:00Z", matched=matched,
+def _task(tid: str, files: tuple[str, ...], matched: tuple[str, ...], score: float = 1.0) -> TaskEvidence:
+    return TaskEvidence(id=tid, score=score, completed_at=f"2026-01-0{tid[-1]}T00:00:00Z", matched=matched,
                         files=files)
 
 
@@ -31,11 +30,11 @@ def test_votes_of_a_moved_module_reach_its_package_files() -> None:
         _file("pkg/data.py", touches=3, in_map=False),
     )
     tasks = (
-        _task("t1", ("pkg/data.py",), (("cookie", 1),)),
-        _task("t2", ("pkg/data.py",), (("cookie", 1),)),
-        _task("t3", ("pkg/http.py",), (("parse", 2),)),
+        _task("t1", ("pkg/data.py",), ("cookie",), 2.0),
+        _task("t2", ("pkg/data.py",), ("cookie",), 2.0),
+        _task("t3", ("pkg/http.py",), ("parse",)),
     )
-    history = HistoryEvidence(n_tasks=3, total_task_len=15, tasks=tasks, files=files)
+    history = HistoryEvidence(n_tasks=3, tasks=tasks, files=files)
     ranked = {entry.path: parts for entry, _, parts in rank_files(history, TaskSignals())}
     assert "pkg/data.py" not in ranked  # not in the context map: never named
     # Two votes of similarity 1, each split over the package's two files (÷ √2):
@@ -44,15 +43,15 @@ def test_votes_of_a_moved_module_reach_its_package_files() -> None:
         assert abs(ranked[path]["votes"] - 2 / 2 ** 0.5) < 1e-6
         assert ranked[path]["text"] == 0.0  # the moved module's text is not passed on
     # A task naming one of them ("headers", which the query has too) votes for it alone.
-    named = history.model_copy(update={"tasks": (_task("t1", ("pkg/data.py",), (("headers", 1),)), *tasks[1:])})
+    named = history.model_copy(update={"tasks": (_task("t1", ("pkg/data.py",), ("headers",), 2.0), *tasks[1:])})
     ranked = {entry.path: parts for entry, _, parts in rank_files(named, TaskSignals())}
     assert abs(ranked["pkg/data/headers.py"]["votes"] - (1 + 1 / 2 ** 0.5)) < 1e-6
 
 
 def test_without_a_context_map_nothing_is_moved() -> None:
     files = (_file("pkg/data.py", touches=1, in_map=False), _file("pkg/data/x.py", in_map=False))
-    tasks = (_task("t1", ("pkg/data.py",), (("x", 1),)),)
-    history = HistoryEvidence(n_tasks=1, total_task_len=5, tasks=tasks, files=files)
+    tasks = (_task("t1", ("pkg/data.py",), ("x",)),)
+    history = HistoryEvidence(n_tasks=1, tasks=tasks, files=files)
     ranked = {entry.path: parts for entry, _, parts in rank_files(history, TaskSignals())}
     assert ranked["pkg/data.py"]["votes"] == 1.0
     assert "pkg/data/x.py" not in ranked
@@ -79,13 +78,13 @@ def test_neighbours_by_embedding_vote_for_their_files() -> None:
     from ctxgraph.core.models import NeighbourEvidence
 
     files = (_file("pkg/a.py", touches=1), _file("pkg/b.py", touches=1), _file("pkg/c.py", touches=1))
-    tasks = (_task("t1", ("pkg/a.py",), (("parse", 1),)),)
+    tasks = (_task("t1", ("pkg/a.py",), ("parse",)),)
     near = (
         NeighbourEvidence(id="t2", score=0.8, completed_at="2026-01-02T00:00:00Z", matched=(), files=("pkg/b.py",)),
         NeighbourEvidence(id="t3", score=0.4, completed_at="2026-01-03T00:00:00Z", matched=(),
                           files=("pkg/b.py", "pkg/c.py")),
     )
-    plain = HistoryEvidence(n_tasks=3, total_task_len=15, tasks=tasks, files=files)
+    plain = HistoryEvidence(n_tasks=3, tasks=tasks, files=files)
     dense = plain.model_copy(update={"neighbours": near})
     ranked = {entry.path: parts for entry, _, parts in rank_files(plain, TaskSignals())}
     assert "dense" not in ranked["pkg/a.py"]

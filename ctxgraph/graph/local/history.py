@@ -1,46 +1,49 @@
-"""The history on the embedded store: the corpus of finished tasks and files
-(cached until the database changes), ``history_evidence`` (the tasks and
-files the query's terms are found in, and the nearest finished tasks by
-embedding), and the task vectors those neighbours are found with."""
+"""The history on the embedded store: the finished tasks' and the files'
+documents with their BM25 indexes (``core.bm25``, Lucene's arithmetic, as
+Neo4j's full-text indexes score the same documents), cached until the
+database changes; ``history_evidence`` (the best tasks and files for the
+query's terms, bounded as ``core.evidence`` says, and the nearest finished
+tasks by embedding); and the task vectors those neighbours are found with."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxgraph.core import evidence
-from ctxgraph.core.evidence import MatchedTask, bound, max_term_df
+from ctxgraph.core import bm25, evidence
+from ctxgraph.core.evidence import best_first, choose_files
 from ctxgraph.core.models import FileEntry, FileEvidence, HistoryEvidence, NeighbourEvidence, TaskEvidence
 from ctxgraph.graph.local import nodes, sql
 from ctxgraph.graph.local.connection import Connection
-from ctxgraph.graph.memory_records import COSINE_DECIMALS
+from ctxgraph.graph.memory_records import COSINE_DECIMALS, query_terms
 from ctxgraph.graph.records import file_from_props, task_text, text_hash
 
 
 @dataclass
 class _Corpus:
     version: tuple[int, int]
-    completed: dict[str, tuple[int, str]]  # task id -> (term count, completed_at)
-    # Immutable values (tuples of strings and ints): once built, the garbage
-    # collector stops tracking them, so a full collection does not walk the
-    # cache (at 100,000 nodes it made one context in twenty ~250 ms slower).
+    # Finished tasks by id: completed_at and distinct terms. Immutable values
+    # (tuples of strings and ints): once built, the garbage collector stops
+    # tracking them, so a full collection does not walk the cache (at 100,000
+    # nodes it made one context in twenty ~250 ms slower).
+    ids: tuple[str, ...]
+    completed: dict[str, tuple[str, tuple[str, ...]]]
     touched_by: dict[str, tuple[str, ...]]  # task id -> files its handoff created or modified (sorted)
-    touches: dict[str, tuple[int, int]]  # file -> (finished tasks touching it, their total terms)
-    files: list[tuple[FileEntry, tuple[str, ...], bool]]  # entry, its terms, in_map
-    # The rankable files (the map's when one is loaded, else all): indexes into
-    # files by path, most touched first, by own term; their total document length.
+    touches: dict[str, int]  # file -> finished tasks touching it
+    files: list[tuple[FileEntry, bool]]  # every file: entry, in_map
+    tasks_index: bm25.Index  # a row per task of ids
+    files_index: bm25.Index  # a row per file of text_rows
+    text_rows: tuple[int, ...] = ()  # the files (indexes into files) with a document: those in the map
     mapped: bool = False
+    # The rankable files (the map's when one is loaded, else all): indexes into
+    # files by path, most touched first, sorted paths.
     rankable: dict[str, int] = field(default_factory=dict)
     by_touches: tuple[int, ...] = ()
-    by_term: dict[str, tuple[int, ...]] = field(default_factory=dict)
     sorted_paths: list[str] = field(default_factory=list)
-    lengths: dict[str, int] = field(default_factory=dict)  # rankable file -> its document's length
-    unfinished: int = 0  # tasks not finished (their mentions are not counted)
-    total_task_len: int = 0  # the finished tasks' total length in terms
-    total_file_len: int = 0
     # The finished tasks' vectors (unit rows) and their ids; built on first use.
     vector_ids: tuple[str, ...] | None = None
     vectors: Any = None
@@ -55,113 +58,82 @@ class History:
         self._has_vector_table: bool | None = None  # a store written before task vectors has none
 
     def _corpus(self, cur: sqlite3.Cursor) -> _Corpus:
-        """Corpus-wide facts of the history (cached until the database changes)."""
+        """The history's documents and indexes (cached until the database changes)."""
         version = self.db.version(cur)
         if self._corpus_cache is not None and self._corpus_cache.version == version:
             return self._corpus_cache
-        completed: dict[str, tuple[int, str]] = {
-            tid: (int(count or 0), done or "")
-            for tid, count, done in cur.execute(sql.CORPUS_TASKS)
+        completed: dict[str, tuple[str, tuple[str, ...]]] = {
+            tid: (done or "", tuple(json.loads(found or "[]")))
+            for tid, found, done in cur.execute(sql.CORPUS_TASKS)
         }
+        ids = tuple(sorted(completed))
         touching: dict[str, set[str]] = {}
         for tid, path in cur.execute(sql.TOUCHED):
             if tid in completed:
                 touching.setdefault(tid, set()).add(path)
         touched_by = {tid: tuple(sorted(paths)) for tid, paths in touching.items()}
-        counts: dict[str, list[int]] = {}
-        for tid, paths in touched_by.items():
-            for path in paths:
-                entry = counts.setdefault(path, [0, 0])
-                entry[0] += 1
-                entry[1] += completed[tid][0]
-        touches = {path: (n, length) for path, (n, length) in counts.items()}
-        files = []
+        by_file: dict[str, list[str]] = {}
+        for tid in ids:
+            for path in touched_by.get(tid, ()):
+                by_file.setdefault(path, []).append(tid)
+        files: list[tuple[FileEntry, bool]] = []
+        docs: list[Counter[str]] = []
+        text_rows: list[int] = []
         for (text,) in cur.execute(sql.ALL_FILES):
             props = nodes.loads(text)
-            files.append((file_from_props(props), tuple(props.get("terms") or ()), bool(props.get("in_map", True))))
-        corpus = _Corpus(version=version, completed=completed, touched_by=touched_by, touches=touches, files=files)
-        all_tasks = int(cur.execute(sql.TASK_COUNT).fetchone()[0])
-        corpus.unfinished = all_tasks - len(completed)
-        corpus.total_task_len = sum(count for count, _ in completed.values())
-        corpus.mapped = any(in_map for _, _, in_map in files)
-        corpus.rankable = {entry.path: i for i, (entry, _, in_map) in enumerate(files)
-                           if in_map or not corpus.mapped}
+            entry, in_map = file_from_props(props), bool(props.get("in_map", True))
+            if in_map:  # a file's document: its own terms and those of every finished task touching it
+                doc = Counter(props.get("terms") or ())
+                for tid in by_file.get(entry.path, ()):
+                    doc.update(completed[tid][1])
+                docs.append(doc)
+                text_rows.append(len(files))
+            files.append((entry, in_map))
+        touches = {path: len(tids) for path, tids in by_file.items()}
+        corpus = _Corpus(
+            version=version, ids=ids, completed=completed, touched_by=touched_by, touches=touches, files=files,
+            tasks_index=bm25.Index.build([dict.fromkeys(completed[tid][1], 1) for tid in ids]),
+            files_index=bm25.Index.build(docs), text_rows=tuple(text_rows),
+        )
+        corpus.mapped = any(in_map for _, in_map in files)
+        corpus.rankable = {entry.path: i for i, (entry, in_map) in enumerate(files) if in_map or not corpus.mapped}
         corpus.sorted_paths = sorted(corpus.rankable)
         corpus.by_touches = tuple(sorted(corpus.rankable.values(),
-                                         key=lambda i: (-touches.get(files[i][0].path, (0, 0))[0], files[i][0].path)))
-        by_term: dict[str, list[int]] = {}
-        for i in corpus.rankable.values():
-            file_entry, own, _ = files[i]
-            corpus.lengths[file_entry.path] = len(own) + touches.get(file_entry.path, (0, 0))[1]
-            corpus.total_file_len += corpus.lengths[file_entry.path]
-            for term in set(own):
-                by_term.setdefault(term, []).append(i)
-        corpus.by_term = {term: tuple(found) for term, found in by_term.items()}
+                                         key=lambda i: (-touches.get(files[i][0].path, 0), files[i][0].path)))
         self._corpus_cache = corpus
         return corpus
 
-    def history_evidence(self, terms: Sequence[str], max_df_share: float, top_files: int = 10,
+    def history_evidence(self, terms: Sequence[str], top_files: int = 10,
                          vector: Sequence[float] | None = None) -> HistoryEvidence:
+        query = query_terms(terms)
         with self.db.read() as cur:
             corpus = self._corpus(cur)
-            near = self._neighbours(cur, corpus, vector, terms) if vector is not None else ()
-            n = len(corpus.completed)
-            max_df = max_term_df(n, max_df_share)
-            # Count each term's mentions first (the index answers) and read the
-            # mentions only of terms that can be in at most max_df finished tasks:
-            # a common term's thousands of rows would be read to be thrown away.
-            wanted_json = json.dumps(list(terms))
-            rare = [name for name, count in cur.execute(sql.TERM_TASK_COUNTS, (wanted_json,))
-                    if count - corpus.unfinished <= max_df]
-            mentions: dict[str, list[str]] = {}
-            for name, tid in cur.execute(sql.TERM_TASKS, (json.dumps(rare),)):
-                if tid in corpus.completed:
-                    mentions.setdefault(name, []).append(tid)
-        matched: dict[str, list[tuple[str, int]]] = {}
-        for name, tids in mentions.items():
-            if len(tids) <= max_df:
-                for tid in tids:
-                    matched.setdefault(tid, []).append((name, len(tids)))
-        hits = [
-            MatchedTask(tid, corpus.completed[tid][0], corpus.completed[tid][1], tuple(sorted(matched[tid])),
-                    corpus.touched_by.get(tid, ()))
-            for tid in sorted(matched)
-        ]
-        # The files' own query terms, but not terms of more rankable files than the cap.
-        wanted = {t for t in terms if len(corpus.by_term.get(t, ())) <= evidence.TERM_DF_CAP}
-        own: dict[str, tuple[str, ...]] = {}
-        for term in wanted:
-            for i in corpus.by_term.get(term, ()):
-                entry, own_terms, _ = corpus.files[i]
-                if entry.path not in own:
-                    own[entry.path] = tuple(t for t in own_terms if t in wanted)
-        total = corpus.total_task_len
-        kept = bound(
-            hits, n_tasks=n, total_task_len=total, own=own, lengths=corpus.lengths, rankable=corpus.rankable,
-            mapped_paths=corpus.sorted_paths if corpus.mapped else None, n_files=len(corpus.rankable),
-            total_file_len=corpus.total_file_len,
-            most_touched=(corpus.files[i][0].path for i in corpus.by_touches[:top_files]),
-            also=(p for n in near for p in n.files),
-        )
+            near = self._neighbours(cur, corpus, vector, query) if vector is not None else ()
+        wanted = set(query)
         # model_construct: every field is built here from typed values; validating
         # the models on every context cost more than the rest of the read.
-        tasks = tuple(
-            TaskEvidence.model_construct(id=h.id, term_count=h.term_count, completed_at=h.completed_at,
-                                         matched=h.matched, files=h.files)
-            for h in kept.tasks
+        tasks = best_first(
+            TaskEvidence.model_construct(
+                id=tid, score=score, completed_at=corpus.completed[tid][0],
+                matched=tuple(sorted(wanted.intersection(corpus.completed[tid][1]))),
+                files=corpus.touched_by.get(tid, ()))
+            for tid, score in ((corpus.ids[row], score)
+                               for row, score in corpus.tasks_index.top(query, evidence.TASK_TOP))
         )
+        text = {corpus.files[corpus.text_rows[row]][0].path: score
+                for row, score in corpus.files_index.top(query, evidence.FILE_TOP)}
+        touched = [p for t in tasks for p in t.files] + [p for n in near for p in n.files]
+        chosen = choose_files(
+            text=text, touched=touched, rankable=corpus.rankable,
+            mapped_paths=corpus.sorted_paths if corpus.mapped else None,
+            most_touched=(corpus.files[i][0].path for i in corpus.by_touches[:top_files]))
         files = []
-        for i in sorted(corpus.rankable[p] for p in kept.files):
-            entry, own_terms, in_map = corpus.files[i]
-            touches, task_len = corpus.touches.get(entry.path, (0, 0))
-            files.append(FileEvidence.model_construct(
-                entry=entry, touches=touches, task_len=task_len, own_len=len(own_terms),
-                own_terms=own.get(entry.path, ()), in_map=in_map,
-                term_tf=tuple(sorted(kept.term_tf.get(entry.path, {}).items()))))
-        return HistoryEvidence(n_tasks=n, total_task_len=total, tasks=tasks, files=tuple(files),
-                               n_files=len(corpus.rankable), total_file_len=corpus.total_file_len,
-                               mapped=corpus.mapped, file_df=tuple(sorted(kept.file_df.items())),
-                               neighbours=near)
+        for path in sorted(chosen):
+            entry, in_map = corpus.files[corpus.rankable[path]]
+            files.append(FileEvidence.model_construct(entry=entry, touches=corpus.touches.get(path, 0),
+                                                      in_map=in_map, text=text.get(path, 0.0)))
+        return HistoryEvidence.model_construct(n_tasks=len(corpus.ids), tasks=tuple(tasks), files=tuple(files),
+                                               mapped=corpus.mapped, neighbours=near)
 
     def vector_table(self, cur: sqlite3.Cursor) -> bool:
         """Whether the task_vectors table exists (a store written by an older
@@ -199,17 +171,13 @@ class History:
         candidates = np.argpartition(-sims, fetch - 1)[:fetch] if fetch < len(sims) else range(len(sims))
         scored = [(round(float(sims[i]), COSINE_DECIMALS), corpus.vector_ids[i]) for i in candidates]
         scored.sort(key=lambda r: r[1])
-        scored.sort(key=lambda r: corpus.completed[r[1]][1], reverse=True)
+        scored.sort(key=lambda r: corpus.completed[r[1]][0], reverse=True)
         scored.sort(key=lambda r: r[0], reverse=True)
         best = scored[:evidence.DENSE_VOTERS]
         wanted = set(terms)
-        mentioned: dict[str, list[str]] = {}
-        for tid, name in cur.execute(sql.TASK_TERMS, (json.dumps([tid for _, tid in best]),)):
-            if name in wanted:
-                mentioned.setdefault(tid, []).append(name)
         return tuple(
-            NeighbourEvidence.model_construct(id=tid, score=score, completed_at=corpus.completed[tid][1],
-                                              matched=tuple(sorted(mentioned.get(tid, ()))),
+            NeighbourEvidence.model_construct(id=tid, score=score, completed_at=corpus.completed[tid][0],
+                                              matched=tuple(sorted(wanted.intersection(corpus.completed[tid][1]))),
                                               files=corpus.touched_by.get(tid, ()))
             for score, tid in best
         )

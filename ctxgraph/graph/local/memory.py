@@ -9,9 +9,8 @@ read every chunk of the store into memory once per change of the chunks
   10,000 chunks is a 15 MB matrix and ~2 ms per query; at ~100,000 chunks the
   matrix (150 MB) and its first load (seconds) stop being fine — use Neo4j's
   vector index there;
-- full-text search is Lucene's BM25 recomputed (k1 1.2, b 0.75; idf
-  ``log(1 + (N - df + 0.5) / (df + 0.5))``; document lengths rounded as
-  Lucene stores them, in one byte) over the chunks' ``search_text`` terms,
+- full-text search is Lucene's BM25 (``ctxgraph.core.bm25``) over the
+  chunks' ``search_text`` terms,
   the same whitespace-separated terms the Neo4j full-text index holds, with
   the statistics of every chunk in the store as Lucene has them — so both
   stores give the same scores on a freshly indexed project. (Lucene keeps
@@ -22,7 +21,6 @@ read every chunk of the store into memory once per change of the chunks
 from __future__ import annotations
 
 import json
-import math
 import sqlite3
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -31,6 +29,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ctxgraph.core import bm25
 from ctxgraph.core.models import FileEntry, MemoryChunk, MemoryHit, MemoryProject, MemoryState
 from ctxgraph.graph.local import nodes, sql
 from ctxgraph.graph.local.connection import Connection
@@ -44,78 +43,6 @@ from ctxgraph.graph.memory_records import (
 )
 from ctxgraph.graph.records import file_props
 
-K1 = 1.2
-B = 0.75
-
-
-def _int4(i: int) -> int:
-    bits = i.bit_length()
-    if bits < 4:
-        return i
-    shift = bits - 4
-    return ((i >> shift) & 0x07) | ((shift + 1) << 3)
-
-
-def _from_int4(i: int) -> int:
-    bits, shift = i & 0x07, (i >> 3) - 1
-    return bits if shift == -1 else (bits | 0x08) << shift
-
-
-_FREE = 255 - _int4(2**31 - 1)
-
-
-def lucene_length(n: int) -> int:
-    """A field length as Lucene's norms give it back (``SmallFloat.intToByte4``
-    then ``byte4ToInt``): exact below 24, then 4 significant bits."""
-    if n < _FREE:
-        return n
-    return _FREE + _from_int4(_int4(n - _FREE))
-
-
-@dataclass
-class _Postings:
-    """An inverted index of every chunk's ``search_text`` in the store."""
-
-    docs: dict[str, tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]]  # term -> (doc rows, tf)
-    norm: npt.NDArray[np.float32]  # per doc: k1 * (1 - b + b * dl / avgdl)
-    count: int
-
-    @classmethod
-    def build(cls, texts: list[str]) -> _Postings:
-        rows: dict[str, list[int]] = {}
-        freqs: dict[str, list[int]] = {}
-        lengths = np.zeros(len(texts), dtype=np.float64)
-        count = total = 0
-        for i, text in enumerate(texts):
-            words = text.split()
-            if not words:
-                continue
-            count += 1
-            total += len(words)
-            lengths[i] = lucene_length(len(words))
-            tf: dict[str, int] = {}
-            for w in words:
-                tf[w] = tf.get(w, 0) + 1
-            for w, f in tf.items():
-                rows.setdefault(w, []).append(i)
-                freqs.setdefault(w, []).append(f)
-        avgdl = np.float32(total / count) if count else np.float32(1)
-        norm = (np.float32(K1) * (np.float32(1 - B) + np.float32(B) * lengths.astype(np.float32) / avgdl))
-        docs = {w: (np.asarray(rows[w], dtype=np.int64), np.asarray(freqs[w], dtype=np.float32)) for w in rows}
-        return cls(docs, norm.astype(np.float32), count)
-
-    def scores(self, terms: Sequence[str], size: int) -> npt.NDArray[np.float64]:
-        out = np.zeros(size, dtype=np.float64)
-        for term in terms:
-            posting = self.docs.get(term)
-            if posting is None:
-                continue
-            rows, tf = posting
-            df = len(rows)
-            idf = np.float32(math.log(1 + (self.count - df + 0.5) / (df + 0.5)))
-            out[rows] += (idf * tf / (tf + self.norm[rows])).astype(np.float64)
-        return out
-
 
 @dataclass
 class _Index:
@@ -124,7 +51,7 @@ class _Index:
     projects: npt.NDArray[np.str_]  # per chunk
     vectors: npt.NDArray[np.float32] | None  # rows of chunks with an embedding
     vector_rows: npt.NDArray[np.int64]  # chunk positions of the matrix rows
-    postings: _Postings
+    postings: bm25.Index  # over every chunk's search_text
 
 
 def _chunk_rows(cur: sqlite3.Cursor) -> Iterator[dict[str, Any]]:
@@ -217,7 +144,7 @@ class MemorySearch:
             projects=np.asarray([str(r.get("project")) for r in rows], dtype=np.str_),
             vectors=vectors,
             vector_rows=np.asarray(vector_rows, dtype=np.int64),
-            postings=_Postings.build([str(r.get("search_text") or "") for r in rows]),
+            postings=bm25.Index.of_words(str(r.get("search_text") or "").split() for r in rows),
         )
         self._index = index
         return index
@@ -240,7 +167,7 @@ class MemorySearch:
         by_text: list[MemoryHit] = []
         query = query_terms(terms)
         if query and index.postings.count:
-            scores = index.postings.scores(query, len(index.chunks))
+            scores = index.postings.scores(query)
             scores[~in_project] = 0.0
             hit = np.flatnonzero(scores > 0)
             best = hit[_top(scores[hit], k)]

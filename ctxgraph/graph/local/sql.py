@@ -221,7 +221,7 @@ LIMIT ?
 # -- history, task vectors and the replay -------------------------------------------------
 
 CORPUS_TASKS = (
-    "SELECT id, json_extract(props, '$.term_count'), json_extract(props, '$.completed_at') "
+    "SELECT id, json_extract(props, '$.terms'), json_extract(props, '$.completed_at') "
     "FROM nodes WHERE label = 'Task' AND json_extract(props, '$.status') = 'completed'"
 )
 #: (task, file) of every file a task's handoff created or modified.
@@ -229,19 +229,6 @@ TOUCHED = (
     "SELECT h.src_id, f.dst_id FROM edges h JOIN edges f ON f.src_label = 'Handoff' "
     "AND f.src_id = h.dst_id AND f.type IN ('MODIFIED', 'CREATED') AND f.dst_label = 'File' "
     "WHERE h.src_label = 'Task' AND h.type = 'HANDED_OFF'"
-)
-TASK_COUNT = "SELECT count(*) FROM nodes WHERE label = 'Task'"
-TERM_TASK_COUNTS = (
-    "SELECT dst_id, count(*) FROM edges WHERE dst_label = 'Term' AND dst_id IN "
-    "(SELECT value FROM json_each(?)) AND type = 'MENTIONS' AND src_label = 'Task' GROUP BY dst_id"
-)
-TERM_TASKS = (
-    "SELECT dst_id, src_id FROM edges WHERE dst_label = 'Term' AND type = 'MENTIONS' "
-    "AND src_label = 'Task' AND dst_id IN (SELECT value FROM json_each(?))"
-)
-TASK_TERMS = (
-    "SELECT src_id, dst_id FROM edges WHERE src_label = 'Task' AND type = 'MENTIONS' AND dst_label = 'Term' "
-    "AND src_id IN (SELECT value FROM json_each(?))"
 )
 #: Every finished task (also the replay's).
 COMPLETED_TASKS = (

@@ -194,18 +194,18 @@ class LocalStore:
         return self._reads.gather(query)
 
     def gather_with_history(
-        self, query: GatherQuery, terms: Sequence[str], max_df_share: float, top_files: int = 10,
+        self, query: GatherQuery, terms: Sequence[str], top_files: int = 10,
         vector: Sequence[float] | None = None,
     ) -> tuple[Candidates, HistoryEvidence]:
         # In-process: two reads cost no round trips (see KnowledgeStore).
-        history = self.history_evidence(terms, max_df_share, top_files, vector)
+        history = self.history_evidence(terms, top_files, vector)
         return self.gather(query.model_copy(update={"context_map": not history.files})), history
 
     # -- history and task vectors (ctxgraph.graph.local.history) ---------------------------
 
-    def history_evidence(self, terms: Sequence[str], max_df_share: float, top_files: int = 10,
+    def history_evidence(self, terms: Sequence[str], top_files: int = 10,
                          vector: Sequence[float] | None = None) -> HistoryEvidence:
-        return self._history.history_evidence(terms, max_df_share, top_files, vector)
+        return self._history.history_evidence(terms, top_files, vector)
 
     def replay_corpus(self) -> tuple[list[ReplayTask], list[ReplayFile]]:
         with self.db.read() as cur:
