@@ -11,8 +11,7 @@ from typing import Any
 import click
 
 from ctxgraph.cli import CliError, store_options
-from ctxgraph.mcp.responses import DEFAULT_MAX_TOKENS, MIN_MAX_TOKENS
-from ctxgraph.mcp.transport import TOKEN_ENV
+from ctxgraph.mcp.limits import DEFAULT_MAX_TOKENS, MIN_MAX_TOKENS, TOKEN_ENV
 from ctxgraph.service import ContextService
 
 

@@ -28,11 +28,6 @@ from mcp_types import CallToolResult, TextContent
 from ctxgraph.core.tokens import estimate_tokens
 from ctxgraph.errors import CtxgraphError
 
-#: The default cap on one response, in estimated tokens (clients refuse tool
-#: results over 25,000 tokens; Claude Code's MAX_MCP_OUTPUT_TOKENS default).
-DEFAULT_MAX_TOKENS = 20_000
-#: The smallest cap the server accepts (an error or one small item must fit).
-MIN_MAX_TOKENS = 1_000
 #: Items on one page unless the call asks for fewer (or the cap cuts it).
 DEFAULT_PAGE = 50
 MAX_PAGE = 500

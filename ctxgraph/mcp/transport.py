@@ -28,8 +28,6 @@ from mcp.server.mcpserver import MCPServer
 from ctxgraph.errors import ConfigurationError, CtxgraphError
 from ctxgraph.service import MAX_DOCUMENT_BYTES
 
-#: The environment variable the bearer token is read from (unless --token-stdin).
-TOKEN_ENV = "CTXGRAPH_MCP_TOKEN"
 TOKEN_SHAPE = re.compile(r"^[A-Za-z0-9._~+/=-]{16,4096}$")
 HTTP_PATH = "/mcp"
 DEFAULT_HOST = "127.0.0.1"
