@@ -67,7 +67,7 @@ class Index:
     """An inverted index of documents (each a bag of terms) scored by BM25."""
 
     postings: dict[str, tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]]  # term -> (doc rows, tf)
-    norm: npt.NDArray[np.float32]  # per document: k1 x (1 - b + b x dl / avgdl)
+    inverse: npt.NDArray[np.float32]  # per document: 1 / (k1 x (1 - b + b x dl / avgdl))
     count: int  # documents having at least one term
     size: int  # rows (documents, empty ones included)
 
@@ -89,9 +89,11 @@ class Index:
                 rows.setdefault(term, []).append(i)
                 freqs.setdefault(term, []).append(tf)
         avgdl = np.float32(total / count) if count else np.float32(1)
-        norm = np.float32(K1) * (np.float32(1 - B) + np.float32(B) * lengths.astype(np.float32) / avgdl)
+        # Lucene keeps 1 / norm, in float32
+        inverse = np.float32(1) / (np.float32(K1) * (np.float32(1 - B) + np.float32(B) * lengths.astype(np.float32)
+                                                     / avgdl))
         postings = {t: (np.asarray(rows[t], dtype=np.int64), np.asarray(freqs[t], dtype=np.float32)) for t in rows}
-        return cls(postings, norm.astype(np.float32), count, len(docs))
+        return cls(postings, inverse.astype(np.float32), count, len(docs))
 
     @classmethod
     def of_words(cls, docs: Iterable[Sequence[str]]) -> Index:
@@ -113,7 +115,8 @@ class Index:
                 continue
             rows, tf = posting
             weight = np.float32(idf(self.count, len(rows)))
-            out[rows] += (weight * tf / (tf + self.norm[rows])).astype(np.float64)
+            # Lucene's BM25Scorer: w - w / (1 + tf / norm), which is w x tf / (tf + norm)
+            out[rows] += (weight - weight / (np.float32(1) + tf * self.inverse[rows])).astype(np.float64)
         return out.astype(np.float32).astype(np.float64)
 
     def top(self, terms: Iterable[str], k: int) -> list[tuple[int, float]]:

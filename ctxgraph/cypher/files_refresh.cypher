@@ -1,12 +1,25 @@
 // Recount the history of the files at $paths (absent ones skipped): how many
-// finished tasks' handoffs created or modified each (`touches`) and those
-// tasks' total length in terms (`task_len`). Kept on the File at write time by
-// every write that can change them (handoffs, task status and text, imports)
-// so a context's history reads them instead of walking every file's handoffs.
+// finished tasks' handoffs created or modified each (`touches`), those tasks'
+// total length in terms (`task_len`), and the file's document in the
+// file_text index (`doc`): its own terms plus every such task's terms, set
+// only on a rankable file (in the map, or in_map unset), removed otherwise.
+// Kept on the File at write time by every write that can change them
+// (handoffs, task status and text, the context map, imports) so a context's
+// history reads them instead of walking every file's handoffs. Linear in the
+// touching tasks' terms (collected, not concatenated one list at a time).
 UNWIND $paths AS path
 MATCH (f:File {path: path})
-WITH f, [(f)<-[:MODIFIED|CREATED]-(:Handoff)<-[:HANDED_OFF]-(t:Task) | t] AS handed
-WITH f, reduce(seen = [], t IN handed |
-  CASE WHEN t.status <> 'completed' OR t IN seen THEN seen ELSE seen + t END) AS touching
+CALL (f) {
+  UNWIND [(f)<-[:MODIFIED|CREATED]-(:Handoff)<-[:HANDED_OFF]-(t:Task) WHERE t.status = 'completed' | t] AS t
+  WITH DISTINCT t
+  RETURN collect(t) AS touching
+}
+CALL (f, touching) {
+  WITH * WHERE coalesce(f.in_map, true)
+  UNWIND touching AS t
+  UNWIND coalesce(t.terms, []) AS name
+  RETURN collect(name) AS task_terms
+}
 SET f.touches = size(touching),
-    f.task_len = reduce(total = 0, t IN touching | total + coalesce(t.term_count, 0))
+    f.task_len = reduce(total = 0, t IN touching | total + coalesce(t.term_count, 0)),
+    f.doc = CASE WHEN coalesce(f.in_map, true) THEN coalesce(f.terms, []) + task_terms END

@@ -59,7 +59,8 @@ CALL () {
      OR any(d IN $domains WHERE toLower(f.notes) CONTAINS d)
      OR any(p IN $files WHERE f.path CONTAINS p)
   WITH f ORDER BY f.path
-  RETURN collect(properties(f)) AS files
+  // the entries only: not the file_text document (`doc`), maybe long
+  RETURN collect(f {.path, .component, .notes}) AS files
 }
 CALL () {
   RETURN COUNT { (:File) } AS file_count

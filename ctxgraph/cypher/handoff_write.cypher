@@ -1,5 +1,6 @@
-// Write handoff nodes and mark their tasks completed (or failed); $rows:
-// [{task_id, props, status, success, summary, completed_at}], one per handoff.
+// Write handoff nodes and mark their tasks completed (or failed; `doc`, the
+// task_text index's document, follows); $rows: [{task_id, props, status,
+// success, summary, completed_at}], one per handoff.
 UNWIND $rows AS row
 MATCH (t:Task {id: row.task_id})
 MERGE (h:Handoff {id: row.props.id})
@@ -9,5 +10,6 @@ SET t.status = row.status,
     t.success = row.success,
     t.outcome_summary = row.summary,
     t.completed_at = row.completed_at,
-    t.updated_at = row.completed_at
+    t.updated_at = row.completed_at,
+    t.doc = CASE WHEN row.status = 'completed' THEN coalesce(t.terms, []) END
 REMOVE t.blocked_reason, t.blocked_at

@@ -3,13 +3,15 @@
 // merged on the shared Knowledge label (its id constraint) and given their
 // specific label; File is keyed by path, Tag and Term by name (props.id
 // holds the same value). A task keeps the vector of its text (exports leave
-// vectors out; its embedding_hash tells whether it is still of this text).
+// vectors out; its embedding_hash tells whether it is still of this text) and
+// gets its task_text document (`doc`: its terms when finished); a file's `doc`
+// comes with the recount after the import (files_refresh).
 UNWIND $rows AS row
 CALL (row) {
   WITH * WHERE row.label = 'Task'
   MERGE (n:Task {id: row.id})
-  WITH n, row, n.embedding AS old_vector, n.embedding_hash AS old_hash
-  SET n = row.props
+  WITH n, row.props AS props, n.embedding AS old_vector, n.embedding_hash AS old_hash
+  SET n = props {.*, doc: CASE WHEN props.status = 'completed' THEN coalesce(props.terms, []) END}
   SET n.embedding = old_vector, n.embedding_hash = old_hash
 }
 CALL (row) {

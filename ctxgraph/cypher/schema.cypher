@@ -1,5 +1,9 @@
 // Constraints and indexes of the ctxgraph graph. Every statement is idempotent
 // (IF NOT EXISTS); statements are separated by semicolons.
+// task_text and file_text rank the history (history.cypher) with Lucene's BM25
+// over the `doc` property (a list of terms, each list item indexed as a value
+// of the one field): a finished task's terms; a rankable file's own terms plus
+// the terms of every finished task that touched it (files_refresh).
 CREATE CONSTRAINT task_id IF NOT EXISTS FOR (n:Task) REQUIRE n.id IS UNIQUE;
 CREATE CONSTRAINT handoff_id IF NOT EXISTS FOR (n:Handoff) REQUIRE n.id IS UNIQUE;
 CREATE CONSTRAINT knowledge_id IF NOT EXISTS FOR (n:Knowledge) REQUIRE n.id IS UNIQUE;
@@ -19,3 +23,5 @@ CREATE VECTOR INDEX chunk_embedding IF NOT EXISTS FOR (n:Chunk) ON (n.embedding)
 CREATE VECTOR INDEX task_embedding IF NOT EXISTS FOR (n:Task) ON (n.embedding) OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 CREATE FULLTEXT INDEX chunk_text IF NOT EXISTS FOR (n:Chunk) ON EACH [n.search_text] OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}};
 CREATE FULLTEXT INDEX knowledge_text IF NOT EXISTS FOR (n:Knowledge) ON EACH [n.summary, n.rationale];
+CREATE FULLTEXT INDEX task_text IF NOT EXISTS FOR (n:Task) ON EACH [n.doc] OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}};
+CREATE FULLTEXT INDEX file_text IF NOT EXISTS FOR (n:File) ON EACH [n.doc] OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}};

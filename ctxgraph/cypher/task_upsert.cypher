@@ -1,11 +1,14 @@
 // Create or replace tasks ($rows: [{props, tags, deps}]): properties replaced
 // whole (created_at and the text's vector kept: its embedding_hash tells
 // whether it is still of this text), tags and full-text terms re-linked,
-// dependency edges added.
+// dependency edges added. `doc` (the task_text index's document) is its terms
+// when finished, else absent; set in the same SET so that an unchanged
+// document is not rewritten in the index.
 UNWIND $rows AS row
 MERGE (t:Task {id: row.props.id})
-WITH t, row, t.created_at AS old_created, t.embedding AS old_vector, t.embedding_hash AS old_hash
-SET t = row.props
+WITH t, row, row.props AS props, t.created_at AS old_created, t.embedding AS old_vector,
+     t.embedding_hash AS old_hash
+SET t = props {.*, doc: CASE WHEN props.status = 'completed' THEN coalesce(props.terms, []) END}
 SET t.created_at = coalesce(old_created, row.props.created_at),
     t.embedding = old_vector, t.embedding_hash = old_hash
 WITH t, row

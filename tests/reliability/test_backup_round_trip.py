@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _compare import same_context
 
 from ctxgraph.demo import load_project
 from ctxgraph.graph.backup import (
@@ -69,8 +70,7 @@ def test_demo_round_trips_to_the_other_store_exactly(
     target = ContextService(other, extractor)
     for task in source.list_tasks():
         a, b = source.compute(task.id, debug=True), target.compute(task.id, debug=True)
-        assert a.markdown == b.markdown, task.id
-        assert a.model_dump(by_alias=True) == b.model_dump(by_alias=True), task.id
+        same_context(a, b, task.id)  # tests/_compare.py: Lucene's statistics may lag
 
     import_bytes(other, first)  # again: nothing changes
     assert export_bytes(other) == first

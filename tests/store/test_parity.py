@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from _compare import same_context
+
 from ctxgraph.demo import load_project
 from ctxgraph.graph.local import LocalStore
 from ctxgraph.graph.store import KnowledgeStore
@@ -29,8 +31,9 @@ def test_demo_gives_the_same_answers_on_both_stores(
             for complexity in ("easy", "complex"):
                 ca = a.compute(tid, complexity=complexity, debug=True)
                 cb = b.compute(tid, complexity=complexity, debug=True)
-                assert ca.markdown == cb.markdown, tid
-                assert ca.model_dump(by_alias=True) == cb.model_dump(by_alias=True), tid
+                # the same content; scores within 10 % (tests/_compare.py:
+                # Lucene's statistics lag behind a rewritten document)
+                same_context(ca, cb, tid)
     finally:
         local.close()
         neo4j_store.clear()

@@ -138,8 +138,9 @@ def test_history_anchors_are_index_seeks(explain: Any) -> None:
     ops = explain("history", HISTORY)
     assert "AllNodesScan" not in {op for op, _ in ops}
     seeks = " | ".join(_seeks(ops))
-    assert "tm:Term(name)" in seeks  # query terms by name
-    assert "t:Task(status) WHERE status =" in seeks  # the finished-task corpus
+    assert "t:Task(status) WHERE status =" in seeks  # the finished-task count
+    assert "f:File(path) WHERE path = path" in seeks  # the touched files by key
+    assert "ProcedureCall" in {op for op, _ in ops}  # the text: the full-text indexes
     assert _label_scans(ops) <= KNOWN_LABEL_SCANS["history"]
 
 

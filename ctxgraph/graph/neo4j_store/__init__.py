@@ -11,10 +11,11 @@ transactions (routed to readers on a cluster). The driver is created by
 every session with READ access: the server itself refuses a write in it.
 
 The parts, by concern: ``connection`` (settings, the driver, error translation,
-transactions), ``schema`` (constraints, indexes and the files' history counts),
-``writes``, ``reads`` (tags, gather, tasks, files), ``history`` (evidence, task
-vectors, the replay corpus), ``memory`` (chunks), ``outcomes`` (deliveries) and
-``backup`` (export and import); ``store`` composes them into ``Neo4jStore``.
+transactions), ``schema`` (constraints, indexes, the files' history counts and
+the history's full-text documents), ``writes``, ``reads`` (tags, gather, tasks,
+files), ``history`` (evidence, task vectors, the replay corpus), ``memory``
+(chunks), ``outcomes`` (deliveries) and ``backup`` (export and import);
+``store`` composes them into ``Neo4jStore``.
 """
 
 from ctxgraph.graph.neo4j_store.connection import DEFAULT_MAX_RETRY_TIME as DEFAULT_MAX_RETRY_TIME

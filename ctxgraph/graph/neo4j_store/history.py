@@ -1,6 +1,7 @@
-"""The history of finished tasks: ``history_evidence`` (term and vector
-evidence bounded on the server, ``history.cypher``), the task vectors it
-searches (``embed-tasks``), and the corpus ``ctxgraph tune`` replays."""
+"""The history of finished tasks: ``history_evidence`` (the best tasks and
+files by the full-text indexes' BM25 and the nearest tasks by vector, bounded
+on the server, ``history.cypher``), the task vectors it searches
+(``embed-tasks``), and the corpus ``ctxgraph tune`` replays."""
 
 from __future__ import annotations
 
@@ -12,15 +13,20 @@ from neo4j import exceptions as neo4j_errors
 
 from ctxgraph import cypher
 from ctxgraph.core import evidence
+from ctxgraph.core.bm25 import SCORE_DECIMALS
+from ctxgraph.core.evidence import best_first
 from ctxgraph.core.models import FileEvidence, HistoryEvidence, NeighbourEvidence, TaskEvidence
 from ctxgraph.core.vectors import DIMENSIONS
-from ctxgraph.graph.memory_records import COSINE_DECIMALS
+from ctxgraph.graph.memory_records import COSINE_DECIMALS, fulltext_query, query_terms
 from ctxgraph.graph.neo4j_store.connection import Neo4jConnection, _first_line, log
 from ctxgraph.graph.records import file_from_props, task_text, text_hash
 from ctxgraph.graph.replay_records import ReplayFile, ReplayTask, replay_task
 
 
 class History(Neo4jConnection):
+    #: Whether the history's full-text indexes exist (a read-only store asks once).
+    _has_text_indexes: bool | None = None
+
     def replay_corpus(self) -> tuple[list[ReplayTask], list[ReplayFile]]:
         def work(tx: ManagedTransaction) -> tuple[list[ReplayTask], list[ReplayFile]]:
             tasks = [replay_task(r["props"], r["files"], r["vector"]) for r in self._rows(tx, "replay_tasks")]
@@ -30,17 +36,35 @@ class History(Neo4jConnection):
 
         return self._read(work)
 
-    def history_evidence(self, terms: Sequence[str], max_df_share: float, top_files: int = 10,
+    def history_evidence(self, terms: Sequence[str], top_files: int = 10,
                          vector: Sequence[float] | None = None) -> HistoryEvidence:
-        # history.cypher bounds the evidence itself (graph.evidence.bound's arithmetic
-        # in Cypher), so only the chosen tasks and files leave the server.
+        # history.cypher asks the full-text indexes (Lucene's BM25) for the best
+        # tasks and files, so only the chosen ones leave the server.
+        query = query_terms(terms)
+        text = bool(query) and self._text_indexes()
         row = self._read(lambda tx: self._rows(
-            tx, "history", terms=list(dict.fromkeys(terms)), max_df_share=max_df_share, top_files=top_files,
-            k1=evidence.K1, b=evidence.B, task_top=evidence.TASK_TOP, file_top=evidence.FILE_TOP,
-            max_df_cap=evidence.TERM_DF_CAP, vector=None if vector is None else [float(x) for x in vector],
+            tx, "history", terms=query, query=fulltext_query(query) if text else None, top_files=top_files,
+            task_top=evidence.TASK_TOP, file_top=evidence.FILE_TOP,
+            vector=None if vector is None else [float(x) for x in vector],
             dense_top=evidence.DENSE_VOTERS, dense_fetch=4 * evidence.DENSE_VOTERS,
             cosine_decimals=COSINE_DECIMALS))[0]
         return _history(row)
+
+    def _text_indexes(self) -> bool:
+        """Whether the history's full-text indexes exist: always when the
+        schema was applied (on connect); a graph written by an older ctxgraph
+        and opened read-only may lack them, and then has no text evidence.
+        Asked once per store, and only of a read-only one."""
+        if not self.read_only:
+            return True
+        found = self._has_text_indexes
+        if found is None:
+            rows = self._read(lambda tx: self._rows(tx, "history_indexes", names=list(_TEXT_INDEXES)))
+            found = {r["name"] for r in rows} >= set(_TEXT_INDEXES)
+            if not found:
+                log.info("no history text indexes (%s): the graph predates them", ", ".join(_TEXT_INDEXES))
+            self._has_text_indexes = found
+        return found
 
     def tasks_to_embed(self, limit: int) -> list[tuple[str, str]]:
         rows = self._read(lambda tx: self._rows(tx, "task_vectors_pending"))
@@ -74,26 +98,28 @@ class History(Neo4jConnection):
         return int(self._read(lambda tx: self._rows(tx, "task_vectors_count"))[0]["n"])
 
 
+_TEXT_INDEXES = ("task_text", "file_text")
+
+
 def _history(row: dict[str, Any]) -> HistoryEvidence:
-    """The ``history`` statement's one row as evidence."""
-    return HistoryEvidence(
-        n_tasks=row["n"], total_task_len=row["total"] or 0,
-        n_files=row["n_files"], total_file_len=row["total_file_len"] or 0, mapped=bool(row["mapped"]),
-        tasks=tuple(
-            TaskEvidence.model_construct(id=t["id"], term_count=t["term_count"], completed_at=t["completed_at"],
-                                         matched=tuple(sorted((m[0], m[1]) for m in t["matched"])),
-                                         files=tuple(sorted(t["files"])))
-            for t in sorted(row["tasks"], key=lambda t: t["id"])
-        ),
+    """The ``history`` statement's one row as evidence (Lucene's float32 scores
+    rounded as ``core.bm25`` rounds its own)."""
+    # model_construct: every field is built here from typed values
+    tasks = best_first(
+        TaskEvidence.model_construct(id=t["id"], score=round(float(t["score"]), SCORE_DECIMALS),
+                                     completed_at=t["completed_at"], matched=tuple(sorted(set(t["matched"]))),
+                                     files=tuple(sorted(set(t["files"]))))
+        for t in row["tasks"]
+    )
+    return HistoryEvidence.model_construct(
+        n_tasks=row["n"], mapped=bool(row["mapped"]), tasks=tuple(tasks),
         files=tuple(
             FileEvidence.model_construct(
-                entry=file_from_props(f["props"]), touches=f["touches"], task_len=f["task_len"],
-                own_len=f["own_len"], own_terms=tuple(f["own_terms"]),
+                entry=file_from_props(f["props"]), touches=f["touches"],
                 in_map=bool(True if f["props"].get("in_map") is None else f["props"]["in_map"]),
-                term_tf=tuple(sorted((m[0], m[1]) for m in f["term_tf"])))
+                text=0.0 if f["score"] is None else round(float(f["score"]), SCORE_DECIMALS))
             for f in row["files"]
         ),
-        file_df=tuple(sorted((m[0], m[1]) for m in row["file_df"])),
         neighbours=tuple(
             NeighbourEvidence.model_construct(id=x["id"], score=float(x["score"]), completed_at=x["completed_at"],
                                               matched=tuple(sorted(set(x["matched"]))),

@@ -1,18 +1,21 @@
 """The schema (``schema.cypher``: constraints and indexes) and what the store
-keeps derived on it: each file's history counts, ``touches`` and ``task_len``
+keeps derived on it: each file's history counts, ``touches`` and ``task_len``,
+and its document in the ``file_text`` full-text index, ``doc``
 (``files_refresh.cypher``), recounted in the transaction of every write that
-changes them, after an import, and once for a graph written before they were kept."""
+changes them, after an import, and once for a graph written before they were
+kept; likewise each finished task's ``task_text`` document (its ``doc``, kept
+by every write of a task's status or text)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from neo4j import ManagedTransaction
 
 from ctxgraph import cypher
 from ctxgraph.graph.neo4j_store.connection import Neo4jConnection
 
-_REFRESH_BATCH = 5_000  # files recounted per transaction (imports, old graphs)
+_REFRESH_BATCH = 5_000  # files recounted (or tasks given their document) per transaction
 
 
 class Schema(Neo4jConnection):
@@ -26,7 +29,10 @@ class Schema(Neo4jConnection):
                     session.run(statement).consume()
 
         self._call(run)
-        self._refresh_stale_files()
+        self._fill_stale(lambda tx: [r["id"] for r in self._rows(tx, "tasks_stale", batch=_REFRESH_BATCH)],
+                         self._task_docs)
+        self._fill_stale(lambda tx: [r["path"] for r in self._rows(tx, "files_stale", batch=_REFRESH_BATCH)],
+                         self._refresh_files)
 
     def _touched_files(self, tx: ManagedTransaction, *, tasks: Sequence[str] = (),
                        handoffs: Sequence[str] = ()) -> list[str]:
@@ -34,9 +40,14 @@ class Schema(Neo4jConnection):
         return [r["path"] for r in self._rows(tx, "files_touched_by", ids=list(tasks), handoffs=list(handoffs))]
 
     def _refresh_files(self, tx: ManagedTransaction, paths: Sequence[str]) -> None:
-        """Recount ``touches`` and ``task_len`` of the files at ``paths`` (same transaction)."""
+        """Recount ``touches``, ``task_len`` and ``doc`` of the files at ``paths`` (same transaction)."""
         if paths:
             tx.run(cypher.load("files_refresh"), paths=sorted(set(paths))).consume()
+
+    def _task_docs(self, tx: ManagedTransaction, ids: Sequence[str]) -> None:
+        """Set the ``task_text`` document of the tasks ``ids`` (same transaction)."""
+        if ids:
+            tx.run(cypher.load("tasks_doc"), ids=list(ids)).consume()
 
     def refresh_all_files(self) -> None:
         """Recount every file's history, ``_REFRESH_BATCH`` files per write
@@ -50,17 +61,22 @@ class Schema(Neo4jConnection):
 
             self._write(work)
 
-    def _refresh_stale_files(self) -> None:
-        """Count the history of files never counted (a graph written before the
-        counts were kept on File): once, when the schema is applied."""
+    def _fill_stale(self, stale: Callable[[ManagedTransaction], list[str]],
+                    fill: Callable[[ManagedTransaction, Sequence[str]], None]) -> None:
+        """Fill what a graph written by an older ctxgraph lacks, once, when the
+        schema is applied: ``stale`` reads the keys of up to ``_REFRESH_BATCH``
+        nodes lacking it — the files never counted or rankable without their
+        document, the finished tasks without theirs — and ``fill`` writes it.
+        When nothing is stale the test is one read (the ``File`` label, the
+        finished tasks through the status index, one property test each)."""
         seen: set[str] = set()
         while True:
-            paths = [r["path"] for r in self._read(lambda tx: self._rows(tx, "files_stale", batch=_REFRESH_BATCH))]
-            if not paths or seen.issuperset(paths):  # nothing left (or nothing a recount can set)
+            keys = self._read(stale)
+            if not keys or seen.issuperset(keys):  # nothing left (or nothing a recount can set)
                 return
-            seen.update(paths)
+            seen.update(keys)
 
-            def work(tx: ManagedTransaction, paths: list[str] = paths) -> None:
-                self._refresh_files(tx, paths)
+            def work(tx: ManagedTransaction, keys: list[str] = keys) -> None:
+                fill(tx, keys)
 
             self._write(work)

@@ -34,14 +34,14 @@ class Neo4jStore(Writes, Reads, History, Memory, Outcomes, Backup):
         return store
 
     def gather_with_history(
-        self, query: GatherQuery, terms: Sequence[str], max_df_share: float, top_files: int = 10,
+        self, query: GatherQuery, terms: Sequence[str], top_files: int = 10,
         vector: Sequence[float] | None = None,
     ) -> tuple[Candidates, HistoryEvidence]:
         # One managed read transaction for both statements (finding 6 of
         # benchmarks/README.md): the nested reads join it (see ``_read``).
         def work(tx: ManagedTransaction) -> tuple[Candidates, HistoryEvidence]:
             del tx  # joined by the reads below
-            history = self.history_evidence(terms, max_df_share, top_files, vector)
+            history = self.history_evidence(terms, top_files, vector)
             return self.gather(query.model_copy(update={"context_map": not history.files})), history
 
         return self._read(work)

@@ -1,6 +1,7 @@
 """Writes: tasks and their status, files, handoffs (one transaction per batch)
 and knowledge, each recounting the history of the files it touched in the same
-transaction; and ``clear``."""
+transaction (and keeping the tasks' task_text documents: ``task_upsert``,
+``task_set_status``, ``handoff_write``); and ``clear``."""
 
 from __future__ import annotations
 
@@ -66,7 +67,7 @@ class Writes(Schema):
 
         def work(tx: ManagedTransaction) -> None:
             tx.run(cypher.load("files_upsert"), rows=rows).consume()
-            self._refresh_files(tx, [row["path"] for row in rows])  # SET f = row dropped the counts
+            self._refresh_files(tx, [row["path"] for row in rows])  # in_map and own terms: the file_text doc
 
         self._write(work)
 
