@@ -52,6 +52,7 @@ class Replay:
     _mapped: bool = field(init=False)
     _rankable: list[ReplayFile] = field(init=False)
     _rankable_paths: frozenset[str] = field(init=False)
+    _by_path: dict[str, ReplayFile] = field(init=False)
     _text_files: list[ReplayFile] = field(init=False)
     _ids: list[int] = field(init=False)
     _matrix: Any = field(init=False)
@@ -62,6 +63,7 @@ class Replay:
         self._mapped = any(f.in_map for f in self.files)
         self._rankable = sorted((f for f in self.files if f.in_map or not self._mapped), key=lambda f: f.entry.path)
         self._rankable_paths = frozenset(f.entry.path for f in self._rankable)
+        self._by_path = {f.entry.path: f for f in self._rankable}
         self._sorted_paths = sorted(self._rankable_paths)
         self._text_files = [f for f in self._rankable if f.in_map]  # the files with a document
         # The tasks with vectors, as float32 unit rows (as the embedded store keeps them).
@@ -121,10 +123,9 @@ class Replay:
                               rankable=self._rankable_paths,
                               mapped_paths=self._sorted_paths if self._mapped else None,
                               most_touched=graph.most_touched)
-        by_path = {f.entry.path: f for f in self._rankable}
         files = tuple(
-            FileEvidence.model_construct(entry=by_path[p].entry, touches=graph.touches.get(p, 0),
-                                         in_map=by_path[p].in_map, text=text.get(p, 0.0))
+            FileEvidence.model_construct(entry=self._by_path[p].entry, touches=graph.touches.get(p, 0),
+                                         in_map=self._by_path[p].in_map, text=text.get(p, 0.0))
             for p in sorted(chosen))
         return HistoryEvidence.model_construct(n_tasks=n, tasks=tuple(tasks), files=files, mapped=self._mapped,
                                                neighbours=near)

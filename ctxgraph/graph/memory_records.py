@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from ctxgraph.core.bm25 import SCORE_DECIMALS
 from ctxgraph.core.models import MemoryChunk, MemoryHit
 
 #: Decimals kept of a cosine similarity and of a BM25 score before ordering.
 COSINE_DECIMALS = 6
-BM25_DECIMALS = 4
+BM25_DECIMALS = SCORE_DECIMALS
 #: Terms of a full-text query at most (Lucene refuses more than 1,024 clauses).
 MAX_QUERY_TERMS = 64
 

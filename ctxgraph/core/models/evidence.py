@@ -9,10 +9,9 @@ from ctxgraph.core.models.base import VALUE
 from ctxgraph.core.models.files import FileEntry
 
 
-class TaskEvidence(BaseModel):
-    """A finished task sharing full-text terms with the query: its BM25 score
-    against the query (``core.evidence``; on Neo4j, Lucene's), the query terms
-    it mentions and the files its handoff touched."""
+class ScoredTask(BaseModel):
+    """A finished task found for a query: its score, when it finished, the query
+    terms it mentions and the files its handoff touched."""
 
     model_config = VALUE
 
@@ -23,17 +22,14 @@ class TaskEvidence(BaseModel):
     files: tuple[str, ...]
 
 
-class NeighbourEvidence(BaseModel):
-    """A finished task whose text's embedding is among the nearest to the query's:
-    its cosine similarity, the query terms it mentions and the files it touched."""
+class TaskEvidence(ScoredTask):
+    """A finished task sharing full-text terms with the query, scored by BM25
+    (``core.bm25``; on Neo4j, Lucene's)."""
 
-    model_config = VALUE
 
-    id: str
-    score: float
-    completed_at: str
-    matched: tuple[str, ...]
-    files: tuple[str, ...]
+class NeighbourEvidence(ScoredTask):
+    """A finished task whose text's embedding is among the nearest to the
+    query's, scored by their cosine similarity."""
 
 
 class FileEvidence(BaseModel):
