@@ -1,7 +1,7 @@
 // Every relationship, for an export: type, both ends as (labels less
-// Knowledge, id) and its properties. Sorted by the caller.
+// Knowledge and the derived Completed, id) and its properties. Sorted by the caller.
 MATCH (a)-[r]->(b)
 RETURN type(r) AS type,
-       [label IN labels(a) WHERE label <> 'Knowledge'] AS src_labels, a.id AS src_id,
-       [label IN labels(b) WHERE label <> 'Knowledge'] AS dst_labels, b.id AS dst_id,
+       [label IN labels(a) WHERE NOT label IN ['Knowledge', 'Completed']] AS src_labels, a.id AS src_id,
+       [label IN labels(b) WHERE NOT label IN ['Knowledge', 'Completed']] AS dst_labels, b.id AS dst_id,
        properties(r) AS props

@@ -1,5 +1,5 @@
 // Write handoff nodes and mark their tasks completed (or failed; `doc`, the
-// task_text index's document, follows); $rows: [{task_id, props, status,
+// task_text index's document, and the Completed label follow); $rows: [{task_id, props, status,
 // success, summary, completed_at}], one per handoff.
 UNWIND $rows AS row
 MATCH (t:Task {id: row.task_id})
@@ -13,3 +13,5 @@ SET t.status = row.status,
     t.updated_at = row.completed_at,
     t.doc = CASE WHEN row.status = 'completed' THEN coalesce(t.terms, []) END
 REMOVE t.blocked_reason, t.blocked_at
+FOREACH (_ IN CASE WHEN t.status = 'completed' THEN [1] ELSE [] END | SET t:Completed)
+FOREACH (_ IN CASE WHEN t.status = 'completed' THEN [] ELSE [1] END | REMOVE t:Completed)

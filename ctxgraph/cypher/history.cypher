@@ -4,7 +4,8 @@
 // task_upsert and files_refresh for the documents); $query is the query's
 // terms as a Lucene query (memory_records.fulltext_query; null: no terms, no
 // index lookups):
-// - the number of finished tasks, whether a context map is loaded;
+// - the number of finished tasks (the count store's count of the Completed
+//   label), whether a context map is loaded;
 // - the $task_top finished tasks best matching the query (task_text), with
 //   their Lucene scores, the query terms ($terms) they mention and the files
 //   their handoffs created or modified;
@@ -25,8 +26,7 @@
 // {status: 'completed'} in a MATCH the planner may start from the Task status
 // index instead and hash-join.
 CALL () {
-  MATCH (t:Task {status: 'completed'})
-  RETURN count(t) AS n
+  RETURN COUNT { (:Completed) } AS n
 }
 CALL () {
   RETURN EXISTS { MATCH (f:File) WHERE coalesce(f.in_map, true) } AS mapped
@@ -83,12 +83,31 @@ CALL (tasks, near, mapped) {
   WITH collect(DISTINCT path) AS paths, collect(DISTINCT kid.path) AS kids
   RETURN paths + kids AS voted
 }
+// the $top_files most touched rankable files (touches, then path): the touched
+// ones read from the file_touches index in descending order (the files tied
+// at the last count read whole, to order them by path), then untouched ones
+// in path order when fewer were touched
 CALL (mapped) {
   MATCH (f:File)
-  WHERE NOT mapped OR coalesce(f.in_map, true)
-  WITH f ORDER BY coalesce(f.touches, 0) DESC, f.path LIMIT $top_files
-  RETURN collect(f) AS most_touched
+  WHERE f.touches > 0 AND (NOT mapped OR coalesce(f.in_map, true))
+  WITH f ORDER BY f.touches DESC LIMIT $top_files
+  RETURN min(f.touches) AS floor, count(f) AS found
 }
+CALL (mapped, floor) {
+  MATCH (f:File)
+  WHERE f.touches >= floor AND (NOT mapped OR coalesce(f.in_map, true))
+  WITH f ORDER BY f.touches DESC, f.path LIMIT $top_files
+  RETURN collect(f) AS touched
+}
+CALL (mapped, found) {
+  // (a list that is empty when enough were touched: no scan then)
+  UNWIND CASE WHEN found < $top_files THEN [true] ELSE [] END AS short
+  MATCH (f:File)
+  WHERE coalesce(f.touches, 0) = 0 AND (NOT mapped OR coalesce(f.in_map, true))
+  WITH f ORDER BY f.path LIMIT $top_files
+  RETURN collect(f) AS untouched
+}
+WITH *, (touched + untouched)[..$top_files] AS most_touched
 CALL (by_text, voted, most_touched, mapped) {
   CALL (by_text, voted, most_touched) {
     UNWIND by_text AS x

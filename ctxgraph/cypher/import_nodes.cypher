@@ -4,7 +4,8 @@
 // specific label; File is keyed by path, Tag and Term by name (props.id
 // holds the same value). A task keeps the vector of its text (exports leave
 // vectors out; its embedding_hash tells whether it is still of this text) and
-// gets its task_text document (`doc`: its terms when finished); a file's `doc`
+// gets its task_text document (`doc`: its terms when finished) and, when
+// finished, the Completed label; a file's `doc`
 // comes with the recount after the import (files_refresh).
 UNWIND $rows AS row
 CALL (row) {
@@ -13,6 +14,8 @@ CALL (row) {
   WITH n, row.props AS props, n.embedding AS old_vector, n.embedding_hash AS old_hash
   SET n = props {.*, doc: CASE WHEN props.status = 'completed' THEN coalesce(props.terms, []) END}
   SET n.embedding = old_vector, n.embedding_hash = old_hash
+  FOREACH (_ IN CASE WHEN n.status = 'completed' THEN [1] ELSE [] END | SET n:Completed)
+  FOREACH (_ IN CASE WHEN n.status = 'completed' THEN [] ELSE [1] END | REMOVE n:Completed)
 }
 CALL (row) {
   WITH * WHERE row.label = 'Handoff'

@@ -12,6 +12,7 @@ CREATE CONSTRAINT tag_name IF NOT EXISTS FOR (n:Tag) REQUIRE n.name IS UNIQUE;
 CREATE CONSTRAINT term_name IF NOT EXISTS FOR (n:Term) REQUIRE n.name IS UNIQUE;
 CREATE INDEX task_status IF NOT EXISTS FOR (n:Task) ON (n.status);
 CREATE INDEX task_completed_at IF NOT EXISTS FOR (n:Task) ON (n.completed_at);
+CREATE INDEX file_touches IF NOT EXISTS FOR (n:File) ON (n.touches);
 CREATE INDEX knowledge_updated_at IF NOT EXISTS FOR (n:Knowledge) ON (n.updated_at);
 CREATE CONSTRAINT delivery_id IF NOT EXISTS FOR (n:Delivery) REQUIRE n.id IS UNIQUE;
 CREATE INDEX delivery_task IF NOT EXISTS FOR (n:Delivery) ON (n.task_id);

@@ -55,6 +55,10 @@ REL_TYPES: tuple[str, ...] = (
 #: Labels of the schema that are not part of an export: the deliveries log
 #: (``ctxgraph.graph.outcome_records``), an operational record, not knowledge.
 UNEXPORTED_LABELS: tuple[str, ...] = ("Delivery",)
+#: Labels a Neo4j graph derives from a node's properties (a finished task's
+#: ``Completed``, counted by the server's count store): left out of an export
+#: (``export_nodes.cypher``) and set again by an import.
+DERIVED_LABELS: tuple[str, ...] = ("Completed",)
 #: The property that keys a label on Neo4j when it is not ``id`` (``id`` holds the same value).
 KEY_PROPERTY: dict[str, str] = {"File": "path", "Tag": "name", "Term": "name"}
 

@@ -128,6 +128,12 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
+#: The stored properties the models take (read once: pydantic's ``model_fields``
+#: is a computed class attribute, slow to ask per property).
+_TASK_FIELDS = frozenset(k for k in Task.model_fields if not k.startswith("signal"))
+_KNOWLEDGE_FIELDS = frozenset(KnowledgeItem.model_fields)
+
+
 def task_from_props(props: dict[str, Any], depends_on: list[str] | None = None) -> Task:
     signals = None
     if "signal_keywords" in props:
@@ -137,7 +143,7 @@ def task_from_props(props: dict[str, Any], depends_on: list[str] | None = None) 
             files_mentioned=tuple(props.get("signal_files") or ()),
             task_types=tuple(props.get("signal_types") or ()),
         )
-    fields = {k: v for k, v in props.items() if k in Task.model_fields and not k.startswith("signal")}
+    fields = {k: v for k, v in props.items() if k in _TASK_FIELDS}
     fields["acceptance_criteria"] = tuple(fields.get("acceptance_criteria") or ())
     return Task(**fields, signals=signals, depends_on=tuple(sorted(depends_on or ())))
 
@@ -152,7 +158,7 @@ def knowledge_props(item: KnowledgeItem) -> dict[str, Any]:
 
 
 def knowledge_from_props(props: dict[str, Any]) -> KnowledgeItem:
-    fields = {k: v for k, v in props.items() if k in KnowledgeItem.model_fields}
+    fields = {k: v for k, v in props.items() if k in _KNOWLEDGE_FIELDS}
     fields["tags"] = tuple(fields.get("tags") or ())
     return KnowledgeItem(**fields)
 

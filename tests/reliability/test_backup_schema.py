@@ -8,7 +8,14 @@ import re
 from pathlib import Path
 
 from ctxgraph import cypher
-from ctxgraph.graph.backup import KEY_PROPERTY, KNOWLEDGE_LABELS, NODE_LABELS, REL_TYPES, UNEXPORTED_LABELS
+from ctxgraph.graph.backup import (
+    DERIVED_LABELS,
+    KEY_PROPERTY,
+    KNOWLEDGE_LABELS,
+    NODE_LABELS,
+    REL_TYPES,
+    UNEXPORTED_LABELS,
+)
 
 CYPHER_DIR = Path(cypher.__file__).resolve().parent
 NODE_PATTERN = re.compile(r"\(\s*\w*\s*:\s*([A-Z]\w*)")
@@ -37,7 +44,7 @@ def test_every_label_and_type_in_the_cypher_is_known_to_the_import() -> None:
         labels.update(NODE_PATTERN.findall(text))
         for group in REL_PATTERN.findall(text):
             types.update(t for t in group.split("|") if t)
-    assert labels - {"Knowledge", *UNEXPORTED_LABELS} <= set(NODE_LABELS), labels - set(NODE_LABELS)
+    assert labels - {"Knowledge", *UNEXPORTED_LABELS, *DERIVED_LABELS} <= set(NODE_LABELS), labels - set(NODE_LABELS)
     assert types <= set(REL_TYPES), types - set(REL_TYPES)
 
 

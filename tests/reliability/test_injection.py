@@ -212,6 +212,10 @@ class _Checker:
             return self.safe(expr.value, bound, seen)
         if isinstance(expr, ast.Tuple | ast.List):
             return all(self.safe(e, bound, seen) for e in expr.elts)
+        if isinstance(expr, ast.Starred):
+            return self.safe(expr.value, bound, seen)
+        if isinstance(expr, ast.IfExp):  # a choice between safe statements
+            return self.safe(expr.body, bound, seen) and self.safe(expr.orelse, bound, seen)
         if isinstance(expr, ast.GeneratorExp | ast.ListComp):
             names = set(bound)
             for gen in expr.generators:
@@ -297,6 +301,8 @@ def test_no_statement_is_built_from_input() -> None:
     "def f(conn, name):\n    conn.executescript('DROP TABLE ' + name)\n",
     "def f(cur, name):\n    cur.execute(sql.busy_timeout(name))\n",
     "def f(cur):\n    cur.execute(sql.NO_SUCH_STATEMENT)\n",
+    "def f(cur, name, kept):\n    cur.execute(sql.NODE if kept else name)\n",
+    "def f(cur, name):\n    for s in (*sql.AGGREGATES, name):\n        cur.execute(s)\n",
 ])
 def test_the_scanner_catches_built_statements(source: str) -> None:
     found, bad = statement_violations(source, "example.py")
@@ -310,6 +316,8 @@ def test_the_scanner_catches_built_statements(source: str) -> None:
     "def f(cur, x):\n    cur.execute('SELECT ? ', (x,))\n",
     "from ctxgraph.graph.local import sql\nLIMIT = 5\ndef f(cur, x):\n    cur.execute(sql.busy_timeout(LIMIT))\n",
     "from ctxgraph.graph.local import sql\ndef f(cur, x):\n    cur.execute(sql.NODE, (x, x))\n",
+    "from ctxgraph.graph.local import sql\ndef f(cur, kept):\n    cur.execute(sql.NODE if kept else sql.NODES)\n",
+    "from ctxgraph.graph.local import sql\ndef f(cur):\n    for s in (*sql.AGGREGATES_DROP, *sql.AGGREGATES):\n        cur.execute(s)\n",
 ])
 def test_the_scanner_accepts_constant_statements(source: str) -> None:
     found, bad = statement_violations(source, "example.py")

@@ -117,7 +117,7 @@ def test_saved_query_names_only_what_the_demo_holds(demo_rows: list[dict[str, An
 
 def _end(node: Node | None) -> tuple[str, str]:
     assert node is not None
-    (label,) = set(node.labels) - {"Knowledge"}
+    (label,) = set(node.labels) - {"Knowledge", "Completed"}
     return label, node["id"]
 
 

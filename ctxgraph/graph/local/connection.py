@@ -93,6 +93,7 @@ class Connection:
         self._lock = threading.RLock()
         self._writes = 0  # own commits (PRAGMA data_version only counts other connections')
         self._indexes: set[str] | None = None  # index names, read once per open
+        self._aggregates: bool | None = None  # whether the kept counts exist, read once per open
 
     def connect(self) -> None:
         """Open the file for writing (created if missing), waiting while it is locked."""
@@ -173,6 +174,11 @@ class Connection:
         with self.write() as cur:
             for statement in filter(None, (s.strip() for s in sql.SCHEMA.split(";"))):
                 cur.execute(statement)
+            kept = cur.execute(sql.AGGREGATES_VERSION_GET).fetchone()
+            if kept is None or kept[0] != sql.AGGREGATES_VERSION:
+                for statement in (*sql.AGGREGATES_DROP, *sql.AGGREGATES):
+                    cur.execute(statement)
+                cur.execute(sql.AGGREGATES_VERSION_SET, (sql.AGGREGATES_VERSION,))
             row = cur.execute(sql.SCHEMA_VERSION_GET).fetchone()
             if row is None:
                 cur.execute(sql.SCHEMA_VERSION_SET, (str(SCHEMA_VERSION),))
@@ -263,3 +269,11 @@ class Connection:
         if self._indexes is None:
             self._indexes = {r[0] for r in cur.execute(sql.INDEXES)}
         return name in self._indexes
+
+    def has_aggregates(self, cur: sqlite3.Cursor) -> bool:
+        """Whether the store keeps its counts (``sql.AGGREGATES``): every store a
+        writing open has seen; one opened read-only before that is counted instead."""
+        if self._aggregates is None:
+            row = cur.execute(sql.AGGREGATES_VERSION_GET).fetchone()
+            self._aggregates = row is not None and row[0] == sql.AGGREGATES_VERSION
+        return self._aggregates

@@ -59,14 +59,16 @@ def _knowledge_hits(cur: sqlite3.Cursor, weighted: str, limit: int) -> list[Know
     ]
 
 
-def _task_hits(cur: sqlite3.Cursor, weighted: str, limit: int, exclude: Sequence[str]) -> list[TaskHit]:
-    rows = cur.execute(sql.TASKS_BY_TAGS, (weighted, json.dumps(list(exclude)), limit)).fetchall()
+def _task_hits(cur: sqlite3.Cursor, weighted: str, limit: int, exclude: Sequence[str], kept: bool) -> list[TaskHit]:
+    statement = sql.TASKS_BY_TAGS_KEPT if kept else sql.TASKS_BY_TAGS
+    rows = cur.execute(statement, (weighted, json.dumps(list(exclude)), limit)).fetchall()
+    found = [(nodes.loads(props), matched) for props, matched, _ in rows]
     return [
         TaskHit(
-            task=task_from_props(nodes.loads(props), _deps(cur, nodes.loads(props)["id"])),
+            task=task_from_props(props, _deps(cur, props["id"])),
             matched_tags=tuple(sorted(matched.split("\x1f"))),
         )
-        for props, matched, _ in rows
+        for props, matched in found
     ]
 
 
@@ -122,7 +124,9 @@ class Reads:
         """Tasks and knowledge items: the ``n`` of the tag rarity (cached until the database changes)."""
         version = self.db.version(cur)
         if self._tagged_cache is None or self._tagged_cache[0] != version:
-            (total,) = cur.execute(sql.TAGGED_TOTAL, (_TAGGABLE_LABELS,)).fetchone()
+            kept = self.db.has_aggregates(cur)
+            (total,) = cur.execute(sql.TAGGED_TOTAL_KEPT if kept else sql.TAGGED_TOTAL,
+                                   (_TAGGABLE_LABELS,)).fetchone()
             self._tagged_cache = (version, int(total))
         return self._tagged_cache[1]
 
@@ -130,7 +134,8 @@ class Reads:
         """Degree of each tag of ``tags`` in the graph (absent tags left out), and the taggable items."""
         if not tags:
             return {}, 0
-        rows = cur.execute(sql.TAG_DEGREES, (json.dumps(list(dict.fromkeys(tags))),)).fetchall()
+        statement = sql.TAG_DEGREES_KEPT if self.db.has_aggregates(cur) else sql.TAG_DEGREES
+        rows = cur.execute(statement, (json.dumps(list(dict.fromkeys(tags))),)).fetchall()
         return {name: int(df) for name, df in rows}, self._tagged_total(cur)
 
     def knowledge_by_tags(self, tags: Sequence[str], limit: int, *, max_df: int = 0) -> list[KnowledgeHit]:
@@ -147,7 +152,7 @@ class Reads:
             return []
         with self.db.read() as cur:
             dfs, total = self._tag_stats(cur, tags)
-            return _task_hits(cur, _weighted(dfs, total, tags, max_df), limit, exclude)
+            return _task_hits(cur, _weighted(dfs, total, tags, max_df), limit, exclude, self.db.has_aggregates(cur))
 
     # -- a context's candidates ---------------------------------------------------------
 
@@ -232,8 +237,9 @@ class Reads:
 
     def count(self, label: str) -> int:
         with self.db.read() as cur:
-            row = cur.execute(sql.COUNT_LABEL, (label,)).fetchone()
-        return int(row[0])
+            statement = sql.COUNT_LABEL_KEPT if self.db.has_aggregates(cur) else sql.COUNT_LABEL
+            row = cur.execute(statement, (label,)).fetchone()
+        return int(row[0]) if row else 0
 
     def stats(self) -> Stats:
         with self.db.read() as cur:
@@ -255,7 +261,7 @@ class Reads:
                 for part, limit in knowledge_limits
             )
             related = (_task_hits(cur, _weighted(dfs, total, tags, query.max_tag_df),
-                                  query.related_limit, query.exclude)
+                                  query.related_limit, query.exclude, self.db.has_aggregates(cur))
                        if tags and query.related_limit > 0 else [])
         return Candidates(
             keyword_hits=tuple(keyword_hits),

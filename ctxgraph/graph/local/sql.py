@@ -67,6 +67,65 @@ CREATE INDEX IF NOT EXISTS tasks_finished ON nodes (coalesce(json_extract(props,
 CREATE INDEX IF NOT EXISTS tasks_blocked ON nodes (coalesce(json_extract(props, '$.blocked_at'), ''), id)
     WHERE label = 'Task' AND json_extract(props, '$.status') = 'blocked';
 """
+#: What the store keeps at write time, by triggers (so also when another program
+#: writes the file): nodes per label and TAGGED edges per tag (the tag rarity's
+#: ``n`` and ``df``, the context map's size), and each task's status and
+#: completion time out of its JSON (what the tag queries filter and order by),
+#: read by key instead of counted or parsed per read. Created and filled from
+#: the graph by the first writing open of a store without them, or with an older
+#: version of them (``meta`` key ``aggregates``), in that open's transaction.
+AGGREGATES_VERSION = "1"
+AGGREGATES_VERSION_GET = "SELECT value FROM meta WHERE key = 'aggregates'"
+AGGREGATES_VERSION_SET = (
+    "INSERT INTO meta (key, value) VALUES ('aggregates', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+)
+AGGREGATES_DROP = (
+    "DROP TRIGGER IF EXISTS label_counts_add",
+    "DROP TRIGGER IF EXISTS label_counts_remove",
+    "DROP TRIGGER IF EXISTS tag_degrees_add",
+    "DROP TRIGGER IF EXISTS tag_degrees_remove",
+    "DROP TRIGGER IF EXISTS task_state_add",
+    "DROP TRIGGER IF EXISTS task_state_change",
+    "DROP TRIGGER IF EXISTS task_state_remove",
+    "DROP TABLE IF EXISTS label_counts",
+    "DROP TABLE IF EXISTS tag_degrees",
+    "DROP TABLE IF EXISTS task_state",
+)
+_TASK_STATE_PUT = """
+         INSERT INTO task_state (id, status, completed_at)
+         VALUES (NEW.id, json_extract(NEW.props, '$.status'), coalesce(json_extract(NEW.props, '$.completed_at'), ''))
+         ON CONFLICT (id) DO UPDATE SET status = excluded.status, completed_at = excluded.completed_at;"""
+AGGREGATES = (
+    "CREATE TABLE label_counts (label TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID",
+    "CREATE TABLE tag_degrees (tag TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID",
+    "CREATE TABLE task_state (id TEXT PRIMARY KEY, status TEXT, completed_at TEXT NOT NULL) WITHOUT ROWID",
+    """CREATE TRIGGER label_counts_add AFTER INSERT ON nodes BEGIN
+         INSERT INTO label_counts (label, n) VALUES (NEW.label, 1) ON CONFLICT (label) DO UPDATE SET n = n + 1;
+       END""",
+    """CREATE TRIGGER label_counts_remove AFTER DELETE ON nodes BEGIN
+         UPDATE label_counts SET n = n - 1 WHERE label = OLD.label;
+       END""",
+    """CREATE TRIGGER tag_degrees_add AFTER INSERT ON edges
+       WHEN NEW.type = 'TAGGED' AND NEW.dst_label = 'Tag' BEGIN
+         INSERT INTO tag_degrees (tag, n) VALUES (NEW.dst_id, 1) ON CONFLICT (tag) DO UPDATE SET n = n + 1;
+       END""",
+    """CREATE TRIGGER tag_degrees_remove AFTER DELETE ON edges
+       WHEN OLD.type = 'TAGGED' AND OLD.dst_label = 'Tag' BEGIN
+         UPDATE tag_degrees SET n = n - 1 WHERE tag = OLD.dst_id;
+       END""",
+    f"CREATE TRIGGER task_state_add AFTER INSERT ON nodes WHEN NEW.label = 'Task' BEGIN{_TASK_STATE_PUT}\n       END",
+    f"CREATE TRIGGER task_state_change AFTER UPDATE OF props ON nodes WHEN NEW.label = 'Task' BEGIN"
+    f"{_TASK_STATE_PUT}\n       END",
+    """CREATE TRIGGER task_state_remove AFTER DELETE ON nodes WHEN OLD.label = 'Task' BEGIN
+         DELETE FROM task_state WHERE id = OLD.id;
+       END""",
+    # filled from the graph as it is
+    "INSERT INTO label_counts (label, n) SELECT label, count(*) FROM nodes GROUP BY label",
+    "INSERT INTO tag_degrees (tag, n) SELECT dst_id, count(*) FROM edges INDEXED BY edges_by_dst "
+    "WHERE dst_label = 'Tag' AND type = 'TAGGED' GROUP BY dst_id",
+    "INSERT INTO task_state (id, status, completed_at) SELECT id, json_extract(props, '$.status'), "
+    "coalesce(json_extract(props, '$.completed_at'), '') FROM nodes WHERE label = 'Task'",
+)
 SCHEMA_VERSION_GET = "SELECT value FROM meta WHERE key = 'schema_version'"
 SCHEMA_VERSION_SET = "INSERT INTO meta (key, value) VALUES ('schema_version', ?)"
 TABLES = "SELECT name FROM sqlite_master WHERE type = 'table'"
@@ -148,6 +207,7 @@ CONTEXT_MAP = """
 #: Every file (also the history corpus's and the replay's files).
 ALL_FILES = "SELECT props FROM nodes WHERE label = 'File' ORDER BY id"
 COUNT_LABEL = "SELECT count(*) FROM nodes WHERE label = ?"
+COUNT_LABEL_KEPT = "SELECT n FROM label_counts WHERE label = ?"  # no row: none
 STATS_LABELS = "SELECT label, count(*) FROM nodes GROUP BY label ORDER BY label"
 STATS_RELATIONSHIPS = "SELECT type, count(*) FROM edges GROUP BY type ORDER BY type"
 
@@ -181,6 +241,13 @@ ORDER BY coalesce(json_extract(props, '$.blocked_at'), ''), id
 # order them by the sum of their matched tags' rarity weights (given as JSON
 # [[tag, weight], ...], computed by ``ctxgraph.core.rarity``).
 
+# With the kept counts (``AGGREGATES``); the counting forms below serve a
+# store opened read-only before a writing open added them.
+TAGGED_TOTAL_KEPT = "SELECT coalesce(sum(n), 0) FROM label_counts WHERE label IN (SELECT value FROM json_each(?))"
+TAG_DEGREES_KEPT = """
+SELECT t.value, coalesce((SELECT d.n FROM tag_degrees d WHERE d.tag = t.value), 0) FROM json_each(?) t
+WHERE EXISTS (SELECT 1 FROM nodes n WHERE n.label = 'Tag' AND n.id = t.value)
+"""
 TAGGED_TOTAL = "SELECT count(*) FROM nodes WHERE label IN (SELECT value FROM json_each(?))"
 TAG_DEGREES = """
 SELECT t.value, (SELECT count(*) FROM edges e INDEXED BY edges_by_dst
@@ -216,6 +283,25 @@ SELECT n.props, g.matched, g.score FROM g JOIN nodes n ON n.label = 'Task' AND n
 WHERE json_extract(n.props, '$.status') = 'completed'
 ORDER BY g.score DESC, coalesce(json_extract(n.props, '$.completed_at'), '') DESC, g.id ASC
 LIMIT ?
+"""
+#: ``TASKS_BY_TAGS`` with the kept task states: the properties are read for the chosen tasks only.
+TASKS_BY_TAGS_KEPT = """
+WITH w AS (SELECT json_extract(value, '$[0]') AS tag, json_extract(value, '$[1]') AS weight FROM json_each(?)),
+g AS (
+  SELECT e.src_id AS id, group_concat(e.dst_id, char(31)) AS matched, round(sum(w.weight), 9) AS score
+  FROM w JOIN edges e INDEXED BY edges_by_dst
+    ON e.dst_label = 'Tag' AND e.dst_id = w.tag AND e.type = 'TAGGED'
+  WHERE e.src_label = 'Task' AND e.src_id NOT IN (SELECT value FROM json_each(?))
+  GROUP BY e.src_id
+),
+top AS MATERIALIZED (
+  SELECT g.id, g.matched, g.score, s.completed_at FROM g JOIN task_state s ON s.id = g.id
+  WHERE s.status = 'completed'
+  ORDER BY g.score DESC, s.completed_at DESC, g.id ASC
+  LIMIT ?
+)
+SELECT n.props, top.matched, top.score FROM top JOIN nodes n ON n.label = 'Task' AND n.id = top.id
+ORDER BY top.score DESC, top.completed_at DESC, top.id ASC
 """
 
 # -- history, task vectors and the replay -------------------------------------------------
