@@ -8,8 +8,10 @@ it) and ``n`` the items that can carry tags (tasks and knowledge). Two rare
 matched tags then outrank several common ones, which a count of matched tags
 could not do (benchmarks/README.md, finding 3).
 
-The same expression is written in Cypher once, in ``gather.cypher`` (its
-``tag_stats`` part); the store tests check both stores give the same answers.
+This module is the one place the weight is computed: both stores read the
+tags' degrees (kept at write time: SQLite triggers, Neo4j's degree store) and
+pass the weights from here into their tag queries (``weighted``), which only
+sum and order them.
 """
 
 from __future__ import annotations
@@ -44,4 +46,12 @@ def weighted_sum(tags: Iterable[str], weights: Mapping[str, float]) -> float:
     return round(sum(weights.get(tag, 1.0) for tag in tags), DIGITS)
 
 
-__all__ = ["DIGITS", "tag_weight", "tag_weights", "weighted_sum"]
+def weighted(tags: Iterable[str], dfs: Mapping[str, int], total: int, max_df: int = 0) -> list[tuple[str, float]]:
+    """(tag, weight) of the ``tags`` known to the graph (``dfs``: their degrees)
+    and not above the degree cap ``max_df`` (0: no cap), in the given order,
+    each once: what a tag query sums per item."""
+    return [(t, tag_weight(dfs[t], total)) for t in dict.fromkeys(tags)
+            if t in dfs and (max_df <= 0 or dfs[t] <= max_df)]
+
+
+__all__ = ["DIGITS", "tag_weight", "tag_weights", "weighted", "weighted_sum"]

@@ -1,37 +1,21 @@
-// Everything one context needs, in one round trip: the query tags' rarity,
+// Everything one context needs, in one round trip, given the query tags'
+// rarity weights (their degrees come with the history, or from tag_stats):
 // knowledge by keyword tags and by domain tags, the dependencies with their handoffs, context-map
 // candidates and size, related completed tasks, and working memory.
 CALL () {
-  RETURN COUNT { (:Task) } + COUNT { (:Knowledge) } AS tagged_total
-}
-CALL (tagged_total) {
-  // Each query tag's degree (from the degree store) and rarity weight: the
-  // expression of ctxgraph.core.rarity.tag_weight, rounded alike.
-  UNWIND $related_tags AS name
-  WITH DISTINCT name
-  MATCH (tag:Tag {name: name})
-  WITH name, COUNT { (tag)<-[:TAGGED]-() } AS df
-  WITH name, df, CASE WHEN tagged_total > df THEN tagged_total ELSE df END AS n
-  RETURN collect({
-    name: name, df: df,
-    weight: CASE WHEN df <= 1 OR tagged_total <= 1 THEN 1.0 ELSE round(log(1.0 + toFloat(n) / df) / log(1.0 + n), 9) END
-  }) AS tag_stats
-}
-CALL (tag_stats) {
-  // Knowledge by keyword tags: tags above the degree cap are not read.
-  UNWIND tag_stats AS s
-  WITH s WHERE s.name IN $keywords AND ($max_tag_df <= 0 OR s.df <= $max_tag_df)
-  MATCH (tag:Tag {name: s.name})<-[:TAGGED]-(k:Knowledge)
-  WITH k, collect(tag.name) AS matched, round(sum(s.weight), 9) AS score
+  // Knowledge by keyword tags ($keyword_weighted: [[tag, rarity weight], ...]
+  // of the keyword tags under the degree cap, from ctxgraph.core.rarity).
+  UNWIND $keyword_weighted AS w
+  MATCH (tag:Tag {name: w[0]})<-[:TAGGED]-(k:Knowledge)
+  WITH k, collect(tag.name) AS matched, round(sum(w[1]), 9) AS score
   ORDER BY score DESC, coalesce(k.updated_at, '') DESC, k.id ASC
   LIMIT $keyword_limit
   RETURN collect({props: properties(k), matched: matched}) AS keyword_hits
 }
-CALL (tag_stats) {
-  UNWIND tag_stats AS s
-  WITH s WHERE s.name IN $domains AND ($max_tag_df <= 0 OR s.df <= $max_tag_df)
-  MATCH (tag:Tag {name: s.name})<-[:TAGGED]-(k:Knowledge)
-  WITH k, collect(tag.name) AS matched, round(sum(s.weight), 9) AS score
+CALL () {
+  UNWIND $domain_weighted AS w
+  MATCH (tag:Tag {name: w[0]})<-[:TAGGED]-(k:Knowledge)
+  WITH k, collect(tag.name) AS matched, round(sum(w[1]), 9) AS score
   ORDER BY score DESC, coalesce(k.updated_at, '') DESC, k.id ASC
   LIMIT $domain_limit
   RETURN collect({props: properties(k), matched: matched}) AS domain_hits
@@ -65,12 +49,11 @@ CALL () {
 CALL () {
   RETURN COUNT { (:File) } AS file_count
 }
-CALL (tag_stats) {
-  UNWIND tag_stats AS s
-  WITH s WHERE $max_tag_df <= 0 OR s.df <= $max_tag_df
-  MATCH (tag:Tag {name: s.name})<-[:TAGGED]-(t:Task)
+CALL () {
+  UNWIND $related_weighted AS w
+  MATCH (tag:Tag {name: w[0]})<-[:TAGGED]-(t:Task)
   WHERE t.status = 'completed' AND NOT t.id IN $exclude
-  WITH t, collect(tag.name) AS matched, round(sum(s.weight), 9) AS score
+  WITH t, collect(tag.name) AS matched, round(sum(w[1]), 9) AS score
   ORDER BY score DESC, coalesce(t.completed_at, '') DESC, t.id ASC
   LIMIT $related_limit
   RETURN collect({props: properties(t), matched: matched, deps: [(t)-[:DEPENDS_ON]->(d:Task) | d.id]}) AS related
@@ -109,5 +92,4 @@ CALL () {
   WITH p ORDER BY p.id
   RETURN collect(properties(p)) AS projects
 }
-RETURN keyword_hits, domain_hits, dependencies, files, file_count, related, recent, blockers, projects,
-       tag_stats, tagged_total
+RETURN keyword_hits, domain_hits, dependencies, files, file_count, related, recent, blockers, projects

@@ -41,14 +41,15 @@ GATHER = {
     "dep_ids": ["t1"],
     "keyword_limit": 20,
     "domain_limit": 10,
-    "related_tags": ["api", "auth"],
+    "keyword_weighted": [["api", 0.5], ["cache", 0.7]],
+    "domain_weighted": [["auth", 0.9]],
+    "related_weighted": [["api", 0.5], ["cache", 0.7], ["auth", 0.9]],
     "exclude": ["t0"],
     "related_limit": 8,
     "working_memory": True,
     "recent_limit": 5,
-    "max_tag_df": 1000,
 }
-HISTORY = {"terms": ["api", "cache"]}
+HISTORY = {"terms": ["api", "cache"], "tags": ["api", "auth"]}
 WRITES: dict[str, dict[str, Any]] = {
     "task_upsert": {"rows": [{"props": {"id": "t1", "terms": ["api"]}, "tags": ["api"], "deps": ["t0"]}]},
     "tasks_missing": {"ids": ["t0"]},
@@ -114,12 +115,8 @@ def test_gather_anchors_are_index_seeks(explain: Any) -> None:
     names = {op for op, _ in ops}
     assert "AllNodesScan" not in names
     seeks = " | ".join(_seeks(ops))
-    # the query tags by name, their degree from the degree store (the rarity and
-    # the cap), then knowledge and related tasks by the tags under the cap only
-    assert "tag:Tag(name) WHERE name = name" in seeks
-    assert any(op == "Projection" and "getDegree((tag)<-[:TAGGED]-())" in details for op, details in ops)
-    assert "tag:Tag(name) WHERE name = s.name" in seeks  # the candidates, from the tags under the cap
-    assert any(op == "Filter" and "s.df <= $max_tag_df" in details for op, details in ops)
+    # knowledge and related tasks from the weighted tags (those under the cap) by name
+    assert "tag:Tag(name) WHERE name = w[" in seeks
     assert "d:Task(id)" in seeks  # dependencies by id
     # working memory: recent tasks read in completed_at order and stopped at the limit
     assert "t:Task(completed_at) WHERE completed_at >" in seeks and "PartialTop" in names
@@ -144,6 +141,9 @@ def test_history_anchors_are_index_seeks(explain: Any) -> None:
     # the most touched files: read from the file_touches index in descending order
     assert any(op == "NodeIndexSeekByRange" and "f:File(touches)" in d for op, d in ops), ops
     assert "ProcedureCall" in {op for op, _ in ops}  # the text: the full-text indexes
+    # the query tags by name, their degree from the degree store (for the gather's weights)
+    assert "tag:Tag(name) WHERE name = name" in seeks
+    assert any("getDegree((tag)<-[:TAGGED]-())" in details for _, details in ops)
     assert _label_scans(ops) <= KNOWN_LABEL_SCANS["history"]
 
 

@@ -23,7 +23,7 @@ from ctxgraph.core.models import (
     TaskHit,
     TaskStatus,
 )
-from ctxgraph.core.rarity import tag_weight, tag_weights
+from ctxgraph.core.rarity import tag_weight, tag_weights, weighted
 from ctxgraph.core.tokens import estimate_tokens
 from ctxgraph.signals import TaskSignals
 
@@ -84,6 +84,13 @@ def test_tag_weight_falls_with_the_tag_degree() -> None:
     weights = [tag_weight(df, 10_000) for df in (2, 4, 100, 1_000, 10_000)]
     assert weights == sorted(weights, reverse=True) and 0 < weights[-1] < 0.1
     assert tag_weight(50, 10) == tag_weight(50, 50)  # a degree above the total counts as the total
+
+
+def test_the_tag_queries_weights_leave_out_unknown_and_capped_tags() -> None:
+    dfs = {"api": 5_000, "cookie": 3, "quote": 1}
+    assert weighted(["cookie", "ghost", "api", "cookie", "quote"], dfs, 10_000, max_df=1_000) == [
+        ("cookie", tag_weight(3, 10_000)), ("quote", 1.0)]
+    assert [t for t, _ in weighted(["api", "cookie"], dfs, 10_000)] == ["api", "cookie"]  # no cap
 
 
 def test_relevance_weights_each_tag_by_its_rarity() -> None:

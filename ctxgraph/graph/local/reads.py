@@ -8,6 +8,7 @@ import json
 import sqlite3
 from collections.abc import Sequence
 
+from ctxgraph.core import rarity
 from ctxgraph.core.models import (
     Blocker,
     Candidates,
@@ -23,7 +24,6 @@ from ctxgraph.core.models import (
     TaskHit,
     TaskStatus,
 )
-from ctxgraph.core.rarity import tag_weights
 from ctxgraph.graph.local import memory, nodes, sql
 from ctxgraph.graph.local.connection import Connection
 from ctxgraph.graph.records import file_from_props, knowledge_from_props, task_from_props
@@ -33,9 +33,7 @@ _TAGGABLE_LABELS = json.dumps(["Task", *nodes.KNOWLEDGE_LABELS])
 
 def _weighted(dfs: dict[str, int], total: int, tags: Sequence[str], max_df: int) -> str:
     """JSON [[tag, weight], ...] of the tags a candidate query reads (``max_df``: 0 for no cap)."""
-    weights = tag_weights(dfs.items(), total)
-    wanted = [t for t in dict.fromkeys(tags) if t in dfs and (max_df <= 0 or dfs[t] <= max_df)]
-    return json.dumps([[t, weights[t]] for t in wanted])
+    return json.dumps(rarity.weighted(tags, dfs, total, max_df))
 
 
 def _deps(cur: sqlite3.Cursor, task_id: str) -> list[str]:

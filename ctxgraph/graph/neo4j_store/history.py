@@ -40,15 +40,20 @@ class History(Neo4jConnection):
                          vector: Sequence[float] | None = None) -> HistoryEvidence:
         # history.cypher asks the full-text indexes (Lucene's BM25) for the best
         # tasks and files, so only the chosen ones leave the server.
+        return history_of_row(self._read(lambda tx: self._history_row(tx, terms, top_files, vector)))
+
+    def _history_row(self, tx: ManagedTransaction, terms: Sequence[str], top_files: int,
+                     vector: Sequence[float] | None, tags: Sequence[str] = ()) -> dict[str, Any]:
+        """The ``history`` statement's row; with ``tags``, also their degrees (``tag_dfs``)
+        and the taggable items (``tagged_total``), for the gather that follows."""
         query = query_terms(terms)
         text = bool(query) and self._text_indexes()
-        row = self._read(lambda tx: self._rows(
+        return self._rows(
             tx, "history", terms=query, query=fulltext_query(query) if text else None, top_files=top_files,
             task_top=evidence.TASK_TOP, file_top=evidence.FILE_TOP,
             vector=None if vector is None else [float(x) for x in vector],
             dense_top=evidence.DENSE_VOTERS, dense_fetch=4 * evidence.DENSE_VOTERS,
-            cosine_decimals=COSINE_DECIMALS))[0]
-        return _history(row)
+            cosine_decimals=COSINE_DECIMALS, tags=list(tags))[0]
 
     def _text_indexes(self) -> bool:
         """Whether the history's full-text indexes exist: always when the
@@ -101,7 +106,7 @@ class History(Neo4jConnection):
 _TEXT_INDEXES = ("task_text", "file_text")
 
 
-def _history(row: dict[str, Any]) -> HistoryEvidence:
+def history_of_row(row: dict[str, Any]) -> HistoryEvidence:
     """The ``history`` statement's one row as evidence (Lucene's float32 scores
     rounded as ``core.bm25`` rounds its own)."""
     # model_construct: every field is built here from typed values

@@ -11,6 +11,7 @@ from typing import Any
 from neo4j import ManagedTransaction
 
 from ctxgraph import cypher
+from ctxgraph.core import rarity
 from ctxgraph.core.models import (
     Blocker,
     Candidates,
@@ -27,7 +28,6 @@ from ctxgraph.core.models import (
     TaskHit,
     TaskStatus,
 )
-from ctxgraph.core.rarity import tag_weights
 from ctxgraph.graph.dependencies import reachable_edges
 from ctxgraph.graph.neo4j_store.connection import Neo4jConnection, _row
 from ctxgraph.graph.records import file_from_props, knowledge_from_props, task_from_props
@@ -85,12 +85,15 @@ class Reads(Neo4jConnection):
         found = self._read(lambda tx: reachable_edges(lambda f: step(tx, f), ids, max_levels=CLOSURE_MAX_LEVELS))
         return self.dependency_edges() if found is None else found
 
-    def _weighted(self, tx: ManagedTransaction, tags: Sequence[str], max_df: int) -> list[list[Any]]:
-        """[[tag, rarity weight], ...] of the tags under the degree cap (``max_df``: 0 for none)."""
+    def _tag_stats(self, tx: ManagedTransaction, tags: Sequence[str]) -> tuple[dict[str, int], int]:
+        """The degree of each of ``tags`` in the graph (absent ones left out) and the taggable items."""
         stats = self._rows(tx, "tag_stats", tags=list(tags))[0]
-        dfs = {name: df for name, df in stats["dfs"]}
-        weights = tag_weights(dfs.items(), stats["total"])
-        return [[t, weights[t]] for t in dict.fromkeys(tags) if t in dfs and (max_df <= 0 or dfs[t] <= max_df)]
+        return {name: df for name, df in stats["dfs"]}, stats["total"]
+
+    def _weighted(self, tx: ManagedTransaction, tags: Sequence[str], max_df: int) -> list[tuple[str, float]]:
+        """(tag, rarity weight) of the tags under the degree cap (``max_df``: 0 for none)."""
+        dfs, total = self._tag_stats(tx, tags)
+        return rarity.weighted(tags, dfs, total, max_df)
 
     def knowledge_by_tags(self, tags: Sequence[str], limit: int, *, max_df: int = 0) -> list[KnowledgeHit]:
         if not tags or limit <= 0:
@@ -152,20 +155,26 @@ class Reads(Neo4jConnection):
         rows = self._read(lambda tx: self._rows(tx, "active_blockers"))
         return [Blocker(id=r["id"], reason=r["reason"], since=r["since"]) for r in rows]
 
-    @staticmethod
-    def _gather_params(query: GatherQuery) -> dict[str, Any]:
-        return {
-            "keywords": list(query.keywords), "domains": list(query.domains), "files": list(query.files),
-            "dep_ids": sorted(set(query.dep_ids)), "keyword_limit": query.keyword_limit,
-            "domain_limit": query.domain_limit, "related_tags": [*query.keywords, *query.domains],
-            "exclude": list(query.exclude), "related_limit": query.related_limit,
-            "working_memory": query.working_memory, "recent_limit": query.recent_limit,
-            "context_map": query.context_map, "max_tag_df": query.max_tag_df,
-        }
-
     def gather(self, query: GatherQuery) -> Candidates:
-        params = self._gather_params(query)
-        return _candidates(query, self._read(lambda tx: self._rows(tx, "gather", **params))[0])
+        def work(tx: ManagedTransaction) -> Candidates:
+            return self._gather(tx, query, *self._tag_stats(tx, [*query.keywords, *query.domains]))
+
+        return self._read(work)
+
+    def _gather(self, tx: ManagedTransaction, query: GatherQuery, dfs: dict[str, int], total: int) -> Candidates:
+        """``gather.cypher`` given the query tags' degrees and the taggable items (the tag rarity's evidence)."""
+        def under_cap(tags: Sequence[str]) -> list[tuple[str, float]]:
+            return rarity.weighted(tags, dfs, total, query.max_tag_df)
+
+        row = self._rows(
+            tx, "gather", keywords=list(query.keywords), domains=list(query.domains), files=list(query.files),
+            dep_ids=sorted(set(query.dep_ids)), keyword_limit=query.keyword_limit, domain_limit=query.domain_limit,
+            keyword_weighted=under_cap(query.keywords), domain_weighted=under_cap(query.domains),
+            related_weighted=under_cap([*query.keywords, *query.domains]), exclude=list(query.exclude),
+            related_limit=query.related_limit, working_memory=query.working_memory,
+            recent_limit=query.recent_limit, context_map=query.context_map,
+        )[0]
+        return _candidates(query, row, dfs, total)
 
     def stats(self) -> Stats:
         def work(tx: ManagedTransaction) -> Stats:
@@ -176,7 +185,7 @@ class Reads(Neo4jConnection):
         return self._read(work)
 
 
-def _candidates(query: GatherQuery, r: dict[str, Any]) -> Candidates:
+def _candidates(query: GatherQuery, r: dict[str, Any], dfs: dict[str, int], total: int) -> Candidates:
     """The ``gather`` statement's one row as candidates."""
     recent = [task_from_props(p) for p in r["recent"]]
     return Candidates(
@@ -193,8 +202,8 @@ def _candidates(query: GatherQuery, r: dict[str, Any]) -> Candidates:
                            for t in recent),
         active_blockers=tuple(Blocker(id=b["id"], reason=b["reason"], since=b["since"]) for b in r["blockers"]),
         memory_projects=tuple(MemoryProject(**p) for p in r["projects"]),
-        tag_df=tuple(sorted((s["name"], s["df"]) for s in r["tag_stats"])),
-        tagged_total=r["tagged_total"],
+        tag_df=tuple(sorted(dfs.items())),
+        tagged_total=total,
     )
 
 

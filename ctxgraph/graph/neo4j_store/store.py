@@ -9,7 +9,7 @@ from neo4j import ManagedTransaction
 from ctxgraph.core.models import Candidates, GatherQuery, HistoryEvidence
 from ctxgraph.graph.neo4j_store.backup import Backup
 from ctxgraph.graph.neo4j_store.connection import Neo4jSettings, verified_driver
-from ctxgraph.graph.neo4j_store.history import History
+from ctxgraph.graph.neo4j_store.history import History, history_of_row
 from ctxgraph.graph.neo4j_store.memory import Memory
 from ctxgraph.graph.neo4j_store.outcomes import Outcomes
 from ctxgraph.graph.neo4j_store.reads import Reads
@@ -40,8 +40,12 @@ class Neo4jStore(Writes, Reads, History, Memory, Outcomes, Backup):
         # One managed read transaction for both statements (finding 6 of
         # benchmarks/README.md): the nested reads join it (see ``_read``).
         def work(tx: ManagedTransaction) -> tuple[Candidates, HistoryEvidence]:
-            del tx  # joined by the reads below
-            history = self.history_evidence(terms, top_files, vector)
-            return self.gather(query.model_copy(update={"context_map": not history.files})), history
+            # the history statement also reads the query tags' degrees the gather's weights need
+            row = self._history_row(tx, terms, top_files, vector, [*query.keywords, *query.domains])
+            history = history_of_row(row)
+            dfs = {name: df for name, df in row["tag_dfs"]}
+            found = self._gather(tx, query.model_copy(update={"context_map": not history.files}), dfs,
+                                 row["tagged_total"])
+            return found, history
 
         return self._read(work)
