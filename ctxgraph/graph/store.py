@@ -1,4 +1,7 @@
-"""The store port: what the service needs from a graph, and nothing more.
+"""The store port: what the service needs from a graph, and nothing more
+(the stores' own per-part reads — dependency handoffs, context-map
+candidates, recent tasks, blockers, tag queries for tasks — are the parts of
+``gather`` and are tested on both stores, but the service never calls them).
 
 Reads return candidates with their match evidence, never final rankings;
 ranking is the compute pipeline's job. Both implementations (``Neo4jStore``
@@ -16,9 +19,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Protocol
 
 from ctxgraph.core.models import (
-    Blocker,
     Candidates,
-    DependencyHandoff,
     FileEntry,
     GatherQuery,
     HistoryEvidence,
@@ -28,10 +29,8 @@ from ctxgraph.core.models import (
     MemoryHit,
     MemoryProject,
     MemoryState,
-    RecentTask,
     Stats,
     Task,
-    TaskHit,
     TaskStatus,
 )
 from ctxgraph.errors import StoreUnavailableError
@@ -64,12 +63,9 @@ class KnowledgeStore(Protocol):
     def upsert_files(self, files: Sequence[FileEntry]) -> None:
         """Context-map entries: create or overwrite component and notes."""
 
-    def apply_handoff(self, record: HandoffRecord) -> bool:
-        """Write a handoff whole; ``False`` when the same content is already there."""
-
     def apply_handoffs(self, records: Sequence[HandoffRecord]) -> list[bool]:
         """Write a batch of handoffs in one transaction, leaving the graph that
-        :meth:`apply_handoff` on each in turn leaves; per record, ``False`` when
+        writing each record alone in turn leaves; per record, ``False`` when
         the same content was already there (stored, or earlier in the batch).
         A record whose task is missing raises ``UnknownTaskError`` and nothing
         of the batch is written."""
@@ -91,38 +87,12 @@ class KnowledgeStore(Protocol):
 
     def list_tasks(self, status: TaskStatus | None = None) -> list[Task]: ...
 
-    def dependency_edges(self) -> list[tuple[str, str]]:
-        """Every (task, dependency) pair, sorted."""
-
     def dependency_closure(self, task_ids: Sequence[str]) -> list[tuple[str, str]]:
         """The (task, dependency) pairs reachable from ``task_ids`` along
         DEPENDS_ON, sorted: all a cycle check through those tasks can visit."""
 
     def knowledge_by_tags(self, tags: Sequence[str], limit: int, *, max_df: int = 0) -> list[KnowledgeHit]:
         """Patterns, gotchas, decisions and open questions sharing a tag."""
-
-    def tasks_by_tags(
-        self, tags: Sequence[str], limit: int, *, exclude: Sequence[str] = (), max_df: int = 0
-    ) -> list[TaskHit]:
-        """Completed tasks sharing a tag (the task's related prior work)."""
-
-    def dependency_handoffs(self, task_ids: Sequence[str]) -> list[DependencyHandoff]:
-        """The tasks among ``task_ids`` that exist, in id order, each with its
-        handoff if it has one (a task's dependencies are passed here)."""
-
-    def context_map(
-        self, keywords: Sequence[str], domains: Sequence[str], files: Sequence[str]
-    ) -> list[FileEntry]:
-        """Context-map entries that could score under the seed's rules:
-        a keyword in the component or path, a domain in the notes, or a
-        mentioned file in the path (all case-insensitive but the last)."""
-
-    def all_files(self) -> list[FileEntry]: ...
-
-    def recent_tasks(self, n: int) -> list[RecentTask]:
-        """The last ``n`` completed (or failed) tasks, newest first."""
-
-    def active_blockers(self) -> list[Blocker]: ...
 
     def stats(self) -> Stats: ...
 
