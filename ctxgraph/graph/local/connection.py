@@ -174,11 +174,6 @@ class Connection:
         with self.write() as cur:
             for statement in filter(None, (s.strip() for s in sql.SCHEMA.split(";"))):
                 cur.execute(statement)
-            kept = cur.execute(sql.AGGREGATES_VERSION_GET).fetchone()
-            if kept is None or kept[0] != sql.AGGREGATES_VERSION:
-                for statement in (*sql.AGGREGATES_DROP, *sql.AGGREGATES):
-                    cur.execute(statement)
-                cur.execute(sql.AGGREGATES_VERSION_SET, (sql.AGGREGATES_VERSION,))
             row = cur.execute(sql.SCHEMA_VERSION_GET).fetchone()
             if row is None:
                 cur.execute(sql.SCHEMA_VERSION_SET, (str(SCHEMA_VERSION),))
@@ -186,6 +181,12 @@ class Connection:
                 raise StoreUnavailableError(
                     f"{self.path} was written by a newer ctxgraph (schema {row[0]})"
                 )
+            # the kept counts (sql.AGGREGATES): made and filled once, in this transaction
+            kept = cur.execute(sql.AGGREGATES_VERSION_GET).fetchone()
+            if kept is None or kept[0] != sql.AGGREGATES_VERSION:
+                for statement in (*sql.AGGREGATES_DROP, *sql.AGGREGATES):
+                    cur.execute(statement)
+                cur.execute(sql.AGGREGATES_VERSION_SET, (sql.AGGREGATES_VERSION,))
 
     def check_schema(self) -> None:
         """Read-only open: the file must already be a ctxgraph store."""
