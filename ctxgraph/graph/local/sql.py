@@ -91,10 +91,6 @@ AGGREGATES_DROP = (
     "DROP TABLE IF EXISTS tag_degrees",
     "DROP TABLE IF EXISTS task_state",
 )
-_TASK_STATE_PUT = """
-         INSERT INTO task_state (id, status, completed_at)
-         VALUES (NEW.id, json_extract(NEW.props, '$.status'), coalesce(json_extract(NEW.props, '$.completed_at'), ''))
-         ON CONFLICT (id) DO UPDATE SET status = excluded.status, completed_at = excluded.completed_at;"""
 AGGREGATES = (
     "CREATE TABLE label_counts (label TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID",
     "CREATE TABLE tag_degrees (tag TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID",
@@ -113,9 +109,16 @@ AGGREGATES = (
        WHEN OLD.type = 'TAGGED' AND OLD.dst_label = 'Tag' BEGIN
          UPDATE tag_degrees SET n = n - 1 WHERE tag = OLD.dst_id;
        END""",
-    f"CREATE TRIGGER task_state_add AFTER INSERT ON nodes WHEN NEW.label = 'Task' BEGIN{_TASK_STATE_PUT}\n       END",
-    f"CREATE TRIGGER task_state_change AFTER UPDATE OF props ON nodes WHEN NEW.label = 'Task' BEGIN"
-    f"{_TASK_STATE_PUT}\n       END",
+    """CREATE TRIGGER task_state_add AFTER INSERT ON nodes WHEN NEW.label = 'Task' BEGIN
+         INSERT INTO task_state (id, status, completed_at)
+         VALUES (NEW.id, json_extract(NEW.props, '$.status'), coalesce(json_extract(NEW.props, '$.completed_at'), ''))
+         ON CONFLICT (id) DO UPDATE SET status = excluded.status, completed_at = excluded.completed_at;
+       END""",
+    """CREATE TRIGGER task_state_change AFTER UPDATE OF props ON nodes WHEN NEW.label = 'Task' BEGIN
+         INSERT INTO task_state (id, status, completed_at)
+         VALUES (NEW.id, json_extract(NEW.props, '$.status'), coalesce(json_extract(NEW.props, '$.completed_at'), ''))
+         ON CONFLICT (id) DO UPDATE SET status = excluded.status, completed_at = excluded.completed_at;
+       END""",
     """CREATE TRIGGER task_state_remove AFTER DELETE ON nodes WHEN OLD.label = 'Task' BEGIN
          DELETE FROM task_state WHERE id = OLD.id;
        END""",
@@ -270,7 +273,8 @@ WHERE g.score >= coalesce((SELECT score FROM g ORDER BY score DESC LIMIT 1 OFFSE
 ORDER BY g.score DESC, coalesce(json_extract(n.props, '$.updated_at'), '') DESC, g.id ASC
 LIMIT ?3
 """
-TASKS_BY_TAGS = """
+#: Tasks by the weighted tags ([[tag, weight], ...]) they share, less the excluded: (id, matched, score).
+_TAGGED_TASKS = """
 WITH w AS (SELECT json_extract(value, '$[0]') AS tag, json_extract(value, '$[1]') AS weight FROM json_each(?)),
 g AS (
   SELECT e.src_id AS id, group_concat(e.dst_id, char(31)) AS matched, round(sum(w.weight), 9) AS score
@@ -279,21 +283,15 @@ g AS (
   WHERE e.src_label = 'Task' AND e.src_id NOT IN (SELECT value FROM json_each(?))
   GROUP BY e.src_id
 )
+"""
+TASKS_BY_TAGS = _TAGGED_TASKS + """
 SELECT n.props, g.matched, g.score FROM g JOIN nodes n ON n.label = 'Task' AND n.id = g.id
 WHERE json_extract(n.props, '$.status') = 'completed'
 ORDER BY g.score DESC, coalesce(json_extract(n.props, '$.completed_at'), '') DESC, g.id ASC
 LIMIT ?
 """
 #: ``TASKS_BY_TAGS`` with the kept task states: the properties are read for the chosen tasks only.
-TASKS_BY_TAGS_KEPT = """
-WITH w AS (SELECT json_extract(value, '$[0]') AS tag, json_extract(value, '$[1]') AS weight FROM json_each(?)),
-g AS (
-  SELECT e.src_id AS id, group_concat(e.dst_id, char(31)) AS matched, round(sum(w.weight), 9) AS score
-  FROM w JOIN edges e INDEXED BY edges_by_dst
-    ON e.dst_label = 'Tag' AND e.dst_id = w.tag AND e.type = 'TAGGED'
-  WHERE e.src_label = 'Task' AND e.src_id NOT IN (SELECT value FROM json_each(?))
-  GROUP BY e.src_id
-),
+TASKS_BY_TAGS_KEPT = _TAGGED_TASKS + """,
 top AS MATERIALIZED (
   SELECT g.id, g.matched, g.score, s.completed_at FROM g JOIN task_state s ON s.id = g.id
   WHERE s.status = 'completed'
