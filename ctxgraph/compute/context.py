@@ -166,10 +166,12 @@ def collect_blocks(
     # Phase 4: context map — ranked with the history's evidence when there is
     # some, else by the seed's scores alone.
     if candidates.history is not None and candidates.history.files:
+        ranked = rank_files(candidates.history, signals, config.ranking)
+        # without memory to fuse with, only the first CONTEXT_MAP_TOP are shown
         code_refs = [
             CodeRef(file=entry.location, component=entry.component, notes=entry.notes, relevance=score,
                     seed_score=int(parts["seed"]))
-            for entry, score, parts in rank_files(candidates.history, signals, config.ranking)
+            for entry, score, parts in (ranked if candidates.memory is not None else ranked[:CONTEXT_MAP_TOP])
         ]
     else:
         code_refs = filter_context_map(candidates.context_map, signals)

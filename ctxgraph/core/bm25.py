@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -31,6 +32,13 @@ B = 0.75
 #: Digits a score is rounded to before it is compared, so that Lucene's float32
 #: arithmetic and this module's order equal scores the same way.
 SCORE_DECIMALS = 4
+#: Posting entries a query reads below which :meth:`Index.top` scores every
+#: row: on short lists leaving terms out saves less than finding out which.
+PRUNE_POSTINGS = 20_000
+#: A posting list longer than this many times the rows still in the running is
+#: searched for them rather than read whole.
+SEARCH_RATIO = 16
+_MARGIN = 1e-6
 
 
 def _int4(i: int) -> int:
@@ -70,6 +78,8 @@ class Index:
     inverse: npt.NDArray[np.float32]  # per document: 1 / (k1 x (1 - b + b x dl / avgdl))
     count: int  # documents having at least one term
     size: int  # rows (documents, empty ones included)
+    _cache: dict[str, _Impacts] = field(
+        default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def build(cls, docs: Sequence[Mapping[str, int]]) -> Index:
@@ -106,31 +116,111 @@ class Index:
             out.append(tf)
         return cls.build(out)
 
+    def _impacts(self, term: str) -> _Impacts | None:
+        """A term's posting rows, each row's score for the term, the largest and
+        smallest of them (computed on first use and kept: the index is rebuilt,
+        not updated)."""
+        found = self._cache.get(term)
+        if found is None:
+            posting = self.postings.get(term)
+            if posting is None:
+                return None
+            rows, tf = posting
+            weight = np.float32(idf(self.count, len(rows)))
+            # Lucene's BM25Scorer: w - w / (1 + tf / norm), which is w x tf / (tf + norm)
+            impact = (weight - weight / (np.float32(1) + tf * self.inverse[rows])).astype(np.float32)
+            found = self._cache[term] = _Impacts(rows, impact, float(impact.max()), float(impact.min()))
+        return found
+
     def scores(self, terms: Iterable[str]) -> npt.NDArray[np.float64]:
         """Every document's score against the distinct ``terms`` (0 where none is found)."""
         out = np.zeros(self.size, dtype=np.float64)  # Lucene sums its clauses' float32 scores in double
         for term in dict.fromkeys(terms):
-            posting = self.postings.get(term)
-            if posting is None:
-                continue
-            rows, tf = posting
-            weight = np.float32(idf(self.count, len(rows)))
-            # Lucene's BM25Scorer: w - w / (1 + tf / norm), which is w x tf / (tf + norm)
-            out[rows] += (weight - weight / (np.float32(1) + tf * self.inverse[rows])).astype(np.float64)
+            found = self._impacts(term)
+            if found is not None:
+                out[found.rows] += found.impact
         return out.astype(np.float32).astype(np.float64)
 
     def top(self, terms: Iterable[str], k: int) -> list[tuple[int, float]]:
         """The ``k`` best (row, score) pairs with a positive score, rounded to
-        :data:`SCORE_DECIMALS`, best first; ties go to the lower row."""
-        scores = self.scores(terms)
-        found = np.flatnonzero(scores > 0)
-        if len(found) > k:
-            keep = np.argpartition(-scores[found], k - 1)[:k]
-            cutoff = scores[found[keep]].min()
-            found = found[scores[found] >= cutoff]  # every row tied with the k-th
-        ranked = sorted(((int(i), round(float(scores[i]), SCORE_DECIMALS)) for i in found),
+        :data:`SCORE_DECIMALS`, best first; ties go to the lower row. Equal to
+        ranking :meth:`scores`; on long posting lists only the rows that can
+        reach the ``k`` best are scored (:func:`_pruned`)."""
+        distinct = list(dict.fromkeys(terms))
+        found = [f for f in (self._impacts(t) for t in distinct) if f is not None]
+        if k > 0 and sum(len(f.rows) for f in found) >= PRUNE_POSTINGS and _order_free(found):
+            rows, values = _pruned(found, k, self.size)
+        else:
+            scores = self.scores(distinct)
+            rows = np.flatnonzero(scores > 0)
+            values = scores[rows]
+        if len(rows) > k:
+            part = np.argpartition(-values, k - 1)[:k]
+            chosen = values >= values[part].min()  # every row tied with the k-th
+            rows, values = rows[chosen], values[chosen]
+        ranked = sorted(((int(i), round(float(v), SCORE_DECIMALS)) for i, v in zip(rows, values, strict=True)),
                         key=lambda rs: (-rs[1], rs[0]))
         return ranked[:k]
 
 
-__all__ = ["K1", "SCORE_DECIMALS", "B", "Index", "idf", "lucene_length"]
+class _Impacts(NamedTuple):
+    rows: npt.NDArray[np.int64]
+    impact: npt.NDArray[np.float32]
+    high: float
+    low: float
+
+
+def _order_free(found: Sequence[_Impacts]) -> bool:
+    """Whether any order of summing these terms' float32 scores in double gives
+    the same sums: every score is a multiple of the smallest one's unit in the
+    last place (2^(e - 23) for 2^e <= score), so the sums are exact while below
+    2^52 of those units."""
+    low = min(f.low for f in found)
+    return sum(f.high for f in found) < 2.0 ** (math.floor(math.log2(low)) - 23 + 52)
+
+
+def _pruned(found: list[_Impacts], k: int, size: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """MaxScore: the rows (and exact scores) that can be among the ``k`` best.
+    The terms are added most valuable first; once the rest together could not
+    lift a row not seen yet to the ``k``-th best score seen so far, only the
+    rows seen that still could get there are kept, and the long posting lists
+    left (the words in nearly every document: ``so``, ``test``) are searched
+    for those rows instead of read whole."""
+    found = sorted(found, key=lambda f: -f.high)
+    partial = np.zeros(size, dtype=np.float64)
+    left, added = sum(f.high for f in found), 0.0
+    read, rest = 0, sum(len(f.rows) for f in found)
+    rows: npt.NDArray[np.int64] | None = None
+    tail = len(found)
+    for i, f in enumerate(found):
+        if rows is not None and len(f.rows) > SEARCH_RATIO * len(rows):
+            tail = i
+            break
+        partial[f.rows] += f.impact
+        left, added = left - f.high, added + f.high
+        read, rest = read + len(f.rows), rest - len(f.rows)
+        if rows is None:
+            # no look at what was seen while no score could pass what the rest may
+            # add, or while reading the rest costs less than looking
+            if added <= left or rest < read or rest < PRUNE_POSTINGS // 2:
+                continue
+            seen = np.flatnonzero(partial)
+        else:
+            seen = rows
+        if len(seen) < k:
+            continue
+        values = partial[seen]
+        kth = float(np.partition(values, len(values) - k)[len(values) - k])
+        if left < kth * (1 - _MARGIN):  # a margin for the rounding of the float sums
+            rows = seen[values + left >= kth * (1 - _MARGIN)]
+    if rows is None:
+        rows = np.flatnonzero(partial)
+        return rows, partial[rows].astype(np.float32).astype(np.float64)
+    total = partial[rows]
+    for f in found[tail:]:
+        at = np.minimum(np.searchsorted(f.rows, rows), len(f.rows) - 1)
+        total += np.where(f.rows[at] == rows, f.impact[at], np.float32(0))
+    return rows, total.astype(np.float32).astype(np.float64)
+
+
+__all__ = ["K1", "PRUNE_POSTINGS", "SCORE_DECIMALS", "SEARCH_RATIO", "B", "Index", "idf", "lucene_length"]

@@ -4,6 +4,10 @@ store returns of it (ctxgraph.core.evidence)."""
 from __future__ import annotations
 
 import math
+import random
+
+import numpy as np
+import pytest
 
 from ctxgraph.core import bm25
 from ctxgraph.core.evidence import best_first, choose_files
@@ -45,6 +49,40 @@ def test_top_keeps_k_and_breaks_ties_by_row() -> None:
     index = bm25.Index.of_words([["a"], ["a"], ["a", "b"], ["c"]])
     assert [row for row, _ in index.top(["a"], 2)] == [0, 1]  # rows 0 and 1 tie, above the longer row 2
     assert [row for row, _ in index.top(["a", "b"], 1)] == [2]
+
+
+def _ranked(index: bm25.Index, terms: list[str], k: int) -> list[tuple[int, float]]:
+    """What top() must equal: every row scored; the rows tied (before rounding)
+    with the k-th best or above, best first after rounding, ties by row; k of them."""
+    scores = index.scores(terms)
+    rows = [int(r) for r in np.flatnonzero(scores > 0)]
+    if len(rows) > k:
+        kth = np.sort(scores[rows])[::-1][k - 1]
+        rows = [r for r in rows if scores[r] >= kth]
+    return sorted(((r, round(float(scores[r]), bm25.SCORE_DECIMALS)) for r in rows), key=lambda rs: (-rs[1], rs[0]))[:k]
+
+
+def test_top_on_long_posting_lists_equals_scoring_every_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above PRUNE_POSTINGS the rows that cannot reach the k best are not scored
+    (MaxScore); the result must not change: words in every document, rare ones,
+    repeated ones, k larger than the matches, ties."""
+    rng = random.Random(7)
+    vocabulary = [f"w{i}" for i in range(400)]
+    weights = [1 / (i + 1) ** 1.1 for i in range(len(vocabulary))]
+    docs = []
+    for i in range(11_000):
+        words = rng.choices(vocabulary, weights, k=rng.randrange(0, 25)) + ["so", "test"]
+        docs.append({w: words.count(w) for w in set(words)} if i % 50 else {"so": 1})
+    index = bm25.Index.build(docs)
+    assert len(index.postings["so"][0]) + len(index.postings["test"][0]) >= bm25.PRUNE_POSTINGS
+    real, pruned = bm25._pruned, []
+    monkeypatch.setattr(bm25, "_pruned", lambda *a: pruned.append(1) or real(*a))
+    for q in range(60):
+        terms = ["so", "test", *rng.choices(vocabulary, weights, k=rng.randrange(1, 12)), "absent"]
+        rng.shuffle(terms)
+        k = (1, 5, 40, 100, 10_000)[q % 5]
+        assert index.top(terms, k) == _ranked(index, terms, k), (terms, k)
+    assert len(pruned) == 60  # every query took the pruned path
 
 
 def test_best_first_breaks_ties_by_newer_then_id() -> None:
