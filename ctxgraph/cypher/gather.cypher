@@ -1,5 +1,5 @@
 // Everything one context needs, in one round trip, given the query tags'
-// rarity weights (their degrees come with the history, or from tag_stats):
+// rarity weights (their degrees from tag_stats):
 // knowledge by keyword tags and by domain tags, the dependencies with their handoffs, context-map
 // candidates and size, related completed tasks, and working memory.
 CALL () {

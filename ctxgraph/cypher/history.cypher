@@ -16,10 +16,6 @@
 //   the index scores (1 + cosine) / 2, turned back into the cosine, rounded to
 //   $cosine_decimals; ties: newer, then smaller id), each with the query terms
 //   it mentions and its files;
-// - the degrees of the query's tags $tags (the degree store) and the number of
-//   taggable items (the count store): the tag rarity's evidence, read here so
-//   that a context's gather, which needs the weights, is the second and last
-//   round trip (as tag_stats.cypher reads them for a gather alone);
 // - the files returned, each once, in path order: those best by text (with
 //   their score), those the returned tasks and neighbours touched (and, for a
 //   module gone from the map, the files of the folder it became: pkg/data.py
@@ -130,10 +126,4 @@ CALL (by_text, voted, most_touched, mapped) {
   RETURN collect({props: f {.path, .component, .notes, .in_map}, touches: coalesce(f.touches, 0), score: score})
     AS files
 }
-CALL () {
-  UNWIND $tags AS name
-  WITH DISTINCT name
-  MATCH (tag:Tag {name: name})
-  RETURN collect([name, COUNT { (tag)<-[:TAGGED]-() }]) AS tag_dfs
-}
-RETURN n, mapped, tasks, files, near, tag_dfs, COUNT { (:Task) } + COUNT { (:Knowledge) } AS tagged_total
+RETURN n, mapped, tasks, files, near

@@ -1,6 +1,6 @@
 """The query plans of the hot statements use the indexes the schema creates.
 
-Neo4j: ``EXPLAIN`` of the two statements a context runs (``gather``,
+Neo4j: ``EXPLAIN`` of the three statements a context runs (``tag_stats``, ``gather``,
 ``history``) and of the ingestion statements, as the store loads them. Every
 anchor lookup (tags, terms, tasks, handoffs, files, knowledge by key) must be
 an index seek; no statement may scan all nodes. Two label scans are known
@@ -49,7 +49,7 @@ GATHER = {
     "working_memory": True,
     "recent_limit": 5,
 }
-HISTORY = {"terms": ["api", "cache"], "tags": ["api", "auth"]}
+HISTORY = {"terms": ["api", "cache"]}
 WRITES: dict[str, dict[str, Any]] = {
     "task_upsert": {"rows": [{"props": {"id": "t1", "terms": ["api"]}, "tags": ["api"], "deps": ["t0"]}]},
     "tasks_missing": {"ids": ["t0"]},
@@ -141,10 +141,17 @@ def test_history_anchors_are_index_seeks(explain: Any) -> None:
     # the most touched files: read from the file_touches index in descending order
     assert any(op == "NodeIndexSeekByRange" and "f:File(touches)" in d for op, d in ops), ops
     assert "ProcedureCall" in {op for op, _ in ops}  # the text: the full-text indexes
-    # the query tags by name, their degree from the degree store (for the gather's weights)
-    assert "tag:Tag(name) WHERE name = name" in seeks
-    assert any("getDegree((tag)<-[:TAGGED]-())" in details for _, details in ops)
     assert _label_scans(ops) <= KNOWN_LABEL_SCANS["history"]
+
+
+def test_tag_stats_reads_the_degree_and_count_stores(explain: Any) -> None:
+    """The gather's rarity weights need the query tags' degrees: read before the
+    history and the gather run side by side."""
+    ops = explain("tag_stats", {"tags": ["api", "auth"]})
+    assert "tag:Tag(name) WHERE name = name" in " | ".join(_seeks(ops))  # the query tags by name
+    assert any("getDegree((tag)<-[:TAGGED]-())" in details for _, details in ops)  # their degree, kept
+    assert "NodeCountFromCountStore" in {op for op, _ in ops}  # the taggable items, kept
+    assert not _label_scans(ops)
 
 
 @pytest.mark.parametrize("name", sorted(WRITES))

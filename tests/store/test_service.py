@@ -246,7 +246,11 @@ def test_knowledge_chains_keep_the_latest_version(svc: ContextService) -> None:
     assert svc.store.stats().relationships["SUPERSEDES"] == 1
 
 
-def test_one_context_is_at_most_two_round_trips_on_neo4j(neo4j_store: object, extractor: object) -> None:
+def test_one_context_waits_for_two_round_trips_on_neo4j(neo4j_store: object, extractor: object) -> None:
+    """The tags' degrees, then the history and the gather side by side: three
+    statements, each in its own read transaction, two of them on one thread."""
+    import threading
+
     from ctxgraph.graph.neo4j_store import Neo4jStore
     from ctxgraph.signals import SignalExtractor
 
@@ -258,17 +262,32 @@ def test_one_context_is_at_most_two_round_trips_on_neo4j(neo4j_store: object, ex
     # The first context also asks whether any task has a vector (once a minute).
     before = neo4j_store.statements_run
     svc.compute(task)
-    assert neo4j_store.statements_run - before == 3
-    before, reads = neo4j_store.statements_run, neo4j_store.transactions["read"]
-    ctx = svc.compute(task)
-    assert ctx.prior_work and neo4j_store.statements_run - before == 2
-    assert neo4j_store.transactions["read"] - reads == 1  # history and gather share one transaction
+    assert neo4j_store.statements_run - before == 4
+    threads: list[str] = []
+    rows = neo4j_store._rows
+
+    def spy(tx: object, name: str, **params: object) -> object:
+        threads.append(f"{name}@{threading.current_thread().name}")
+        return rows(tx, name, **params)  # type: ignore[arg-type]
+
+    neo4j_store._rows = spy  # type: ignore[method-assign]
+    try:
+        before, reads = neo4j_store.statements_run, neo4j_store.transactions["read"]
+        ctx = svc.compute(task)
+    finally:
+        del neo4j_store._rows
+    assert ctx.prior_work and neo4j_store.statements_run - before == 3
+    assert neo4j_store.transactions["read"] - reads == 3
+    main = threading.current_thread().name
+    assert sorted(t.split("@")[0] for t in threads) == ["gather", "history", "tag_stats"]
+    assert {f"tag_stats@{main}", f"history@{main}"} <= set(threads)
+    assert not any(t.endswith(f"@{main}") for t in threads if t.startswith("gather@"))  # beside the history
     # With task vectors the neighbours come from the same history statement.
     svc.embed_tasks()
     svc.compute(task)
     before = neo4j_store.statements_run
     ctx = svc.compute(task)
-    assert ctx.prior_work and neo4j_store.statements_run - before == 2
+    assert ctx.prior_work and neo4j_store.statements_run - before == 3
     neo4j_store.clear()
 
 

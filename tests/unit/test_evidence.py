@@ -71,7 +71,7 @@ def test_top_on_long_posting_lists_equals_scoring_every_row(monkeypatch: pytest.
     weights = [1 / (i + 1) ** 1.1 for i in range(len(vocabulary))]
     docs = []
     for i in range(11_000):
-        words = rng.choices(vocabulary, weights, k=rng.randrange(0, 25)) + ["so", "test"]
+        words = [*rng.choices(vocabulary, weights, k=rng.randrange(0, 25)), "so", "test"]
         docs.append({w: words.count(w) for w in set(words)} if i % 50 else {"so": 1})
     index = bm25.Index.build(docs)
     assert len(index.postings["so"][0]) + len(index.postings["test"][0]) >= bm25.PRUNE_POSTINGS

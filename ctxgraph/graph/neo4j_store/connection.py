@@ -17,6 +17,7 @@ import time
 import urllib.parse
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Self, TypeVar
 
@@ -183,8 +184,21 @@ class Neo4jConnection:
         self.max_retry_time = DEFAULT_MAX_RETRY_TIME
         #: The read transaction this thread's work runs in (``_read`` joins it).
         self._open_read = threading.local()
+        self._count_lock = threading.Lock()
+        self._workers: ThreadPoolExecutor | None = None
+
+    def _pool(self) -> ThreadPoolExecutor:
+        """A thread for a read that runs beside another (made on first use)."""
+        with self._count_lock:
+            if self._workers is None:
+                self._workers = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ctxgraph-neo4j")
+            return self._workers
 
     def close(self) -> None:
+        with self._count_lock:
+            workers, self._workers = self._workers, None
+        if workers is not None:
+            workers.shutdown(wait=True)
         self._driver.close()
 
     def __enter__(self) -> Self:
@@ -229,7 +243,8 @@ class Neo4jConnection:
                 self._open_read.tx = None
 
         def run() -> T:
-            self.transactions["read"] += 1
+            with self._count_lock:
+                self.transactions["read"] += 1
             with self._session(neo4j.READ_ACCESS) as session:
                 return session.execute_read(in_tx)
 
@@ -265,7 +280,8 @@ class Neo4jConnection:
         return self._call(run)
 
     def _rows(self, tx: ManagedTransaction, name: str, **params: Any) -> list[dict[str, Any]]:
-        self.statements_run += 1
+        with self._count_lock:
+            self.statements_run += 1
         return [_row(r) for r in tx.run(cypher.load(name), params)]
 
 

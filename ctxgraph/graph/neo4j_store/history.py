@@ -43,9 +43,8 @@ class History(Neo4jConnection):
         return history_of_row(self._read(lambda tx: self._history_row(tx, terms, top_files, vector)))
 
     def _history_row(self, tx: ManagedTransaction, terms: Sequence[str], top_files: int,
-                     vector: Sequence[float] | None, tags: Sequence[str] = ()) -> dict[str, Any]:
-        """The ``history`` statement's row; with ``tags``, also their degrees (``tag_dfs``)
-        and the taggable items (``tagged_total``), for the gather that follows."""
+                     vector: Sequence[float] | None) -> dict[str, Any]:
+        """The ``history`` statement's row."""
         query = query_terms(terms)
         text = bool(query) and self._text_indexes()
         return self._rows(
@@ -53,7 +52,7 @@ class History(Neo4jConnection):
             task_top=evidence.TASK_TOP, file_top=evidence.FILE_TOP,
             vector=None if vector is None else [float(x) for x in vector],
             dense_top=evidence.DENSE_VOTERS, dense_fetch=4 * evidence.DENSE_VOTERS,
-            cosine_decimals=COSINE_DECIMALS, tags=list(tags))[0]
+            cosine_decimals=COSINE_DECIMALS)[0]
 
     def _text_indexes(self) -> bool:
         """Whether the history's full-text indexes exist: always when the
