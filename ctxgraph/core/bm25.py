@@ -39,6 +39,8 @@ PRUNE_POSTINGS = 20_000
 #: searched for them rather than read whole.
 SEARCH_RATIO = 16
 _MARGIN = 1e-6
+#: Posting entries of the rarest terms read for the k-th best score so far.
+SAMPLE = 2_000
 
 
 def _int4(i: int) -> int:
@@ -181,17 +183,19 @@ def _order_free(found: Sequence[_Impacts]) -> bool:
 
 def _pruned(found: list[_Impacts], k: int, size: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
     """MaxScore: the rows (and exact scores) that can be among the ``k`` best.
-    The terms are added most valuable first; once the rest together could not
-    lift a row not seen yet to the ``k``-th best score seen so far, only the
-    rows seen that still could get there are kept, and the long posting lists
-    left (the words in nearly every document: ``so``, ``test``) are searched
-    for those rows instead of read whole."""
+    The terms are added most valuable first. Once the rest together could not
+    lift a row not seen yet to a score the ``k`` best reach (the ``k``-th best
+    so far among the rows of the rarer terms read), only the rows seen that
+    still could get there are kept, and the long posting lists left (the words
+    in nearly every document: ``so``, ``test``) are searched for those rows
+    instead of read whole."""
     found = sorted(found, key=lambda f: -f.high)
     partial = np.zeros(size, dtype=np.float64)
     left, added = sum(f.high for f in found), 0.0
     read, rest = 0, sum(len(f.rows) for f in found)
     rows: npt.NDArray[np.int64] | None = None
-    tail = len(found)
+    sample: list[npt.NDArray[np.int64]] = []  # the rows of the rarer terms read, for the k-th best
+    tail, floor = len(found), math.inf
     for i, f in enumerate(found):
         if rows is not None and len(f.rows) > SEARCH_RATIO * len(rows):
             tail = i
@@ -200,19 +204,26 @@ def _pruned(found: list[_Impacts], k: int, size: int) -> tuple[npt.NDArray[np.in
         left, added = left - f.high, added + f.high
         read, rest = read + len(f.rows), rest - len(f.rows)
         if rows is None:
-            # no look at what was seen while no score could pass what the rest may
-            # add, or while reading the rest costs less than looking
-            if added <= left or rest < read or rest < PRUNE_POSTINGS // 2:
+            if read <= SAMPLE:
+                sample.append(f.rows)
+            # no look while no score could pass what the rest may add, while
+            # reading the rest costs less than looking, or while the rest may add
+            # more than the k-th best at the last look (scores only grow)
+            if added <= left or rest < read or left >= floor:
                 continue
-            seen = np.flatnonzero(partial)
+            seen = np.unique(np.concatenate(sample)) if len(sample) > 1 else sample[0] if sample else f.rows
         else:
             seen = rows
         if len(seen) < k:
             continue
         values = partial[seen]
-        kth = float(np.partition(values, len(values) - k)[len(values) - k])
-        if left < kth * (1 - _MARGIN):  # a margin for the rounding of the float sums
-            rows = seen[values + left >= kth * (1 - _MARGIN)]
+        kth = float(np.partition(values, len(values) - k)[len(values) - k]) * (1 - _MARGIN)  # (the float sums)
+        if left >= kth:
+            floor = kth
+        elif rows is None:
+            rows = np.flatnonzero(partial >= kth - left)
+        else:
+            rows = seen[values + left >= kth]
     if rows is None:
         rows = np.flatnonzero(partial)
         return rows, partial[rows].astype(np.float32).astype(np.float64)
