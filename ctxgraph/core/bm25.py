@@ -178,7 +178,7 @@ def _order_free(found: Sequence[_Impacts]) -> bool:
     last place (2^(e - 23) for 2^e <= score), so the sums are exact while below
     2^52 of those units."""
     low = min(f.low for f in found)
-    return sum(f.high for f in found) < 2.0 ** (math.floor(math.log2(low)) - 23 + 52)
+    return low > 0 and sum(f.high for f in found) < 2.0 ** (math.floor(math.log2(low)) - 23 + 52)
 
 
 def _pruned(found: list[_Impacts], k: int, size: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
