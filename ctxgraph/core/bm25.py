@@ -204,14 +204,14 @@ def _pruned(found: list[_Impacts], k: int, size: int) -> tuple[npt.NDArray[np.in
         left, added = left - f.high, added + f.high
         read, rest = read + len(f.rows), rest - len(f.rows)
         if rows is None:
-            if read <= SAMPLE:
+            if not sample or read <= SAMPLE:
                 sample.append(f.rows)
             # no look while no score could pass what the rest may add, while
             # reading the rest costs less than looking, or while the rest may add
             # more than the k-th best at the last look (scores only grow)
             if added <= left or rest < read or left >= floor:
                 continue
-            seen = np.unique(np.concatenate(sample)) if len(sample) > 1 else sample[0] if sample else f.rows
+            seen = np.unique(np.concatenate(sample)) if len(sample) > 1 else sample[0]
         else:
             seen = rows
         if len(seen) < k:

@@ -184,18 +184,18 @@ class Neo4jConnection:
         self.max_retry_time = DEFAULT_MAX_RETRY_TIME
         #: The read transaction this thread's work runs in (``_read`` joins it).
         self._open_read = threading.local()
-        self._count_lock = threading.Lock()
+        self._lock = threading.Lock()  # the counters and the worker
         self._workers: ThreadPoolExecutor | None = None
 
     def _pool(self) -> ThreadPoolExecutor:
         """A thread for a read that runs beside another (made on first use)."""
-        with self._count_lock:
+        with self._lock:
             if self._workers is None:
                 self._workers = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ctxgraph-neo4j")
             return self._workers
 
     def close(self) -> None:
-        with self._count_lock:
+        with self._lock:
             workers, self._workers = self._workers, None
         if workers is not None:
             workers.shutdown(wait=True)
@@ -243,7 +243,7 @@ class Neo4jConnection:
                 self._open_read.tx = None
 
         def run() -> T:
-            with self._count_lock:
+            with self._lock:
                 self.transactions["read"] += 1
             with self._session(neo4j.READ_ACCESS) as session:
                 return session.execute_read(in_tx)
@@ -280,7 +280,7 @@ class Neo4jConnection:
         return self._call(run)
 
     def _rows(self, tx: ManagedTransaction, name: str, **params: Any) -> list[dict[str, Any]]:
-        with self._count_lock:
+        with self._lock:
             self.statements_run += 1
         return [_row(r) for r in tx.run(cypher.load(name), params)]
 
