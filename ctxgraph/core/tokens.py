@@ -46,8 +46,9 @@ def estimate_tokens(text: str) -> int:
         return 0
     if _exact is not None:
         return _exact(text)
-    visible = len(text) - len(_SPACE.findall(text))
+    if text.isascii():  # no CJK in it: the common case, without scanning the text twice
+        return math.ceil(len(text) / 4)
     cjk = len(_CJK.findall(text))
-    if visible and cjk * 3 >= visible:
+    if cjk and cjk * 3 >= len(text) - len(_SPACE.findall(text)):
         return math.ceil(len(text) / 3)
     return math.ceil(len(text) / 4)

@@ -104,9 +104,10 @@ class KnowledgeStore(Protocol):
         vector: Sequence[float] | None = None,
     ) -> tuple[Candidates, HistoryEvidence]:
         """``history_evidence(terms, top_files, vector)``, then ``gather(query)`` with the
-        seed's context map only when the history has no files. On Neo4j the query
-        tags' degrees are read first, then the history and the gather run side by
-        side, each in its own read transaction."""
+        seed's context map only when the history has no files. The history and the
+        gather run side by side, each in its own read transaction (the embedded
+        store's gather on a second read-only connection; Neo4j reads the query
+        tags' degrees first)."""
 
     def history_evidence(self, terms: Sequence[str], top_files: int = 10,
                          vector: Sequence[float] | None = None) -> HistoryEvidence:

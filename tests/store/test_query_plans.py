@@ -182,9 +182,12 @@ def traced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[list[str]
     svc.ingest_handoffs([(h["task_id"], h) for h in ds.handoffs])
     task = svc.get_task(ds.queries[0])
     seen: list[str] = []
-    store.conn.set_trace_callback(seen.append)
+    connections = store.connections()  # the gather runs on the side reader's
+    for conn in connections:
+        conn.set_trace_callback(seen.append)
     svc.compute(task)
-    store.conn.set_trace_callback(None)
+    for conn in connections:
+        conn.set_trace_callback(None)
     statements = list(dict.fromkeys(s for s in seen if s.lstrip().upper().startswith(("SELECT", "WITH"))))
     yield statements, store.conn  # the store's own connection: its SQL functions are registered there
     store.close()

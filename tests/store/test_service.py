@@ -291,6 +291,50 @@ def test_one_context_waits_for_two_round_trips_on_neo4j(neo4j_store: object, ext
     neo4j_store.clear()
 
 
+def test_the_embedded_gather_runs_beside_the_history_on_a_second_connection(
+    tmp_path: Path, extractor: object,
+) -> None:
+    """The tag queries on the side reader's connection in the worker thread, the
+    history on the store's own; the context is the one a lone gather gives; an
+    error in the history is the one raised; ``close`` stops the worker."""
+    import threading
+
+    from ctxgraph.core.models import GatherQuery
+    from ctxgraph.graph.local import LocalStore
+    from ctxgraph.signals import SignalExtractor
+
+    assert isinstance(extractor, SignalExtractor)
+    store = LocalStore.open(tmp_path / "graph.db")
+    svc = ContextService(store, extractor)
+    _setup(svc)
+    task = svc.get_task("t-refresh")
+    first = svc.compute(task, record=False)
+    own, side = store.connections()
+    seen: list[tuple[str, str, str]] = []
+    for name, conn in (("own", own), ("side", side)):
+        conn.set_trace_callback(lambda sql, name=name: seen.append((name, threading.current_thread().name, sql)))
+    again = svc.compute(task, record=False)
+    for conn in (own, side):
+        conn.set_trace_callback(None)
+    assert again.markdown == first.markdown and first.prior_work
+    main = threading.current_thread().name
+    tag_queries = [(c, t) for c, t, sql in seen if "JOIN edges e INDEXED BY edges_by_dst" in sql]
+    assert tag_queries and {c for c, _ in tag_queries} == {"side"} and main not in {t for _, t in tag_queries}
+    assert all(c == "own" for c, t, _ in seen if t == main)
+    query = GatherQuery(keywords=("jwt",), domains=("auth",), files=(), dep_ids=("t-auth",), exclude=("t-refresh",),
+                        keyword_limit=5, domain_limit=5, related_limit=5, recent_limit=3, working_memory=True)
+    assert store.gather_with_history(query, ["jwt"])[0] == store.gather(query.model_copy(update={"context_map": False}))
+
+    def broken(*args: object, **kwargs: object) -> object:
+        raise RuntimeError("history failed")
+
+    store.history_evidence = broken  # type: ignore[method-assign]
+    with pytest.raises(RuntimeError, match="history failed"):
+        store.gather_with_history(query, ["jwt"])
+    store.close()
+    assert not [t for t in threading.enumerate() if t.name.startswith("ctxgraph-local")]
+
+
 def test_a_neo4j_graph_without_the_task_vector_index_has_no_vectors(neo4j_store: object, extractor: object) -> None:
     """A graph whose schema predates task vectors, read without applying it."""
     from ctxgraph.graph.neo4j_store import Neo4jStore

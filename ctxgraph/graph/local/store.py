@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +85,10 @@ class LocalStore:
         self._reads = Reads(self.db)
         self._history = History(self.db)
         self._memory = memory.MemorySearch(self.db)
+        # A second, read-only connection and a thread for the gather that runs
+        # beside the history (``gather_with_history``), both made on first use.
+        self._side_lock = threading.Lock()
+        self._side: tuple[Connection, Reads, ThreadPoolExecutor] | None = None
 
     # -- lifecycle ------------------------------------------------------------
 
@@ -114,7 +120,27 @@ class LocalStore:
         writes.clear(self.db)
 
     def close(self) -> None:
+        with self._side_lock:
+            side, self._side = self._side, None
+        if side is not None:
+            side[2].shutdown(wait=True)
+            side[0].close()
         self.db.close()
+
+    def connections(self) -> list[sqlite3.Connection]:
+        """The store's SQLite connections: its own and the side reader's (opened
+        here if not yet), e.g. to trace every statement a context runs."""
+        self._side_reads()
+        assert self._side is not None
+        return [self.conn, self._side[0].conn]
+
+    def _side_reads(self) -> tuple[Reads, ThreadPoolExecutor]:
+        with self._side_lock:
+            if self._side is None:
+                db = Connection(self.path, read_only=True)
+                db.connect_read_only()
+                self._side = (db, Reads(db), ThreadPoolExecutor(max_workers=1, thread_name_prefix="ctxgraph-local"))
+            return self._side[1], self._side[2]
 
     def __enter__(self) -> LocalStore:
         return self
@@ -197,9 +223,22 @@ class LocalStore:
         self, query: GatherQuery, terms: Sequence[str], top_files: int = 10,
         vector: Sequence[float] | None = None,
     ) -> tuple[Candidates, HistoryEvidence]:
-        # In-process: two reads cost no round trips (see KnowledgeStore).
-        history = self.history_evidence(terms, top_files, vector)
-        return self.gather(query.model_copy(update={"context_map": not history.files})), history
+        # The gather's tag queries on a second read-only connection in the worker
+        # thread, beside the history on this one (SQLite and most of numpy run
+        # without the GIL): a context waits for the longer of the two, as on Neo4j
+        # (benchmarks/README.md, issue 18 step 6). Each is its own read transaction.
+        # The context map's candidates are only wanted when the history has no files.
+        reads, worker = self._side_reads()
+        pending = worker.submit(reads.gather, query.model_copy(update={"context_map": False}))
+        try:
+            history = self.history_evidence(terms, top_files, vector)
+        except BaseException:
+            wait([pending])  # not left running on the store; the history's error is the one raised
+            raise
+        found = pending.result()
+        if query.context_map and not history.files:
+            found = self.gather(query)
+        return found, history
 
     # -- history and task vectors (ctxgraph.graph.local.history) ---------------------------
 
