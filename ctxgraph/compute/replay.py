@@ -111,7 +111,7 @@ class Replay:
         terms = query_terms(query.terms)
         wanted = set(terms)
         tasks = best_first(
-            TaskEvidence.model_construct(id=t.id, score=score, completed_at=t.completed_at,
+            TaskEvidence(id=t.id, score=score, completed_at=t.completed_at,
                                          matched=tuple(sorted(wanted.intersection(t.terms))), files=t.files)
             for t, score in ((self.tasks[row], score) for row, score in graph.tasks.top(terms, evidence.TASK_TOP))
         )
@@ -124,7 +124,7 @@ class Replay:
                               mapped_paths=self._sorted_paths if self._mapped else None,
                               most_touched=graph.most_touched)
         files = tuple(
-            FileEvidence.model_construct(entry=self._by_path[p].entry, touches=graph.touches.get(p, 0),
+            FileEvidence(entry=self._by_path[p].entry, touches=graph.touches.get(p, 0),
                                          in_map=self._by_path[p].in_map, text=text.get(p, 0.0))
             for p in sorted(chosen))
         return HistoryEvidence.model_construct(n_tasks=n, tasks=tuple(tasks), files=files, mapped=self._mapped,
@@ -144,7 +144,7 @@ class Replay:
         scored.sort(key=lambda r: r[0], reverse=True)
         wanted = set(terms)
         return tuple(
-            NeighbourEvidence.model_construct(id=t.id, score=score, completed_at=t.completed_at,
+            NeighbourEvidence(id=t.id, score=score, completed_at=t.completed_at,
                                               matched=tuple(sorted(wanted.intersection(t.terms))), files=t.files)
             for score, t in scored[:DENSE_VOTERS]
         )

@@ -110,10 +110,10 @@ class History:
             corpus = self._corpus(cur)
             near = self._neighbours(cur, corpus, vector, query) if vector is not None else ()
         wanted = set(query)
-        # model_construct: every field is built here from typed values; validating
-        # the models on every context cost more than the rest of the read.
+        # The evidence is validated (pydantic-core does these flat models faster
+        # than model_construct); only the HistoryEvidence holding it is not.
         tasks = best_first(
-            TaskEvidence.model_construct(
+            TaskEvidence(
                 id=tid, score=score, completed_at=corpus.completed[tid][0],
                 matched=tuple(sorted(wanted.intersection(corpus.completed[tid][1]))),
                 files=corpus.touched_by.get(tid, ()))
@@ -130,7 +130,7 @@ class History:
         files = []
         for path in sorted(chosen):
             entry, in_map = corpus.files[corpus.rankable[path]]
-            files.append(FileEvidence.model_construct(entry=entry, touches=corpus.touches.get(path, 0),
+            files.append(FileEvidence(entry=entry, touches=corpus.touches.get(path, 0),
                                                       in_map=in_map, text=text.get(path, 0.0)))
         return HistoryEvidence.model_construct(n_tasks=len(corpus.ids), tasks=tuple(tasks), files=tuple(files),
                                                mapped=corpus.mapped, neighbours=near)
@@ -176,7 +176,7 @@ class History:
         best = scored[:evidence.DENSE_VOTERS]
         wanted = set(terms)
         return tuple(
-            NeighbourEvidence.model_construct(id=tid, score=score, completed_at=corpus.completed[tid][0],
+            NeighbourEvidence(id=tid, score=score, completed_at=corpus.completed[tid][0],
                                               matched=tuple(sorted(wanted.intersection(corpus.completed[tid][1]))),
                                               files=corpus.touched_by.get(tid, ()))
             for score, tid in best

@@ -108,9 +108,10 @@ _TEXT_INDEXES = ("task_text", "file_text")
 def history_of_row(row: dict[str, Any]) -> HistoryEvidence:
     """The ``history`` statement's one row as evidence (Lucene's float32 scores
     rounded as ``core.bm25`` rounds its own)."""
-    # model_construct: every field is built here from typed values
+    # the evidence validated (faster than model_construct for these flat models),
+    # the HistoryEvidence holding it not
     tasks = best_first(
-        TaskEvidence.model_construct(id=t["id"], score=round(float(t["score"]), SCORE_DECIMALS),
+        TaskEvidence(id=t["id"], score=round(float(t["score"]), SCORE_DECIMALS),
                                      completed_at=t["completed_at"], matched=tuple(sorted(set(t["matched"]))),
                                      files=tuple(sorted(set(t["files"]))))
         for t in row["tasks"]
@@ -118,14 +119,14 @@ def history_of_row(row: dict[str, Any]) -> HistoryEvidence:
     return HistoryEvidence.model_construct(
         n_tasks=row["n"], mapped=bool(row["mapped"]), tasks=tuple(tasks),
         files=tuple(
-            FileEvidence.model_construct(
+            FileEvidence(
                 entry=file_from_props(f["props"]), touches=f["touches"],
                 in_map=bool(True if f["props"].get("in_map") is None else f["props"]["in_map"]),
                 text=0.0 if f["score"] is None else round(float(f["score"]), SCORE_DECIMALS))
             for f in row["files"]
         ),
         neighbours=tuple(
-            NeighbourEvidence.model_construct(id=x["id"], score=float(x["score"]), completed_at=x["completed_at"],
+            NeighbourEvidence(id=x["id"], score=float(x["score"]), completed_at=x["completed_at"],
                                               matched=tuple(sorted(set(x["matched"]))),
                                               files=tuple(sorted(x["files"])))
             for x in row["near"]
