@@ -106,8 +106,7 @@ class KnowledgeStore(Protocol):
         """``history_evidence(terms, top_files, vector)``, then ``gather(query)`` with the
         seed's context map only when the history has no files. The history and the
         gather run side by side, each in its own read transaction (the embedded
-        store's gather on a second read-only connection; Neo4j reads the query
-        tags' degrees first)."""
+        store's gather on a second read-only connection)."""
 
     def history_evidence(self, terms: Sequence[str], top_files: int = 10,
                          vector: Sequence[float] | None = None) -> HistoryEvidence:

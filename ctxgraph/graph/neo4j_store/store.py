@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from concurrent.futures import wait
 
+from neo4j import ManagedTransaction
+
 from ctxgraph.core.models import Candidates, GatherQuery, HistoryEvidence
 from ctxgraph.graph.neo4j_store.backup import Backup
 from ctxgraph.graph.neo4j_store.connection import Neo4jSettings, verified_driver
@@ -36,21 +38,26 @@ class Neo4jStore(Writes, Reads, History, Memory, Outcomes, Backup):
         self, query: GatherQuery, terms: Sequence[str], top_files: int = 10,
         vector: Sequence[float] | None = None,
     ) -> tuple[Candidates, HistoryEvidence]:
-        # The query tags' degrees first (the gather's rarity weights need them), then
-        # the history and the gather side by side, each in its own read transaction:
-        # a context waits for the longer of the two, not for both (benchmarks/README.md,
-        # issue 18 step 5). The context map's candidates are only wanted when the
-        # history has no files (an empty graph): then the gather runs again with them.
+        # The history on this thread and, beside it on the store's worker, the
+        # query tags' degrees and the gather (whose rarity weights need them) in
+        # one read transaction: a context waits for the longer of the two, not
+        # for both (benchmarks/README.md, issue 18 steps 5 and 6). The context
+        # map's candidates are only wanted when the history has no files (an
+        # empty graph): then the gather runs again with them.
         tags = [*query.keywords, *query.domains]
-        dfs, total = self._read(lambda tx: self._tag_stats(tx, tags))
         plain = query.model_copy(update={"context_map": False})
-        pending = self._pool().submit(self._read, lambda tx: self._gather(tx, plain, dfs, total))
+
+        def gather(tx: ManagedTransaction) -> tuple[Candidates, dict[str, int], int]:
+            dfs, total = self._tag_stats(tx, tags)
+            return self._gather(tx, plain, dfs, total), dfs, total
+
+        pending = self._pool().submit(self._read, gather)
         try:
             history = history_of_row(self._read(lambda tx: self._history_row(tx, terms, top_files, vector)))
         except BaseException:
             wait([pending])  # not left running on the store; the history's error is the one raised
             raise
-        found = pending.result()
+        found, dfs, total = pending.result()
         if query.context_map and not history.files:
             found = self._read(lambda tx: self._gather(tx, query, dfs, total))
         return found, history
