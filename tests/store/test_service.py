@@ -292,16 +292,19 @@ def test_one_context_waits_for_one_round_trip_on_neo4j(neo4j_store: object, extr
     neo4j_store.clear()
 
 
-def test_the_embedded_gather_runs_beside_the_history_on_a_second_connection(
-    tmp_path: Path, extractor: object,
+def test_the_embedded_gather_runs_beside_a_large_history_on_a_second_connection(
+    tmp_path: Path, extractor: object, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The tag queries on the side reader's connection in the worker thread, the
-    history on the store's own; the context is the one a lone gather gives; an
-    error in the history is the one raised; ``close`` stops the worker."""
+    """From ``SIDE_BY_SIDE_TASKS`` finished tasks on, the tag queries run on the
+    side reader's connection in the worker thread and the history on the
+    store's own (below, both on the calling thread's); the context is the one
+    a lone gather gives; an error in the history is the one raised; ``close``
+    stops the worker."""
     import threading
 
     from ctxgraph.core.models import GatherQuery
     from ctxgraph.graph.local import LocalStore
+    from ctxgraph.graph.local import store as local_store
     from ctxgraph.signals import SignalExtractor
 
     assert isinstance(extractor, SignalExtractor)
@@ -311,17 +314,23 @@ def test_the_embedded_gather_runs_beside_the_history_on_a_second_connection(
     task = svc.get_task("t-refresh")
     first = svc.compute(task, record=False)
     own, side = store.connections()
-    seen: list[tuple[str, str, str]] = []
-    for name, conn in (("own", own), ("side", side)):
-        conn.set_trace_callback(lambda sql, name=name: seen.append((name, threading.current_thread().name, sql)))
-    again = svc.compute(task, record=False)
-    for conn in (own, side):
-        conn.set_trace_callback(None)
-    assert again.markdown == first.markdown and first.prior_work
     main = threading.current_thread().name
-    tag_queries = [(c, t) for c, t, sql in seen if "JOIN edges e INDEXED BY edges_by_dst" in sql]
+
+    def traced() -> list[tuple[str, str]]:
+        seen: list[tuple[str, str, str]] = []
+        for name, conn in (("own", own), ("side", side)):
+            conn.set_trace_callback(lambda sql, name=name: seen.append((name, threading.current_thread().name, sql)))
+        again = svc.compute(task, record=False)
+        for conn in (own, side):
+            conn.set_trace_callback(None)
+        assert again.markdown == first.markdown and first.prior_work
+        assert all(c == "own" for c, t, _ in seen if t == main)
+        return [(c, t) for c, t, sql in seen if "JOIN edges e INDEXED BY edges_by_dst" in sql]
+
+    assert set(traced()) == {("own", main)}  # a small history: one thread, one connection
+    monkeypatch.setattr(local_store, "SIDE_BY_SIDE_TASKS", 1)
+    tag_queries = traced()
     assert tag_queries and {c for c, _ in tag_queries} == {"side"} and main not in {t for _, t in tag_queries}
-    assert all(c == "own" for c, t, _ in seen if t == main)
     query = GatherQuery(keywords=("jwt",), domains=("auth",), files=(), dep_ids=("t-auth",), exclude=("t-refresh",),
                         keyword_limit=5, domain_limit=5, related_limit=5, recent_limit=3, working_memory=True)
     assert store.gather_with_history(query, ["jwt"])[0] == store.gather(query.model_copy(update={"context_map": False}))

@@ -57,6 +57,12 @@ class History:
         self._corpus_cache: _Corpus | None = None
         self._has_vector_table: bool | None = None  # a store written before task vectors has none
 
+    def finished_seen(self) -> int:
+        """The finished tasks of the last corpus read (0 before the first): a
+        hint of the history's size, without a read."""
+        found = self._corpus_cache
+        return 0 if found is None else len(found.ids)
+
     def _corpus(self, cur: sqlite3.Cursor) -> _Corpus:
         """The history's documents and indexes (cached until the database changes)."""
         version = self.db.version(cur)

@@ -12,7 +12,8 @@ parts of this package, which share one :class:`Connection` (``db``):
 ``history`` (the corpus cache and the task vectors), ``memory`` (the
 associative memory's chunks and their in-memory index), ``outcomes`` (the
 deliveries log), ``replay`` and ``backup``. The SQL of all of them is in
-``sql``.
+``sql``. A context's gather reads on a second, read-only connection in a
+worker thread, beside the history (``gather_with_history``).
 
 Every write method is one transaction: a process killed in the middle of one
 leaves the store as it was before it. ``LocalStore.open(path,
@@ -58,6 +59,13 @@ from ctxgraph.graph.records import HandoffRecord
 from ctxgraph.graph.replay_records import ReplayFile, ReplayTask
 
 DEFAULT_PATH = Path(".ctxgraph") / "graph.db"
+#: From this many finished tasks in the history on, a context's gather runs
+#: beside its history (``gather_with_history``). Below, the two threads' turns
+#: at the GIL cost more than the overlap saves: measured sequential against
+#: side by side, p50 13.6 against 16.9-22.9 ms at 1k nodes, ~1.6k tasks; even
+#: at 100k nodes, 16.5k tasks; 32 against 22 ms at 1M, 166k tasks
+#: (benchmarks/README.md, issue 18 step 6).
+SIDE_BY_SIDE_TASKS = 50_000
 
 
 def default_path(start: Path | None = None) -> Path:
@@ -223,11 +231,16 @@ class LocalStore:
         self, query: GatherQuery, terms: Sequence[str], top_files: int = 10,
         vector: Sequence[float] | None = None,
     ) -> tuple[Candidates, HistoryEvidence]:
-        # The gather's tag queries on a second read-only connection in the worker
-        # thread, beside the history on this one (SQLite and most of numpy run
-        # without the GIL): a context waits for the longer of the two, as on Neo4j
-        # (benchmarks/README.md, issue 18 step 6). Each is its own read transaction.
+        # On a large history, the gather's tag queries on a second read-only
+        # connection in the worker thread, beside the history on this one (SQLite
+        # and most of numpy run without the GIL): a context waits for the longer
+        # of the two, as on Neo4j (benchmarks/README.md, issue 18 step 6). Each is
+        # its own read transaction.
         # The context map's candidates are only wanted when the history has no files.
+        if self._history.finished_seen() < SIDE_BY_SIDE_TASKS:
+            history = self.history_evidence(terms, top_files, vector)
+            wanted = query.context_map and not history.files
+            return self.gather(query.model_copy(update={"context_map": wanted})), history
         reads, worker = self._side_reads()
         pending = worker.submit(reads.gather, query.model_copy(update={"context_map": False}))
         try:
