@@ -106,7 +106,8 @@ class KnowledgeStore(Protocol):
         """``history_evidence(terms, top_files, vector)``, then ``gather(query)`` with the
         seed's context map only when the history has no files. The history and the
         gather run side by side, each in its own read transaction (the embedded
-        store's gather on a second read-only connection)."""
+        store's on a large history only, its gather on a second read-only
+        connection)."""
 
     def history_evidence(self, terms: Sequence[str], top_files: int = 10,
                          vector: Sequence[float] | None = None) -> HistoryEvidence:

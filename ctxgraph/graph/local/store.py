@@ -12,8 +12,9 @@ parts of this package, which share one :class:`Connection` (``db``):
 ``history`` (the corpus cache and the task vectors), ``memory`` (the
 associative memory's chunks and their in-memory index), ``outcomes`` (the
 deliveries log), ``replay`` and ``backup``. The SQL of all of them is in
-``sql``. A context's gather reads on a second, read-only connection in a
-worker thread, beside the history (``gather_with_history``).
+``sql``. On a large history a context's gather reads on a second,
+read-only connection in a worker thread, beside the history
+(``gather_with_history``).
 
 Every write method is one transaction: a process killed in the middle of one
 leaves the store as it was before it. ``LocalStore.open(path,
@@ -62,8 +63,8 @@ DEFAULT_PATH = Path(".ctxgraph") / "graph.db"
 #: From this many finished tasks in the history on, a context's gather runs
 #: beside its history (``gather_with_history``). Below, the two threads' turns
 #: at the GIL cost more than the overlap saves: measured sequential against
-#: side by side, p50 13.6 against 16.9-22.9 ms at 1k nodes, ~1.6k tasks; even
-#: at 100k nodes, 16.5k tasks; 32 against 22 ms at 1M, 166k tasks
+#: side by side, p50 13.6 against 16.9-22.9 ms at 1k nodes (~160 finished
+#: tasks), about even at 100k nodes (~17k), 32 against 22 ms at 1M (~166k)
 #: (benchmarks/README.md, issue 18 step 6).
 SIDE_BY_SIDE_TASKS = 50_000
 
