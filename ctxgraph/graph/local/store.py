@@ -139,17 +139,15 @@ class LocalStore:
     def connections(self) -> list[sqlite3.Connection]:
         """The store's SQLite connections: its own and the side reader's (opened
         here if not yet), e.g. to trace every statement a context runs."""
-        self._side_reads()
-        assert self._side is not None
-        return [self.conn, self._side[0].conn]
+        return [self.conn, self._side_reader()[0].conn]
 
-    def _side_reads(self) -> tuple[Reads, ThreadPoolExecutor]:
+    def _side_reader(self) -> tuple[Connection, Reads, ThreadPoolExecutor]:
         with self._side_lock:
             if self._side is None:
                 db = Connection(self.path, read_only=True)
                 db.connect_read_only()
                 self._side = (db, Reads(db), ThreadPoolExecutor(max_workers=1, thread_name_prefix="ctxgraph-local"))
-            return self._side[1], self._side[2]
+            return self._side
 
     def __enter__(self) -> LocalStore:
         return self
@@ -242,7 +240,7 @@ class LocalStore:
             history = self.history_evidence(terms, top_files, vector)
             wanted = query.context_map and not history.files
             return self.gather(query.model_copy(update={"context_map": wanted})), history
-        reads, worker = self._side_reads()
+        _, reads, worker = self._side_reader()
         pending = worker.submit(reads.gather, query.model_copy(update={"context_map": False}))
         try:
             history = self.history_evidence(terms, top_files, vector)
