@@ -209,6 +209,7 @@ KNOWN_LABEL_WIDE = {
     "corpus_tasks": "SELECT id, json_extract(props, '$.terms')",
     "corpus_touches": "SELECT h.src_id, f.dst_id FROM edges h",
     "corpus_files": "SELECT props FROM nodes WHERE label = 'File' ORDER BY id",
+    "corpus_task_tags": "SELECT src_id, dst_id FROM edges INDEXED BY edges_by_type WHERE type = 'TAGGED'",
     # associative memory: the indexed projects (a handful), and every chunk, read
     # into the in-process index only after a write (cached on PRAGMA data_version)
     "memory_projects": "SELECT props FROM nodes WHERE label = 'Project' ORDER BY id",

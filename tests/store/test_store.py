@@ -206,6 +206,20 @@ def test_tasks_by_tags_only_completed_and_not_excluded(store: KnowledgeStore) ->
     assert [h.task.id for h in store.tasks_by_tags(["jwt", "login"], 10, exclude=["b"])] == ["d", "a"]
 
 
+def test_tasks_by_tags_break_ties_by_later_completion_then_id(store: KnowledgeStore) -> None:
+    """Equal sums of weights (three tags of degree two): the later completed
+    first, then the smaller id; the limit cuts inside a tie."""
+    days = {"t1": "03", "t2": "01", "t3": "03", "t4": "02", "t5": "03", "t6": "01"}
+    tags = {"t1": ("x",), "t2": ("y",), "t3": ("x",), "t4": ("z",), "t5": ("y",), "t6": ("z",)}
+    store.upsert_tasks([task(tid, keywords=tags[tid]) for tid in days])
+    for tid, day in days.items():
+        store.apply_handoff(record(tid, at=f"2026-01-{day}T00:00:00Z"))
+    assert [h.task.id for h in store.tasks_by_tags(["x", "y", "z"], 10)] == ["t1", "t3", "t5", "t4", "t2", "t6"]
+    assert [h.task.id for h in store.tasks_by_tags(["z", "y", "x"], 2)] == ["t1", "t3"]
+    assert [h.task.id for h in store.tasks_by_tags(["y", "x"], 2, exclude=["t1", "t9"])] == ["t3", "t5"]
+    assert store.tasks_by_tags(["nothing"], 5) == [] and store.tasks_by_tags(["x"], 0) == []
+
+
 def test_dependency_handoffs_include_incomplete_dependencies(store: KnowledgeStore) -> None:
     store.upsert_tasks([task("dep1"), task("dep2"), task("t", "dep1", "dep2")])
     store.apply_handoff(record("dep1"))

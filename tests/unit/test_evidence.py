@@ -51,10 +51,20 @@ def test_top_keeps_k_and_breaks_ties_by_row() -> None:
     assert [row for row, _ in index.top(["a", "b"], 1)] == [2]
 
 
+def _ranked_scores(index: bm25.Index, terms: list[str]) -> np.ndarray:
+    """Every row's score summed from the terms' posting lists, in float32 as Lucene."""
+    total = np.zeros(index.size, dtype=np.float64)
+    for term in dict.fromkeys(terms):
+        if (found := index._impacts(term)) is not None:
+            total[found.rows] += found.impact
+    return total.astype(np.float32).astype(np.float64)
+
+
 def _ranked(index: bm25.Index, terms: list[str], k: int) -> list[tuple[int, float]]:
     """What top() must equal: every row scored; the rows tied (before rounding)
-    with the k-th best or above, best first after rounding, ties by row; k of them."""
-    scores = index.scores(terms)
+    with the k-th best or above, best first after rounding, ties by row; k of them.
+    Scored from the posting lists (not the dense rows of the common terms)."""
+    scores = _ranked_scores(index, terms)
     rows = [int(r) for r in np.flatnonzero(scores > 0)]
     if len(rows) > k:
         kth = np.sort(scores[rows])[::-1][k - 1]
@@ -75,6 +85,8 @@ def test_top_on_long_posting_lists_equals_scoring_every_row(monkeypatch: pytest.
         docs.append({w: words.count(w) for w in set(words)} if i % 50 else {"so": 1})
     index = bm25.Index.build(docs)
     assert len(index.postings["so"][0]) + len(index.postings["test"][0]) >= bm25.PRUNE_POSTINGS
+    dense = [t for t in ("so", "test", *vocabulary) if (f := index._impacts(t)) is not None and f.dense is not None]
+    assert {"so", "test"} < set(dense) and len(dense) < len(vocabulary)  # common terms dense, rare ones not
     real, pruned = bm25._pruned, []
     monkeypatch.setattr(bm25, "_pruned", lambda *a: pruned.append(1) or real(*a))
     for q in range(60):
@@ -82,6 +94,7 @@ def test_top_on_long_posting_lists_equals_scoring_every_row(monkeypatch: pytest.
         rng.shuffle(terms)
         k = (1, 5, 40, 100, 10_000)[q % 5]
         assert index.top(terms, k) == _ranked(index, terms, k), (terms, k)
+        assert np.array_equal(index.scores(terms), _ranked_scores(index, terms))
     assert len(pruned) == 60  # every query took the pruned path
 
 

@@ -1,20 +1,25 @@
 """The history on the embedded store: the finished tasks' and the files'
 documents with their BM25 indexes (``core.bm25``, Lucene's arithmetic, as
-Neo4j's full-text indexes score the same documents), cached until the
-database changes; ``history_evidence`` (the best tasks and files for the
-query's terms, bounded as ``core.evidence`` says, and the nearest finished
-tasks by embedding); and the task vectors those neighbours are found with."""
+Neo4j's full-text indexes score the same documents) and the finished tasks'
+tags, cached until the database changes; ``history_evidence`` (the best tasks
+and files for the query's terms, bounded as ``core.evidence`` says, and the
+nearest finished tasks by embedding); ``related`` (the finished tasks sharing
+the most weighted tags); and the task vectors those neighbours are found with."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxgraph.core import bm25, evidence
+import numpy as np
+import numpy.typing as npt
+
+from ctxgraph.core import bm25, evidence, rarity
 from ctxgraph.core.evidence import best_first, choose_files
 from ctxgraph.core.models import FileEntry, FileEvidence, HistoryEvidence, NeighbourEvidence, TaskEvidence
 from ctxgraph.graph.local import nodes, sql
@@ -37,6 +42,8 @@ class _Corpus:
     files: list[tuple[FileEntry, bool]]  # every file: entry, in_map
     tasks_index: bm25.Index  # a row per task of ids
     files_index: bm25.Index  # a row per file of text_rows
+    tagged: dict[str, npt.NDArray[np.int64]]  # tag -> the rows (of ids, ascending) of the tasks linked to it
+    done_rank: npt.NDArray[np.int64]  # per row of ids: its completed_at's place among them (equal ones alike)
     text_rows: tuple[int, ...] = ()  # the files (indexes into files) with a document: those in the map
     mapped: bool = False
     # The rankable files (the map's when one is loaded, else all): indexes into
@@ -96,10 +103,20 @@ class History:
                 text_rows.append(len(files))
             files.append((entry, in_map))
         touches = {path: len(tids) for path, tids in by_file.items()}
+        row_of = {tid: i for i, tid in enumerate(ids)}
+        tagged: dict[str, list[int]] = {}
+        for tid, tag in cur.execute(sql.TASK_TAGS):
+            row = row_of.get(tid)
+            if row is not None:
+                tagged.setdefault(tag, []).append(row)
+        days = sorted({done for done, _ in completed.values()})
+        day_rank = {done: i for i, done in enumerate(days)}
         corpus = _Corpus(
             version=version, ids=ids, completed=completed, touched_by=touched_by, touches=touches, files=files,
             tasks_index=bm25.Index.build([dict.fromkeys(completed[tid][1], 1) for tid in ids]),
             files_index=bm25.Index.build(docs), text_rows=tuple(text_rows),
+            tagged={tag: np.sort(np.asarray(rows, dtype=np.int64)) for tag, rows in tagged.items()},
+            done_rank=np.fromiter((day_rank[completed[tid][0]] for tid in ids), dtype=np.int64, count=len(ids)),
         )
         corpus.mapped = any(in_map for _, in_map in files)
         corpus.rankable = {entry.path: i for i, (entry, in_map) in enumerate(files) if in_map or not corpus.mapped}
@@ -141,6 +158,39 @@ class History:
         return HistoryEvidence.model_construct(n_tasks=len(corpus.ids), tasks=tuple(tasks), files=tuple(files),
                                                mapped=corpus.mapped, neighbours=near)
 
+    def related(self, weighted: Sequence[tuple[str, float]], limit: int,
+                exclude: Sequence[str] = ()) -> list[tuple[str, tuple[str, ...]]]:
+        """The finished tasks (less ``exclude``) linked to the most weighted tags
+        (``core.rarity.weighted``), as (id, matched tags): the ``limit`` best by
+        the sum of their matched tags' weights (rounded to ``rarity.DIGITS``),
+        then the later completed, then the smaller id — the order Neo4j's
+        ``gather.cypher`` gives them."""
+        if limit <= 0 or not weighted:
+            return []
+        with self.db.read() as cur:
+            corpus = self._corpus(cur)
+        found = [(tag, weight, corpus.tagged[tag]) for tag, weight in weighted if tag in corpus.tagged]
+        if not found:
+            return []
+        rows = np.concatenate([r for _, _, r in found])
+        order = np.argsort(rows, kind="stable")
+        rows = rows[order]
+        weights = np.concatenate([np.full(len(r), w) for _, w, r in found])[order]
+        which = np.concatenate([np.full(len(r), i) for i, (_, _, r) in enumerate(found)])[order]
+        starts = np.flatnonzero(np.concatenate(([True], rows[1:] != rows[:-1])))  # one per task
+        sums = np.add.reduceat(weights, starts)
+        skip = [row for tid in exclude if (row := bisect_left(corpus.ids, tid)) < len(corpus.ids)
+                and corpus.ids[row] == tid]
+        keep = np.flatnonzero(~np.isin(rows[starts], skip)) if skip else np.arange(len(starts))
+        if len(keep) > limit:  # a shortlist by the float sums, then the exact order on it
+            cut = np.partition(sums[keep], len(keep) - limit)[len(keep) - limit] - 10.0 ** -rarity.DIGITS
+            keep = keep[sums[keep] >= cut]
+        ends = np.append(starts[1:], len(rows))
+        best = sorted(((round(float(sums[i]), rarity.DIGITS), int(rows[starts[i]]), int(i)) for i in keep),
+                      key=lambda s: (-s[0], -corpus.done_rank[s[1]], s[1]))[:limit]
+        return [(corpus.ids[row], tuple(sorted(found[j][0] for j in which[starts[i]:ends[i]])))
+                for _, row, i in best]
+
     def vector_table(self, cur: sqlite3.Cursor) -> bool:
         """Whether the task_vectors table exists (a store written by an older
         ctxgraph and opened read-only has none: it then has no vectors)."""
@@ -152,8 +202,6 @@ class History:
                     terms: Sequence[str]) -> tuple[NeighbourEvidence, ...]:
         """The finished tasks nearest to ``vector`` by cosine (exact, over every
         vector), best first: ties go to the newer task, then to the smaller id."""
-        import numpy as np
-
         if not self.vector_table(cur):
             return ()
         if corpus.vector_ids is None:
@@ -203,8 +251,6 @@ class History:
         return out
 
     def write_task_vectors(self, rows: Sequence[tuple[str, str, Sequence[float]]]) -> None:
-        import numpy as np
-
         with self.db.write() as cur:
             known = {tid for (tid,) in cur.execute(sql.TASK_IDS_AMONG, (json.dumps([r[0] for r in rows]),))}
             cur.executemany(

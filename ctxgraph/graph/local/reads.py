@@ -57,19 +57,6 @@ def _knowledge_hits(cur: sqlite3.Cursor, weighted: str, limit: int) -> list[Know
     ]
 
 
-def _task_hits(cur: sqlite3.Cursor, weighted: str, limit: int, exclude: Sequence[str], kept: bool) -> list[TaskHit]:
-    statement = sql.TASKS_BY_TAGS_KEPT if kept else sql.TASKS_BY_TAGS
-    rows = cur.execute(statement, (weighted, json.dumps(list(exclude)), limit)).fetchall()
-    found = [(nodes.loads(props), matched) for props, matched, _ in rows]
-    return [
-        TaskHit(
-            task=task_from_props(props, _deps(cur, props["id"])),
-            matched_tags=tuple(sorted(matched.split("\x1f"))),
-        )
-        for props, matched in found
-    ]
-
-
 class Reads:
     """The reads over one connection; keeps the number of taggable items
     (the ``n`` of the tag rarity) until the database changes."""
@@ -143,14 +130,17 @@ class Reads:
             dfs, total = self._tag_stats(cur, tags)
             return _knowledge_hits(cur, _weighted(dfs, total, tags, max_df), limit)
 
-    def tasks_by_tags(
-        self, tags: Sequence[str], limit: int, *, exclude: Sequence[str] = (), max_df: int = 0
-    ) -> list[TaskHit]:
-        if not tags or limit <= 0:
-            return []
+    def tag_stats(self, tags: Sequence[str]) -> tuple[dict[str, int], int]:
+        """The degrees of ``tags`` (absent ones left out) and the taggable items."""
         with self.db.read() as cur:
-            dfs, total = self._tag_stats(cur, tags)
-            return _task_hits(cur, _weighted(dfs, total, tags, max_df), limit, exclude, self.db.has_aggregates(cur))
+            return self._tag_stats(cur, tags)
+
+    def task_hits(self, found: Sequence[tuple[str, tuple[str, ...]]]) -> list[TaskHit]:
+        """The tasks of (id, matched tags) pairs (``History.related``), in their
+        order; one deleted since is left out."""
+        with self.db.read() as cur:
+            tasks = [(_task(cur, tid), matched) for tid, matched in found]
+        return [TaskHit(task=task, matched_tags=matched) for task, matched in tasks if task is not None]
 
     # -- a context's candidates ---------------------------------------------------------
 
@@ -246,8 +236,9 @@ class Reads:
         return Stats(labels=labels, relationships=rels)
 
     def gather(self, query: GatherQuery) -> Candidates:
-        # In-process: the per-part queries cost no round trips. The tag degrees
-        # are counted once for the three tag queries and returned for the ranking.
+        """A context's candidates but the related tasks, which the history finds
+        (``History.related``) from the tag degrees returned here. In-process:
+        the per-part queries cost no round trips."""
         wm = query.working_memory
         tags = [*query.keywords, *query.domains]
         with self.db.read() as cur:
@@ -258,9 +249,6 @@ class Reads:
                 if part and limit > 0 else []
                 for part, limit in knowledge_limits
             )
-            related = (_task_hits(cur, _weighted(dfs, total, tags, query.max_tag_df),
-                                  query.related_limit, query.exclude, self.db.has_aggregates(cur))
-                       if tags and query.related_limit > 0 else [])
         return Candidates(
             keyword_hits=tuple(keyword_hits),
             domain_hits=tuple(domain_hits),
@@ -268,7 +256,6 @@ class Reads:
             context_map=tuple(self.context_map(query.keywords, query.domains, query.files))
             if query.context_map else (),
             context_map_total=self.count("File"),
-            related=tuple(related),
             recent_tasks=tuple(self.recent_tasks(query.recent_limit)) if wm else (),
             active_blockers=tuple(self.active_blockers()) if wm else (),
             memory_projects=tuple(memory.projects(self.db)),

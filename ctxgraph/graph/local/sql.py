@@ -273,35 +273,6 @@ WHERE g.score >= coalesce((SELECT score FROM g ORDER BY score DESC LIMIT 1 OFFSE
 ORDER BY g.score DESC, coalesce(json_extract(n.props, '$.updated_at'), '') DESC, g.id ASC
 LIMIT ?3
 """
-#: Tasks by the weighted tags ([[tag, weight], ...]) they share, less the excluded: (id, matched, score).
-_TAGGED_TASKS = """
-WITH w AS (SELECT json_extract(value, '$[0]') AS tag, json_extract(value, '$[1]') AS weight FROM json_each(?)),
-g AS (
-  SELECT e.src_id AS id, group_concat(e.dst_id, char(31)) AS matched, round(sum(w.weight), 9) AS score
-  FROM w JOIN edges e INDEXED BY edges_by_dst
-    ON e.dst_label = 'Tag' AND e.dst_id = w.tag AND e.type = 'TAGGED'
-  WHERE e.src_label = 'Task' AND e.src_id NOT IN (SELECT value FROM json_each(?))
-  GROUP BY e.src_id
-)
-"""
-TASKS_BY_TAGS = _TAGGED_TASKS + """
-SELECT n.props, g.matched, g.score FROM g JOIN nodes n ON n.label = 'Task' AND n.id = g.id
-WHERE json_extract(n.props, '$.status') = 'completed'
-ORDER BY g.score DESC, coalesce(json_extract(n.props, '$.completed_at'), '') DESC, g.id ASC
-LIMIT ?
-"""
-#: ``TASKS_BY_TAGS`` with the kept task states: the properties are read for the chosen tasks only.
-TASKS_BY_TAGS_KEPT = _TAGGED_TASKS + """,
-top AS MATERIALIZED (
-  SELECT g.id, g.matched, g.score, s.completed_at FROM g JOIN task_state s ON s.id = g.id
-  WHERE s.status = 'completed'
-  ORDER BY g.score DESC, s.completed_at DESC, g.id ASC
-  LIMIT ?
-)
-SELECT n.props, top.matched, top.score FROM top JOIN nodes n ON n.label = 'Task' AND n.id = top.id
-ORDER BY top.score DESC, top.completed_at DESC, top.id ASC
-"""
-
 # -- history, task vectors and the replay -------------------------------------------------
 
 CORPUS_TASKS = (
@@ -313,6 +284,12 @@ TOUCHED = (
     "SELECT h.src_id, f.dst_id FROM edges h JOIN edges f ON f.src_label = 'Handoff' "
     "AND f.src_id = h.dst_id AND f.type IN ('MODIFIED', 'CREATED') AND f.dst_label = 'File' "
     "WHERE h.src_label = 'Task' AND h.type = 'HANDED_OFF'"
+)
+#: (task, tag) of every tag a task is linked to (ordered by task): the related
+#: tasks' search runs in the history over the finished ones (``History.related``).
+TASK_TAGS = (
+    "SELECT src_id, dst_id FROM edges INDEXED BY edges_by_type "
+    "WHERE type = 'TAGGED' AND src_label = 'Task' AND dst_label = 'Tag'"
 )
 #: Every finished task (also the replay's).
 COMPLETED_TASKS = (

@@ -32,6 +32,7 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
+from ctxgraph.core import rarity
 from ctxgraph.core.models import (
     Blocker,
     Candidates,
@@ -203,7 +204,23 @@ class LocalStore:
     def tasks_by_tags(
         self, tags: Sequence[str], limit: int, *, exclude: Sequence[str] = (), max_df: int = 0
     ) -> list[TaskHit]:
-        return self._reads.tasks_by_tags(tags, limit, exclude=exclude, max_df=max_df)
+        if not tags or limit <= 0:
+            return []
+        dfs, total = self._reads.tag_stats(tags)
+        return self._related(rarity.weighted(tags, dfs, total, max_df), limit, exclude)
+
+    def _related(self, weighted: Sequence[tuple[str, float]], limit: int,
+                 exclude: Sequence[str]) -> list[TaskHit]:
+        return self._reads.task_hits(self._history.related(weighted, limit, exclude))
+
+    def _with_related(self, found: Candidates, query: GatherQuery) -> Candidates:
+        """The gather's candidates with the related tasks, weighted by the tag degrees it read."""
+        tags = [*query.keywords, *query.domains]
+        if not tags or query.related_limit <= 0:
+            return found
+        weighted = rarity.weighted(tags, dict(found.tag_df), found.tagged_total, query.max_tag_df)
+        return found.model_copy(update={"related": tuple(self._related(weighted, query.related_limit,
+                                                                        query.exclude))})
 
     def dependency_handoffs(self, task_ids: Sequence[str]) -> list[DependencyHandoff]:
         return self._reads.dependency_handoffs(task_ids)
@@ -224,17 +241,18 @@ class LocalStore:
         return self._reads.stats()
 
     def gather(self, query: GatherQuery) -> Candidates:
-        return self._reads.gather(query)
+        return self._with_related(self._reads.gather(query), query)
 
     def gather_with_history(
         self, query: GatherQuery, terms: Sequence[str], top_files: int = 10,
         vector: Sequence[float] | None = None,
     ) -> tuple[Candidates, HistoryEvidence]:
-        # On a large history, the gather's tag queries on a second read-only
-        # connection in the worker thread, beside the history on this one (SQLite
-        # and most of numpy run without the GIL): a context waits for the longer
-        # of the two, as on Neo4j (benchmarks/README.md, issue 18 step 6). Each is
-        # its own read transaction.
+        # On a large history, the gather's knowledge tag queries on a second
+        # read-only connection in the worker thread, beside the history on this
+        # one (SQLite and most of numpy run without the GIL): a context waits for
+        # the longer of the two, as on Neo4j (benchmarks/README.md, issue 18 step
+        # 6). Each is its own read transaction; the related tasks come from the
+        # history's cached tags once the gather has read the tags' degrees.
         # The context map's candidates are only wanted when the history has no files.
         if self._history.finished_seen() < SIDE_BY_SIDE_TASKS:
             history = self.history_evidence(terms, top_files, vector)
@@ -247,10 +265,10 @@ class LocalStore:
         except BaseException:
             wait([pending])  # not left running on the store; the history's error is the one raised
             raise
-        found = pending.result()
         if query.context_map and not history.files:
-            found = self.gather(query)
-        return found, history
+            wait([pending])
+            return self.gather(query), history
+        return self._with_related(pending.result(), query), history
 
     # -- history and task vectors (ctxgraph.graph.local.history) ---------------------------
 
