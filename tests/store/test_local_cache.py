@@ -8,6 +8,7 @@ from pathlib import Path
 from ctxgraph.graph.local import LocalStore
 from ctxgraph.service import ContextService
 from ctxgraph.signals import SignalExtractor
+from tests.store.test_store import record, task
 
 
 def test_history_cache_sees_own_and_other_connections_writes(tmp_path: Path, extractor: SignalExtractor) -> None:
@@ -53,3 +54,27 @@ def test_a_store_from_before_task_vectors_reads_without_them(tmp_path: Path, ext
         assert ctx.task_id == "t1"
     finally:
         old.close()
+
+
+def test_related_tasks_follow_other_connections_writes_and_a_gather_is_one_snapshot(tmp_path: Path) -> None:
+    """The related tasks come from the history's cached tags: another
+    connection's finished task is found on the next call. A gather's parts read
+    inside its one transaction, so a write between them is not half seen."""
+    path = tmp_path / "g.db"
+    first, second = LocalStore.open(path), LocalStore.open(path)
+    try:
+        first.upsert_tasks([task("t1", keywords=("jwt",))])
+        first.apply_handoff(record("t1"))
+        assert [h.task.id for h in first.tasks_by_tags(["jwt"], 5)] == ["t1"]
+        second.upsert_tasks([task("t2", keywords=("jwt", "cookie"))])
+        second.apply_handoff(record("t2", at="2026-02-01T00:00:00Z"))
+        hits = first.tasks_by_tags(["jwt", "cookie"], 5)
+        assert [(h.task.id, h.matched_tags) for h in hits] == [("t2", ("cookie", "jwt")), ("t1", ("jwt",))]
+        with first.db.read():
+            before = first._reads.count("Task")
+            second.upsert_tasks([task("t3")])
+            assert first._reads.count("Task") == before  # the nested read is part of the open snapshot
+        assert first._reads.count("Task") == before + 1
+    finally:
+        first.close()
+        second.close()

@@ -247,9 +247,16 @@ class Connection:
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Cursor]:
-        """One read transaction (a consistent snapshot under WAL)."""
+        """One read transaction (a consistent snapshot under WAL). Inside a
+        transaction this thread already holds (a gather's parts), part of it."""
         with self._lock:
             cur = self.conn.cursor()
+            if self.conn.in_transaction:
+                try:
+                    yield cur
+                finally:
+                    cur.close()
+                return
             cur.execute(sql.BEGIN)
             try:
                 yield cur

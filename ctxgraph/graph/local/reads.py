@@ -138,9 +138,16 @@ class Reads:
     def task_hits(self, found: Sequence[tuple[str, tuple[str, ...]]]) -> list[TaskHit]:
         """The tasks of (id, matched tags) pairs (``History.related``), in their
         order; one deleted since is left out."""
+        if not found:
+            return []
+        ids = json.dumps([tid for tid, _ in found])
         with self.db.read() as cur:
-            tasks = [(_task(cur, tid), matched) for tid, matched in found]
-        return [TaskHit(task=task, matched_tags=matched) for task, matched in tasks if task is not None]
+            props = {p["id"]: p for p in (nodes.loads(text) for (text,) in cur.execute(sql.TASKS_GET, (ids,)))}
+            deps: dict[str, list[str]] = {}
+            for src, dst in cur.execute(sql.TASKS_DEPENDENCIES, (ids,)):
+                deps.setdefault(src, []).append(dst)
+        return [TaskHit(task=task_from_props(props[tid], sorted(deps.get(tid, ()))), matched_tags=matched)
+                for tid, matched in found if tid in props]
 
     # -- a context's candidates ---------------------------------------------------------
 
@@ -241,7 +248,7 @@ class Reads:
         the per-part queries cost no round trips."""
         wm = query.working_memory
         tags = [*query.keywords, *query.domains]
-        with self.db.read() as cur:
+        with self.db.read() as cur:  # one snapshot: the parts' own reads join it
             dfs, total = self._tag_stats(cur, tags)
             knowledge_limits = ((query.keywords, query.keyword_limit), (query.domains, query.domain_limit))
             keyword_hits, domain_hits = (
@@ -249,16 +256,16 @@ class Reads:
                 if part and limit > 0 else []
                 for part, limit in knowledge_limits
             )
-        return Candidates(
-            keyword_hits=tuple(keyword_hits),
-            domain_hits=tuple(domain_hits),
-            dependencies=tuple(self.dependency_handoffs(query.dep_ids)) if query.dep_ids else (),
-            context_map=tuple(self.context_map(query.keywords, query.domains, query.files))
-            if query.context_map else (),
-            context_map_total=self.count("File"),
-            recent_tasks=tuple(self.recent_tasks(query.recent_limit)) if wm else (),
-            active_blockers=tuple(self.active_blockers()) if wm else (),
-            memory_projects=tuple(memory.projects(self.db)),
-            tag_df=tuple(sorted(dfs.items())),
-            tagged_total=total,
-        )
+            return Candidates(
+                keyword_hits=tuple(keyword_hits),
+                domain_hits=tuple(domain_hits),
+                dependencies=tuple(self.dependency_handoffs(query.dep_ids)) if query.dep_ids else (),
+                context_map=tuple(self.context_map(query.keywords, query.domains, query.files))
+                if query.context_map else (),
+                context_map_total=self.count("File"),
+                recent_tasks=tuple(self.recent_tasks(query.recent_limit)) if wm else (),
+                active_blockers=tuple(self.active_blockers()) if wm else (),
+                memory_projects=tuple(memory.projects(self.db)),
+                tag_df=tuple(sorted(dfs.items())),
+                tagged_total=total,
+            )

@@ -170,6 +170,12 @@ KNOWLEDGE_GET = (
     "AND label IN (SELECT value FROM json_each(?)) ORDER BY id"
 )
 TASK_DEPENDENCIES = "SELECT dst_id FROM edges WHERE src_label = 'Task' AND src_id = ? AND type = 'DEPENDS_ON'"
+#: The tasks of a JSON list of ids (each a primary-key seek), and their dependencies.
+TASKS_GET = "SELECT props FROM nodes WHERE label = 'Task' AND id IN (SELECT value FROM json_each(?))"
+TASKS_DEPENDENCIES = (
+    "SELECT src_id, dst_id FROM edges "
+    "WHERE src_label = 'Task' AND src_id IN (SELECT value FROM json_each(?)) AND type = 'DEPENDS_ON'"
+)
 TASKS_LIST = (
     "SELECT props FROM nodes WHERE label = 'Task' "
     "AND (? IS NULL OR json_extract(props, '$.status') = ?) ORDER BY id"
