@@ -1,11 +1,13 @@
 """Context outcomes, the service's half: recording deliveries, scoring them, reporting.
 
-* :class:`DeliveryWriter` records delivered contexts off the caller's thread:
-  ``submit`` puts the context on a bounded queue (:data:`QUEUE_SIZE`; when it
-  is full the delivery is dropped, with a debug log) and returns; one daemon
-  thread builds the records (``compute.outcomes.delivery``) and writes them,
-  up to :data:`WRITE_BATCH` per transaction, once :data:`WRITE_DELAY` seconds
-  passed since the first of them (or right away when flushed). ``flush`` waits until everything
+* :class:`DeliveryWriter` writes delivered contexts' records off the caller's
+  thread: :func:`submit` builds the record (``compute.outcomes.delivery``, a
+  quarter of a millisecond, on the caller's thread: built in bursts by the
+  writer they held the GIL for milliseconds while a context was computed) and
+  puts it on a bounded queue (:data:`QUEUE_SIZE`; when it is full the delivery
+  is dropped, with a debug log); one daemon thread writes them, up to
+  :data:`WRITE_BATCH` per transaction, once :data:`WRITE_DELAY` seconds passed
+  since the first of them (or right away when flushed). ``flush`` waits until everything
   submitted is written; ``close`` flushes and stops the thread.
 * :func:`score_handoffs` scores the deliveries of the tasks whose handoffs
   were just ingested (see ``compute.outcomes.score``); a delivery already
@@ -24,7 +26,7 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from ctxgraph.compute import outcomes as scoring
@@ -70,23 +72,23 @@ class DeliveryWriter:
     def __init__(self, store: KnowledgeStore, keep: int) -> None:
         self.store = store
         self.keep = keep
-        #: deliveries dropped because the queue was full, or could not be built or written
+        #: deliveries dropped because the queue was full or they could not be written
         self.dropped = 0
-        self._pending: deque[Callable[[], Delivery]] = deque()
+        self._pending: deque[Delivery] = deque()
         self._unfinished = 0
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
         self._closed = False
         self._flushing = 0
 
-    def submit(self, make: Callable[[], Delivery]) -> None:
-        """Queue one delivery (``make`` builds it, on the writer's thread)."""
+    def submit(self, record: Delivery) -> None:
+        """Queue one delivery's record."""
         with self._cond:
             if self._closed or self._unfinished >= QUEUE_SIZE:
                 self.dropped += 1
                 log.debug("delivery not recorded: %s", "writer closed" if self._closed else "queue full")
                 return
-            self._pending.append(make)
+            self._pending.append(record)
             self._unfinished += 1
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="ctxgraph-deliveries", daemon=True)
@@ -107,18 +109,11 @@ class DeliveryWriter:
                         break
                     self._cond.wait(remaining)
                 batch = [self._pending.popleft() for _ in range(min(WRITE_BATCH, len(self._pending)))]
-            records: list[Delivery] = []
-            for make in batch:
-                try:
-                    records.append(make())
-                except Exception as exc:  # a context that cannot be recorded is still delivered
-                    self.dropped += 1
-                    log.debug("delivery not recorded: %s", exc)
             try:
-                self.store.record_deliveries(records, self.keep)
+                self.store.record_deliveries(batch, self.keep)
             except Exception as exc:  # the store down, read-only or closed: the contexts are unaffected
-                self.dropped += len(records)
-                log.debug("%d deliveries not recorded: %s", len(records), exc)
+                self.dropped += len(batch)
+                log.debug("%d deliveries not recorded: %s", len(batch), exc)
             with self._cond:
                 self._unfinished -= len(batch)
                 self._cond.notify_all()
@@ -152,9 +147,8 @@ class DeliveryWriter:
 
 
 def submit(writer: DeliveryWriter, ctx: ComputedContext) -> None:
-    """Queue ``ctx`` as delivered now."""
-    at, delivery_id = now_iso(), new_delivery_id()
-    writer.submit(lambda: scoring.delivery(ctx, delivery_id=delivery_id, at=at))
+    """Queue ``ctx`` as delivered now (its record built here)."""
+    writer.submit(scoring.delivery(ctx, delivery_id=new_delivery_id(), at=now_iso()))
 
 
 def score_handoffs(store: KnowledgeStore, records: Sequence[HandoffRecord]) -> int:

@@ -25,8 +25,8 @@ class FeedbackMixin(ServiceBase):
     """Context outcomes and tuning."""
 
     def record_delivery(self, ctx: ComputedContext) -> None:
-        """Record ``ctx`` as delivered now (``compute`` does it): queued and written
-        by a background thread, only when ``record_outcomes`` is on and the store
+        """Record ``ctx`` as delivered now (``compute`` does it): its record built
+        here, queued and written by a background thread, only when ``record_outcomes`` is on and the store
         is open for writing. Never raises and never changes the context."""
         try:
             if not self.record_outcomes or isinstance(self.store, UnavailableStore) \
