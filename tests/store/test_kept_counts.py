@@ -97,10 +97,9 @@ def test_an_embedded_store_written_without_the_kept_counts(tmp_path: Path) -> No
     expected = _observed(store)
     store.close()
     conn = sqlite3.connect(path)
-    for name in ("label_counts_add", "label_counts_remove", "tag_degrees_add", "tag_degrees_remove",
-                 "task_state_add", "task_state_change", "task_state_remove"):
+    for name in ("label_counts_add", "label_counts_remove", "tag_degrees_add", "tag_degrees_remove"):
         conn.execute(f"DROP TRIGGER {name}")
-    for name in ("label_counts", "tag_degrees", "task_state"):
+    for name in ("label_counts", "tag_degrees"):
         conn.execute(f"DROP TABLE {name}")
     conn.execute("DELETE FROM meta WHERE key = 'aggregates'")
     conn.commit()
@@ -115,7 +114,7 @@ def test_an_embedded_store_written_without_the_kept_counts(tmp_path: Path) -> No
     again = LocalStore.open(path)
     try:
         tables = {r[0] for r in again.db.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        assert {"label_counts", "tag_degrees", "task_state"} <= tables
+        assert {"label_counts", "tag_degrees"} <= tables and "task_state" not in tables
         assert _observed(again) == expected
         assert [h.task.id for h in again.tasks_by_tags(["cookie", "widget"], 5)] == ["t2", "t1"]
         again.upsert_tasks([_task("t4", "cookie")])
@@ -143,3 +142,29 @@ def test_a_neo4j_graph_written_without_the_completed_label(neo4j_store: Knowledg
         assert all(r["label"] != "Completed" for r in neo4j_store.export_rows() if r["kind"] == "node")
     finally:
         neo4j_store.clear()
+
+
+def test_a_writing_open_drops_the_first_versions_task_states(tmp_path: Path) -> None:
+    """Version 1 of the kept counts also kept each task's state (for the
+    related tasks' SQL, now read from the history): a writing open drops its
+    table and triggers and keeps the counts right."""
+    path = tmp_path / "v1.db"
+    store = LocalStore.open(path)
+    _writes(store)
+    expected = _observed(store)
+    store.close()
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE task_state (id TEXT PRIMARY KEY, status TEXT, completed_at TEXT NOT NULL)")
+    conn.execute("CREATE TRIGGER task_state_remove AFTER DELETE ON nodes BEGIN DELETE FROM task_state; END")
+    conn.execute("UPDATE meta SET value = '1' WHERE key = 'aggregates'")
+    conn.commit()
+    conn.close()
+    again = LocalStore.open(path)
+    try:
+        names = {r[0] for r in again.db.conn.execute("SELECT name FROM sqlite_master")}
+        assert "task_state" not in names and "task_state_remove" not in names
+        assert _observed(again) == expected
+        again.upsert_tasks([_task("t4", "cookie")])
+        assert _observed(again) == _recounted(again)
+    finally:
+        again.close()

@@ -215,9 +215,9 @@ KNOWN_LABEL_WIDE = {
     "memory_projects": "SELECT props FROM nodes WHERE label = 'Project' ORDER BY id",
     "memory_chunks": "SELECT props FROM nodes WHERE label = 'Chunk' ORDER BY id",
 }
-#: The kept counts' tables (``sql.AGGREGATES``): keyed by the label, tag or task alone, so a search by
+#: The kept counts' tables (``sql.AGGREGATES``): keyed by the label or tag alone, so a search by
 #: ``label=?`` there is a seek by the whole key.
-_KEPT = ("SEARCH label_counts ", "SEARCH tag_degrees ", "SEARCH task_state ")
+_KEPT = ("SEARCH label_counts ", "SEARCH tag_degrees ")
 _PREFIX_ONLY = re.compile(r"\((?:label=\?|src_label=\?|type=\? AND src_label=\?|dst_label=\?)\)$")
 
 

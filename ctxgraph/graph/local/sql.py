@@ -69,12 +69,13 @@ CREATE INDEX IF NOT EXISTS tasks_blocked ON nodes (coalesce(json_extract(props, 
 """
 #: What the store keeps at write time, by triggers (so also when another program
 #: writes the file): nodes per label and TAGGED edges per tag (the tag rarity's
-#: ``n`` and ``df``, the context map's size), and each task's status and
-#: completion time out of its JSON (what the tag queries filter and order by),
-#: read by key instead of counted or parsed per read. Created and filled from
-#: the graph by the first writing open of a store without them, or with an older
-#: version of them (``meta`` key ``aggregates``), in that open's transaction.
-AGGREGATES_VERSION = "1"
+#: ``n`` and ``df``, the context map's size), read by key instead of counted per
+#: read. Created and filled from the graph by the first writing open of a store
+#: without them, or with an older version of them (``meta`` key ``aggregates``),
+#: in that open's transaction. (Version 1 also kept each task's status and
+#: completion time for the related tasks' SQL, which the history's cached tags
+#: replaced: its table and triggers are dropped.)
+AGGREGATES_VERSION = "2"
 AGGREGATES_VERSION_GET = "SELECT value FROM meta WHERE key = 'aggregates'"
 AGGREGATES_VERSION_SET = (
     "INSERT INTO meta (key, value) VALUES ('aggregates', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
@@ -94,7 +95,6 @@ AGGREGATES_DROP = (
 AGGREGATES = (
     "CREATE TABLE label_counts (label TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID",
     "CREATE TABLE tag_degrees (tag TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID",
-    "CREATE TABLE task_state (id TEXT PRIMARY KEY, status TEXT, completed_at TEXT NOT NULL) WITHOUT ROWID",
     """CREATE TRIGGER label_counts_add AFTER INSERT ON nodes BEGIN
          INSERT INTO label_counts (label, n) VALUES (NEW.label, 1) ON CONFLICT (label) DO UPDATE SET n = n + 1;
        END""",
@@ -109,25 +109,10 @@ AGGREGATES = (
        WHEN OLD.type = 'TAGGED' AND OLD.dst_label = 'Tag' BEGIN
          UPDATE tag_degrees SET n = n - 1 WHERE tag = OLD.dst_id;
        END""",
-    """CREATE TRIGGER task_state_add AFTER INSERT ON nodes WHEN NEW.label = 'Task' BEGIN
-         INSERT INTO task_state (id, status, completed_at)
-         VALUES (NEW.id, json_extract(NEW.props, '$.status'), coalesce(json_extract(NEW.props, '$.completed_at'), ''))
-         ON CONFLICT (id) DO UPDATE SET status = excluded.status, completed_at = excluded.completed_at;
-       END""",
-    """CREATE TRIGGER task_state_change AFTER UPDATE OF props ON nodes WHEN NEW.label = 'Task' BEGIN
-         INSERT INTO task_state (id, status, completed_at)
-         VALUES (NEW.id, json_extract(NEW.props, '$.status'), coalesce(json_extract(NEW.props, '$.completed_at'), ''))
-         ON CONFLICT (id) DO UPDATE SET status = excluded.status, completed_at = excluded.completed_at;
-       END""",
-    """CREATE TRIGGER task_state_remove AFTER DELETE ON nodes WHEN OLD.label = 'Task' BEGIN
-         DELETE FROM task_state WHERE id = OLD.id;
-       END""",
     # filled from the graph as it is
     "INSERT INTO label_counts (label, n) SELECT label, count(*) FROM nodes GROUP BY label",
     "INSERT INTO tag_degrees (tag, n) SELECT dst_id, count(*) FROM edges INDEXED BY edges_by_dst "
     "WHERE dst_label = 'Tag' AND type = 'TAGGED' GROUP BY dst_id",
-    "INSERT INTO task_state (id, status, completed_at) SELECT id, json_extract(props, '$.status'), "
-    "coalesce(json_extract(props, '$.completed_at'), '') FROM nodes WHERE label = 'Task'",
 )
 SCHEMA_VERSION_GET = "SELECT value FROM meta WHERE key = 'schema_version'"
 SCHEMA_VERSION_SET = "INSERT INTO meta (key, value) VALUES ('schema_version', ?)"

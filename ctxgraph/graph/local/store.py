@@ -9,7 +9,8 @@ for both stores.
 ``LocalStore`` is the port (``ctxgraph.graph.store.KnowledgeStore``) over the
 parts of this package, which share one :class:`Connection` (``db``):
 ``writes`` and ``reads`` (functions and a reader with the tag cache),
-``history`` (the corpus cache and the task vectors), ``memory`` (the
+``history`` (the corpus cache — the finished tasks' documents and tags,
+whence the related tasks — and the task vectors), ``memory`` (the
 associative memory's chunks and their in-memory index), ``outcomes`` (the
 deliveries log), ``replay`` and ``backup``. The SQL of all of them is in
 ``sql``. On a large history a context's gather reads on a second,
