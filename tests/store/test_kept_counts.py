@@ -84,6 +84,16 @@ def _writes(store: KnowledgeStore) -> None:
     check()
 
 
+def _written_file(path: Path) -> tuple[dict[str, int], int, int, int]:
+    """An embedded store at ``path`` after ``_writes``, closed; its observed counts."""
+    store = LocalStore.open(path)
+    try:
+        _writes(store)
+        return _observed(store)
+    finally:
+        store.close()
+
+
 def test_kept_counts_follow_every_write(store: KnowledgeStore) -> None:
     _writes(store)
     assert _observed(store) == ({"cookie": 3, "header": 2, "parser": 1, "security": 1, "widget": 1}, 5, 2, 2)
@@ -92,10 +102,7 @@ def test_kept_counts_follow_every_write(store: KnowledgeStore) -> None:
 def test_an_embedded_store_written_without_the_kept_counts(tmp_path: Path) -> None:
     """Opened read-only it counts; the first writing open adds and fills them."""
     path = tmp_path / "old.db"
-    store = LocalStore.open(path)
-    _writes(store)
-    expected = _observed(store)
-    store.close()
+    expected = _written_file(path)
     conn = sqlite3.connect(path)
     for name in ("label_counts_add", "label_counts_remove", "tag_degrees_add", "tag_degrees_remove"):
         conn.execute(f"DROP TRIGGER {name}")
@@ -149,10 +156,7 @@ def test_a_writing_open_drops_the_first_versions_task_states(tmp_path: Path) -> 
     related tasks' SQL, now read from the history): a writing open drops its
     table and triggers and keeps the counts right."""
     path = tmp_path / "v1.db"
-    store = LocalStore.open(path)
-    _writes(store)
-    expected = _observed(store)
-    store.close()
+    expected = _written_file(path)
     conn = sqlite3.connect(path)
     conn.execute("CREATE TABLE task_state (id TEXT PRIMARY KEY, status TEXT, completed_at TEXT NOT NULL)")
     conn.execute("CREATE TRIGGER task_state_remove AFTER DELETE ON nodes BEGIN DELETE FROM task_state; END")
