@@ -2,12 +2,25 @@
 // rarity weights (their degrees from tag_stats):
 // knowledge by keyword tags and by domain tags, the dependencies with their handoffs, context-map
 // candidates and size, related completed tasks, and working memory.
+// The three rankings by tag (knowledge by keyword tags, by domain tags, related
+// tasks) sum the rarity weights of the tags each item matches, then order by
+// score and break ties by a date and the id. The ties' properties are read
+// only for the items scoring at least the limit-th best (`floor`; all when
+// fewer): at a million nodes a tag reaches hundreds of items, and reading two
+// properties of each (a walk along the node's property chain) was most of the
+// statement's time (issue 18).
 CALL () {
   // Knowledge by keyword tags ($keyword_weighted: [[tag, rarity weight], ...]
   // of the keyword tags under the degree cap, from ctxgraph.core.rarity).
   UNWIND $keyword_weighted AS w
   MATCH (tag:Tag {name: w[0]})<-[:TAGGED]-(k:Knowledge)
-  WITH k, collect(tag.name) AS matched, round(sum(w[1]), 9) AS score
+  WITH k, collect(w[0]) AS matched, round(sum(w[1]), 9) AS score
+  ORDER BY score DESC
+  WITH collect({k: k, matched: matched, score: score}) AS ranked
+  WITH ranked, ranked[$keyword_limit - 1].score AS floor
+  UNWIND ranked AS x
+  WITH x WHERE floor IS NULL OR x.score >= floor
+  WITH x.k AS k, x.matched AS matched, x.score AS score
   ORDER BY score DESC, coalesce(k.updated_at, '') DESC, k.id ASC
   LIMIT $keyword_limit
   RETURN collect({props: properties(k), matched: matched}) AS keyword_hits
@@ -15,7 +28,13 @@ CALL () {
 CALL () {
   UNWIND $domain_weighted AS w
   MATCH (tag:Tag {name: w[0]})<-[:TAGGED]-(k:Knowledge)
-  WITH k, collect(tag.name) AS matched, round(sum(w[1]), 9) AS score
+  WITH k, collect(w[0]) AS matched, round(sum(w[1]), 9) AS score
+  ORDER BY score DESC
+  WITH collect({k: k, matched: matched, score: score}) AS ranked
+  WITH ranked, ranked[$domain_limit - 1].score AS floor
+  UNWIND ranked AS x
+  WITH x WHERE floor IS NULL OR x.score >= floor
+  WITH x.k AS k, x.matched AS matched, x.score AS score
   ORDER BY score DESC, coalesce(k.updated_at, '') DESC, k.id ASC
   LIMIT $domain_limit
   RETURN collect({props: properties(k), matched: matched}) AS domain_hits
@@ -50,10 +69,22 @@ CALL () {
   RETURN COUNT { (:File) } AS file_count
 }
 CALL () {
+  // (the excluded tasks as nodes: no id read per tagged task; finished ones
+  // by the Completed label, in the node's record, not by status)
+  OPTIONAL MATCH (x:Task) WHERE x.id IN $exclude
+  RETURN collect(x) AS excluded
+}
+CALL (excluded) {
   UNWIND $related_weighted AS w
-  MATCH (tag:Tag {name: w[0]})<-[:TAGGED]-(t:Task)
-  WHERE t.status = 'completed' AND NOT t.id IN $exclude
-  WITH t, collect(tag.name) AS matched, round(sum(w[1]), 9) AS score
+  MATCH (tag:Tag {name: w[0]})<-[:TAGGED]-(t:Completed)
+  WHERE NOT t IN excluded
+  WITH t, collect(w[0]) AS matched, round(sum(w[1]), 9) AS score
+  ORDER BY score DESC
+  WITH collect({t: t, matched: matched, score: score}) AS ranked
+  WITH ranked, ranked[$related_limit - 1].score AS floor
+  UNWIND ranked AS x
+  WITH x WHERE floor IS NULL OR x.score >= floor
+  WITH x.t AS t, x.matched AS matched, x.score AS score
   ORDER BY score DESC, coalesce(t.completed_at, '') DESC, t.id ASC
   LIMIT $related_limit
   RETURN collect({props: properties(t), matched: matched, deps: [(t)-[:DEPENDS_ON]->(d:Task) | d.id]}) AS related

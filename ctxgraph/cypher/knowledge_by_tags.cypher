@@ -1,9 +1,16 @@
 // Knowledge sharing a tag of $weighted ([[tag, rarity weight], ...], only the
 // tags under the degree cap): the highest sum of matched weights first, then
-// the most recently updated, then id.
+// the most recently updated, then id. As in gather.cypher, the tie-breaking
+// properties are read only for the items scoring at least the $limit-th best.
 UNWIND $weighted AS w
 MATCH (tag:Tag {name: w[0]})<-[:TAGGED]-(k:Knowledge)
-WITH k, collect(tag.name) AS matched, round(sum(w[1]), 9) AS score
+WITH k, collect(w[0]) AS matched, round(sum(w[1]), 9) AS score
+ORDER BY score DESC
+WITH collect({k: k, matched: matched, score: score}) AS ranked
+WITH ranked, ranked[$limit - 1].score AS floor
+UNWIND ranked AS x
+WITH x WHERE floor IS NULL OR x.score >= floor
+WITH x.k AS k, x.matched AS matched, x.score AS score
 RETURN properties(k) AS props, matched
 ORDER BY score DESC, coalesce(k.updated_at, '') DESC, k.id ASC
 LIMIT $limit

@@ -161,6 +161,9 @@ def test_knowledge_by_tags_orders_by_matches_then_recency_then_id(store: Knowled
     assert [h.item.summary for h in hits] == ["two tags", "new one tag", "a same", "b same", "old one tag"]
     assert hits[0].matched_tags == ("auth", "jwt")
     assert [h.item.summary for h in store.knowledge_by_tags(["jwt", "auth"], 2)] == ["two tags", "new one tag"]
+    # the limit cuts inside the tie of the three one-"jwt" items: newer first, then smaller id
+    assert [h.item.summary for h in store.knowledge_by_tags(["jwt", "auth"], 3)] == [
+        "two tags", "new one tag", "a same"]
     assert store.knowledge_by_tags([], 10) == []
     assert store.knowledge_by_tags(["nothing"], 10) == []
 
