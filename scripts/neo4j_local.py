@@ -74,9 +74,17 @@ STOP_TIMEOUT = 30.0
 HEAP = os.environ.get("NEO4J_LOCAL_HEAP", "1g")
 PAGECACHE = os.environ.get("NEO4J_LOCAL_PAGECACHE", "512m")
 
+#: The JVM flags of Neo4j's own launcher (the server.jvm.additional lines of
+#: the neo4j.conf it ships) that bear on speed and errors, besides the heap.
 JVM_FLAGS = (
     "-Xms512m",
     f"-Xmx{HEAP}",
+    "-XX:+UseG1GC",
+    "-XX:-OmitStackTraceInFastThrow",
+    "-XX:+UnlockExperimentalVMOptions",
+    "-XX:+TrustFinalNonStaticFields",
+    "-XX:+DisableExplicitGC",
+    "-Djdk.nio.maxCachedBufferSize=1024",
     "--add-opens=java.base/java.nio=ALL-UNNAMED",
     "--add-opens=java.base/java.io=ALL-UNNAMED",
     "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
