@@ -156,6 +156,14 @@ def test_the_newest_deliveries_are_kept(store: KnowledgeStore) -> None:
     assert store.deliveries() == []
 
 
+def test_deliveries_at_the_same_time_are_kept_by_the_larger_id(store: KnowledgeStore) -> None:
+    same = [Delivery(id=f"delivery:{c}", task_id="t-1", at="2026-03-01T10:00:00.000000Z", tokens=1,
+                     items=(DeliveredItem(section="code_references", id="a.py", rank=1, tokens=3),), files=("a.py",))
+            for c in "cab"]
+    store.record_deliveries(same, keep=2)
+    assert [d.id for d in store.deliveries()] == ["delivery:b", "delivery:c"]
+
+
 def test_the_settings_cap_applies(tmp_path: Path, extractor: SignalExtractor) -> None:
     (tmp_path / "ctxgraph.toml").write_text("outcomes_keep = 2\n")
     svc = ContextService.open(tmp_path / "graph.db", settings_file=tmp_path / "ctxgraph.toml")

@@ -131,6 +131,14 @@ def test_recent_tasks_stop_at_the_limit_in_index_order(explain: Any) -> None:
     assert "PartialTop" in {op for op, _ in ops} and not _label_scans(ops)
 
 
+def test_delivery_trim_reads_the_oldest_in_index_order(explain: Any) -> None:
+    """Trimming the outcome log stops after the deliveries it deletes: no sort of the whole log."""
+    ops = explain("delivery_trim", {"excess": 5})
+    names = {op for op, _ in ops}
+    assert any(op == "NodeIndexScan" and "d:Delivery(at)" in details for op, details in ops)
+    assert "PartialTop" in names and not names & {"Sort", "Top"} and not _label_scans(ops)
+
+
 def test_history_anchors_are_index_seeks(explain: Any) -> None:
     ops = explain("history", HISTORY)
     assert "AllNodesScan" not in {op for op, _ in ops}

@@ -34,7 +34,7 @@ from ctxgraph.graph.outcome_records import (
 class Outcomes(Neo4jConnection):
     def record_deliveries(self, deliveries: Sequence[Delivery], keep: int) -> None:
         """Store ``deliveries`` and keep the newest ``keep``, in one write transaction
-        (the oldest are sorted out only when the count store says it is due: ``trim_due``)."""
+        (the oldest are deleted only when the count store says it is due: ``trim_due``)."""
         if not deliveries:
             return
         rows = [{"id": d.id, "task_id": d.task_id, "at": d.at, "record": record_json(d)} for d in deliveries]
@@ -42,8 +42,9 @@ class Outcomes(Neo4jConnection):
 
         def work(tx: ManagedTransaction) -> None:
             tx.run(cypher.load("delivery_write"), rows=rows).consume()
-            if trim_due(int(_run(tx, "delivery_count")[0]["n"]), cap):
-                tx.run(cypher.load("delivery_trim"), keep=cap).consume()
+            count = int(_run(tx, "delivery_count")[0]["n"])
+            if trim_due(count, cap):
+                tx.run(cypher.load("delivery_trim"), excess=count - cap).consume()
 
         self._write(work)
 
