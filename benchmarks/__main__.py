@@ -2,6 +2,7 @@
 
     python -m benchmarks --quick --json        # 1k and 100k nodes, both stores when NEO4J_URI is set
     python -m benchmarks --sizes 1000,10000,100000,1000000 --stores local --out results.json
+    python -m benchmarks --sizes 1000000 --keep graphs --warmup 240   # again later: measured, not reloaded
 
 Each (store, size) row runs in its own process (so ``peak_rss_mb`` is that
 row's); progress goes to stderr, the table (or, with ``--json``, exactly one
@@ -20,7 +21,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.suite import log, machine, run_row, table
+from benchmarks.suite import log, machine, run_row
+from benchmarks.tables import table
 
 QUICK_SIZES = (1_000, 100_000)
 DEFAULT_SIZES = (1_000, 10_000, 100_000)
@@ -51,6 +53,19 @@ def _parser() -> argparse.ArgumentParser:
         "bulk-loaded (default: every handoff up to 10,000 nodes, else 1,000)",
     )
     parser.add_argument("--seconds", type=float, help="time cap of the timed loops per row (default 90; --quick 15)")
+    parser.add_argument(
+        "--warmup",
+        type=float,
+        default=0.0,
+        help="untimed contexts for this many seconds before each row's timed loops (default 0): "
+        "a Neo4j server's steady state, once its JIT compiler settled",
+    )
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        help="keep each row's graph (embedded: in DIR; Neo4j: on the server, not emptied) and, on a later "
+        "run with the same DIR, measure it again instead of loading it (benchmarks/kept.py)",
+    )
     parser.add_argument("--row", help=argparse.SUPPRESS)  # STORE:NODES, one row in this process (internal)
     return parser
 
@@ -71,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
             tail=args.tail,
             seconds=seconds,
             quick=args.quick,
+            warmup=args.warmup,
+            keep=args.keep,
         )
         print(json.dumps(row))
         return 0
@@ -110,6 +127,10 @@ def main(argv: list[str] | None = None) -> int:
                 cmd += ["--tail", str(args.tail)]
             if args.quick:
                 cmd.append("--quick")
+            if args.warmup:
+                cmd += ["--warmup", str(args.warmup)]
+            if args.keep is not None:
+                cmd += ["--keep", str(args.keep.resolve())]
             done = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, check=False)
             if done.returncode != 0:
                 log(f"row {store}:{nodes} failed (exit {done.returncode})")

@@ -27,6 +27,7 @@ all batched — and the query tasks' contexts are computed many times:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import gc
 import json
@@ -43,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks import kept
 from benchmarks.generator import GENERATOR_VERSION, Dataset, generate
 from ctxgraph import ContextService
 from ctxgraph.core.models import FileEntry
@@ -317,8 +319,10 @@ def run_row(
     tail: int | None = None,
     seconds: float = 90.0,
     quick: bool = False,
+    warmup: float = 0.0,
+    keep: Path | None = None,
 ) -> dict[str, Any]:
-    """Measure one row (see the module docstring)."""
+    """Measure one row (see the module docstring; ``keep``: ``benchmarks.kept``)."""
 
     def say(message: str) -> None:
         log(f"[{store} {nodes:,}] {message}")
@@ -328,42 +332,50 @@ def run_row(
     base = accumulated(ds)
     tail = min(len(ds.handoffs), default_tail(ds, quick) if tail is None else tail)
     split = len(ds.handoffs) - tail
-    with tempfile.TemporaryDirectory(prefix="ctxgraph-bench-") as tmp:
-        svc = open_service(store, Path(tmp))
-        try:
+    timed = ds.handoffs[split:]
+    timed_tasks, timed_handoffs = len(ds.tasks[split:] if split > 0 else ds.tasks), len(timed)
+    knowledge = sum(len(h[k]) for h in timed for k in ("patterns_discovered", "gotchas", "decisions", "open_questions"))
+    written = timed_tasks + timed_handoffs + knowledge + (len(ds.files) if split <= 0 else 0)
+    with contextlib.ExitStack() as stack:
+        where = kept.folder(keep, store, nodes, seed) if keep else Path(
+            stack.enter_context(tempfile.TemporaryDirectory(prefix="ctxgraph-bench-")))
+        svc = stack.enter_context(contextlib.closing(open_service(store, where)))
+        expect = kept.identity(store, nodes, seed, tail)
+        facts = kept.read(where, expect, sum(svc.stats()["labels"].values())) if keep else None
+        reused = facts is not None
+        if facts is None:
+            if keep:
+                kept.forget(where)
             reset(svc, store, say)
-            times = load(svc, ds, tail, say)
-            graph_nodes = sum(svc.stats()["labels"].values())
-            say(f"loaded in {sum(times.values()):.1f}s ({graph_nodes:,} graph nodes)")
-            timed_tasks = len(ds.tasks[split:] if split > 0 else ds.tasks)
-            timed = ds.handoffs[split:]
-            timed_handoffs = len(timed)
-            knowledge = sum(
-                len(h[k]) for h in timed for k in ("patterns_discovered", "gotchas", "decisions", "open_questions")
-            )
-            written = timed_tasks + timed_handoffs + knowledge + (len(ds.files) if split <= 0 else 0)
-            # The generated documents are not needed any more: released, so that the
-            # garbage collector's full passes during the timed loops do not walk the
-            # harness's own data (~240,000 lists at 100,000 nodes, ~250 ms a pass).
-            ds = dataclasses.replace(ds, files=[], tasks=[], handoffs=[])
-            del timed
-            gc.collect()
-            row = measure(svc, ds, base, store=store, calls=calls, signal_calls=signal_calls, say=say, seconds=seconds)
-            if store == "neo4j":
-                reset(svc, store, say)
-        finally:
-            svc.close()
-    api_s = times["files_s"] + times["tasks_s"] + times["handoffs_s"]
+            facts = load(svc, ds, tail, say) | {"graph_nodes": sum(svc.stats()["labels"].values())}
+            say(f"loaded in {sum(v for k, v in facts.items() if k.endswith('_s')):.1f}s "
+                f"({facts['graph_nodes']:,} graph nodes)")
+            if keep:
+                kept.write(where, expect, facts)
+        else:
+            say(f"measuring the graph kept in {where} ({facts['graph_nodes']:,} graph nodes)")
+        # The generated documents are not needed any more: released, so that the
+        # garbage collector's full passes during the timed loops do not walk the
+        # harness's own data (~240,000 lists at 100,000 nodes, ~250 ms a pass).
+        ds = dataclasses.replace(ds, files=[], tasks=[], handoffs=[])
+        del timed
+        gc.collect()
+        row = measure(svc, ds, base, store=store, calls=calls, signal_calls=signal_calls, say=say, seconds=seconds,
+                      warmup=warmup)
+        if store == "neo4j" and not keep:
+            reset(svc, store, say)
+    api_s = facts["files_s"] + facts["tasks_s"] + facts["handoffs_s"]
     row.update(
         {
-            "graph_nodes": graph_nodes,
-            "ingest_handoffs_per_s": round(timed_handoffs / times["handoffs_s"], 1),
-            "ingest_tasks_per_s": round(timed_tasks / times["tasks_s"], 1),
+            "graph_nodes": facts["graph_nodes"],
+            "ingest_handoffs_per_s": round(timed_handoffs / facts["handoffs_s"], 1),
+            "ingest_tasks_per_s": round(timed_tasks / facts["tasks_s"], 1),
             "ingest_nodes_per_s": round(written / api_s, 1),
             "ingest_timed_handoffs": timed_handoffs,
-            "bulk_load_s": round(times["bulk_s"], 2),
+            "bulk_load_s": round(facts["bulk_s"], 2),
             "ingest_s": round(api_s, 2),
             "peak_rss_mb": round(peak_rss_mb(), 1),
+            "kept_graph": reused,
         }
     )
     return {k: row[k] for k in (*REQUIRED_KEYS, *sorted(set(row) - set(REQUIRED_KEYS)))}
@@ -379,8 +391,10 @@ def measure(
     signal_calls: int,
     say: Callable[[str], None],
     seconds: float = 90.0,
+    warmup: float = 0.0,
 ) -> dict[str, Any]:
-    """Quality figures from each query's first context, then ``calls`` timed
+    """Quality figures from each query's first context, then ``warmup`` seconds
+    of untimed contexts (a JVM server's compiler settles), then ``calls`` timed
     contexts (and ``signal_calls`` with fresh signals), each loop stopping early
     after ``seconds`` (two thirds and one third of it) once every query ran once."""
     tasks = [svc.get_task(q) for q in ds.queries]
@@ -396,6 +410,12 @@ def measure(
         base_recalls.append(sum(1 for i in items if base.where[i] >= first) / len(items))
         same_recall.append(base.tokens_for(items, found))
 
+    warm, until = 0, time.perf_counter() + warmup
+    while time.perf_counter() < until:
+        svc.compute(tasks[warm % len(tasks)])
+        warm += 1
+    if warm:
+        say(f"warm-up: {warm} untimed contexts in {warmup:.0f}s")
     gc.collect()
     excluded: list[float] = []
     deadline = time.perf_counter() + seconds * 2 / 3
@@ -432,6 +452,7 @@ def measure(
         "nodes": ds.nodes,
         "queries": len(tasks),
         "calls": len(excluded),
+        "warmup_calls": warm,
         "signal_calls": len(included),
         "compute_p50_ms": round(statistics.median(excluded), 2),
         "compute_p95_ms": round(percentile(excluded, 95), 2),
@@ -452,52 +473,4 @@ def measure(
     }
 
 
-# ----------------------------------------------------------------------- output
-
-COLUMNS = (
-    ("store", "store", "{}"),
-    ("nodes", "nodes", "{:,}"),
-    ("graph_nodes", "graph", "{:,}"),
-    ("ingest_handoffs_per_s", "handoffs/s", "{:,.0f}"),
-    ("ingest_nodes_per_s", "nodes/s", "{:,.0f}"),
-    ("compute_p50_ms", "p50 ms", "{:.2f}"),
-    ("compute_p95_ms", "p95 ms", "{:.2f}"),
-    ("compute_p99_ms", "p99 ms", "{:.2f}"),
-    ("compute_signals_p50_ms", "+sig p50", "{:.2f}"),
-    ("compute_signals_p95_ms", "+sig p95", "{:.2f}"),
-    ("signals_p50_ms", "sig ms", "{:.2f}"),
-    ("tokens", "tokens", "{:,}"),
-    ("planted_recall", "recall", "{:.2f}"),
-    ("accumulated_tokens", "acc tokens", "{:,}"),
-    ("accumulated_recall", "acc recall", "{:.2f}"),
-    ("token_ratio", "ratio", "{:.3f}"),
-    ("accumulated_tokens_same_recall", "acc@recall", "{:,}"),
-    ("token_ratio_same_recall", "ratio@recall", "{:.4f}"),
-    ("peak_rss_mb", "rss MiB", "{:,.0f}"),
-)
-
-
-def table(rows: Sequence[dict[str, Any]]) -> str:
-    """The rows as an aligned text table."""
-    cells = [[title for _, title, _ in COLUMNS]]
-    for row in rows:
-        cells.append([fmt.format(row[key]) if row.get(key) is not None else "-" for key, _, fmt in COLUMNS])
-    widths = [max(len(r[i]) for r in cells) for i in range(len(COLUMNS))]
-    return "\n".join(
-        "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))
-        for r in cells
-    )
-
-
-def markdown_table(rows: Sequence[dict[str, Any]]) -> str:
-    """The rows as a Markdown table (for the README)."""
-    head = "| " + " | ".join(title for _, title, _ in COLUMNS) + " |"
-    rule = "|" + "|".join("---" for _ in COLUMNS) + "|"
-    body = [
-        "| " + " | ".join(fmt.format(row[key]) if row.get(key) is not None else "-" for key, _, fmt in COLUMNS) + " |"
-        for row in rows
-    ]
-    return "\n".join([head, rule, *body])
-
-
-__all__ = ["REQUIRED_KEYS", "accumulated", "machine", "markdown_table", "percentile", "run_row", "table"]
+__all__ = ["REQUIRED_KEYS", "accumulated", "machine", "percentile", "run_row"]

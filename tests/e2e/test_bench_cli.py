@@ -48,6 +48,39 @@ def test_bench_cli_prints_a_table_without_json(tmp_path: Path) -> None:
     assert header.split()[:3] == ["store", "nodes", "graph"] and row.split()[:2] == ["local", "300"]
 
 
+def test_a_kept_graph_is_measured_again_without_loading(tmp_path: Path) -> None:
+    """``--keep DIR``: the second run measures the graph the first one loaded and
+    reports that load's figures; ``--warmup`` runs untimed contexts first."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "CTXGRAPH_BENCH_CACHE": str(tmp_path / "cache")}
+    env.pop("NEO4J_URI", None)
+
+    def run(*extra: str) -> tuple[dict[str, object], str]:
+        done = subprocess.run(
+            [sys.executable, "-m", "benchmarks", "--sizes", "300", "--stores", "local", "--json", "--calls", "5",
+             "--signal-calls", "3", "--keep", "graphs", *extra],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)["rows"][0], done.stderr
+
+    first, log = run()
+    assert "loaded in" in log and first["kept_graph"] is False and first["warmup_calls"] == 0
+    kept = tmp_path / "graphs" / "local-300-seed42"
+    assert (kept / "bench.db").is_file() and (kept / "loaded.json").is_file()
+    again, log = run("--warmup", "1")
+    assert "loaded in" not in log and "measuring the graph kept in" in log and again["kept_graph"] is True
+    assert again["warmup_calls"] > 0 and "warm-up:" in log
+    same = ("graph_nodes", "ingest_handoffs_per_s", "ingest_nodes_per_s", "bulk_load_s", "planted_recall", "tokens")
+    assert {k: again[k] for k in same} == {k: first[k] for k in same}
+    # a different load (another seed) is not the kept one: loaded, and kept beside it
+    other, log = run("--seed", "7")
+    assert "loaded in" in log and other["kept_graph"] is False and (tmp_path / "graphs" / "local-300-seed7").is_dir()
+    # a store that no longer holds the graph the file describes is loaded again
+    (kept / "bench.db").unlink()
+    reloaded, log = run()
+    assert "loaded in" in log and reloaded["kept_graph"] is False
+
+
 def test_neighbours_benchmark_prints_its_figures(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("NEO4J_URI", None)
