@@ -2,7 +2,7 @@
 
     python -m benchmarks --quick --json        # 1k and 100k nodes, both stores when NEO4J_URI is set
     python -m benchmarks --sizes 1000,10000,100000,1000000 --stores local --out results.json
-    python -m benchmarks --sizes 1000000 --keep graphs --warmup 240   # again later: measured, not reloaded
+    python -m benchmarks --sizes 1000000 --keep graphs --warmup 300   # again later: measured, not reloaded
 
 Each (store, size) row runs in its own process (so ``peak_rss_mb`` is that
 row's); progress goes to stderr, the table (or, with ``--json``, exactly one
