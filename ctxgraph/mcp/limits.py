@@ -1,5 +1,6 @@
 """The MCP server's settings that the command line names before the SDK is
-imported (``ctxgraph --help`` and every other command stay free of its cost)."""
+imported (``ctxgraph --help`` and every other command stay free of its cost),
+and the lengths its arguments may have."""
 
 from __future__ import annotations
 
@@ -11,4 +12,24 @@ MIN_MAX_TOKENS = 1_000
 #: The environment variable the bearer token is read from (unless --token-stdin).
 TOKEN_ENV = "CTXGRAPH_MCP_TOKEN"
 
-__all__ = ["DEFAULT_MAX_TOKENS", "MIN_MAX_TOKENS", "TOKEN_ENV"]
+# Lengths, in characters, checked (with the argument types) before a call does
+# any work; the input schemas clients see carry them as maxLength / maxItems.
+#: A task id, a dependency, a knowledge or file id, a document's source name.
+MAX_ID_CHARS = 200
+#: A project's name (as ``--project NAME=...`` allows).
+MAX_PROJECT_CHARS = 64
+#: A task's name, its type, a section's name; a blocked_at timestamp.
+MAX_NAME_CHARS = 500
+#: A task's objective, a search text, an acceptance criterion, a blocker's reason.
+MAX_TEXT_CHARS = 20_000
+#: Items of a list argument (acceptance criteria, dependencies, kinds).
+MAX_ITEMS = 100
+#: A cursor (what next_cursor holds is far shorter).
+MAX_CURSOR_CHARS = 512
+#: A resource URI.
+MAX_URI_CHARS = 1_000
+
+__all__ = [
+    "DEFAULT_MAX_TOKENS", "MAX_CURSOR_CHARS", "MAX_ID_CHARS", "MAX_ITEMS", "MAX_NAME_CHARS", "MAX_PROJECT_CHARS",
+    "MAX_TEXT_CHARS", "MAX_URI_CHARS", "MIN_MAX_TOKENS", "TOKEN_ENV",
+]

@@ -9,20 +9,60 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ctxgraph import Task, TaskDoc
 from ctxgraph.compute.output import ComputedContext, ExplainEntry
+from ctxgraph.mcp.limits import (
+    MAX_CURSOR_CHARS,
+    MAX_ID_CHARS,
+    MAX_ITEMS,
+    MAX_NAME_CHARS,
+    MAX_PROJECT_CHARS,
+    MAX_TEXT_CHARS,
+)
 from ctxgraph.mcp.responses import DEFAULT_PAGE, MAX_PAGE
 from ctxgraph.service import IngestResult, KnowledgeMatch
 
 _OUT = ConfigDict(frozen=True, extra="forbid")
 
 # ----------------------------------------------------------------- arguments
+# Every string has a length limit and every list a size limit (ctxgraph.mcp.limits):
+# checked, with strict types and no unknown arguments, before a call does any work
+# (ctxgraph.mcp.arguments).
 
 ProjectArg = Annotated[str | None, Field(
+    min_length=1, max_length=MAX_PROJECT_CHARS,
     description="The project (store) to use; may be left out when the server serves one project "
                 "or was given a default one. list_projects names them.")]
-TaskIdArg = Annotated[str | None, Field(min_length=1, max_length=200,
+Id = Annotated[str, Field(min_length=1, max_length=MAX_ID_CHARS)]
+TaskIdArg = Annotated[str | None, Field(min_length=1, max_length=MAX_ID_CHARS,
                                         description="The id of a stored task (give this or `task`).")]
-RequiredTaskId = Annotated[str, Field(min_length=1, max_length=200, description="The id of a stored task.")]
-InlineTaskArg = Annotated[TaskDoc | None, Field(
+RequiredTaskId = Annotated[str, Field(min_length=1, max_length=MAX_ID_CHARS, description="The id of a stored task.")]
+Name = Annotated[str, Field(max_length=MAX_NAME_CHARS)]
+Text = Annotated[str, Field(max_length=MAX_TEXT_CHARS)]
+ComplexityName = Literal["easy", "normal", "complex"]
+StatusArg = Literal["pending", "in_progress", "blocked", "completed", "failed"]
+
+
+class InlineTask(BaseModel):
+    """An unsaved task, as one task of a tasks file (with the MCP server's length limits)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    id: Id
+    name: Name = ""
+    objective: Text = ""
+    acceptance_criteria: Annotated[list[Text], Field(max_length=MAX_ITEMS)] = []
+    type: Name = "feature"
+    complexity: ComplexityName = "normal"
+    depends_on: Annotated[list[Id], Field(max_length=MAX_ITEMS)] = []
+    status: StatusArg = "pending"
+    blocked_reason: Text | None = None
+    blocked_at: Name | None = None
+    requires_context: bool = True
+
+    def to_task(self) -> Task:
+        """The task, normalized as a tasks file's task is."""
+        return TaskDoc.model_validate(self.model_dump()).to_task()
+
+
+InlineTaskArg = Annotated[InlineTask | None, Field(
     description="An unsaved task, as one task of a tasks file (give this or `task_id`). Its context is "
                 "computed without storing it; if the store cannot be reached it is computed from nothing "
                 "stored, with a warning.")]
@@ -30,16 +70,16 @@ BudgetArg = Annotated[int | None, Field(ge=1, le=1_000_000, description=(
     "Token budget the Markdown must fit [default: the tier's: easy 4000, normal 8000, complex 16000, or the "
     "settings file's]. Lowered when the response would exceed the server's size cap (budget_lowered_from "
     "says so)."))]
-ComplexityArg = Annotated[Literal["easy", "normal", "complex"] | None, Field(
+ComplexityArg = Annotated[ComplexityName | None, Field(
     description="Override the task's complexity tier (item caps per section).")]
 StrategyArg = Annotated[Literal["recent", "important", "balanced"] | None, Field(
     description="How ties in relevance are ordered [default: balanced, or the settings file's].")]
 CursorArg = Annotated[str | None, Field(
+    max_length=MAX_CURSOR_CHARS,
     description="The next_cursor of the previous page of the same call; leave out for the first page.")]
 LimitArg = Annotated[int, Field(ge=1, le=MAX_PAGE, description=(
     f"Items per page at most [default {DEFAULT_PAGE}]; a page is also cut short to fit the size cap."))]
 KindArg = Literal["pattern", "gotcha", "decision", "open_question", "adr", "plan", "module_memory", "changelog"]
-StatusArg = Literal["pending", "in_progress", "blocked", "completed", "failed"]
 FateArg = Literal["kept", "compressed", "dropped"]
 
 

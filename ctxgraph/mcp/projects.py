@@ -6,6 +6,10 @@ A project is an embedded store file or a Neo4j server (``neo4j://``,
 database). Every call on a project runs under that project's lock, so one
 service is never used by two requests at once; projects never share a
 service, a store or a lock.
+
+A request may be limited to some projects (its bearer token is a project's,
+see :mod:`ctxgraph.mcp.transport`): :data:`ALLOWED` holds them while it runs,
+and the other projects are, for it, not served at all.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import os
 import re
 import threading
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypeVar
@@ -31,6 +36,8 @@ NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 NEO4J_SCHEMES = ("neo4j://", "neo4j+s://", "neo4j+ssc://", "bolt://", "bolt+s://", "bolt+ssc://")
 #: The name of the one project served when no ``--project`` is given.
 DEFAULT_NAME = "default"
+#: The projects the running request may use (None: every one).
+ALLOWED: ContextVar[frozenset[str] | None] = ContextVar("ctxgraph_mcp_allowed", default=None)
 
 
 @dataclass(frozen=True)
@@ -163,16 +170,25 @@ class Projects:
             raise ConfigurationError(f"--default-project {default!r} is not a served project ({self.names()})")
         self.default = default or (projects[0].name if len(projects) == 1 else None)
 
+    def visible(self) -> list[Project]:
+        """The projects the running request may use, by name."""
+        allowed = ALLOWED.get()
+        return [self.by_name[n] for n in sorted(self.by_name) if allowed is None or n in allowed]
+
     def names(self) -> str:
-        return ", ".join(sorted(self.by_name))
+        return ", ".join(p.name for p in self.visible())
 
     def get(self, name: str | None) -> Project:
-        """The project called ``name`` (``None``: the default one)."""
+        """The project called ``name`` (``None``: the default one) among those
+        the running request may use."""
+        visible = {p.name: p for p in self.visible()}
         if name is None:
-            if self.default is None:
-                raise ConfigurationError(f"several projects are served ({self.names()}): name one with `project`")
-            return self.by_name[self.default]
-        found = self.by_name.get(name)
+            if self.default in visible:
+                return visible[self.default]
+            if len(visible) == 1 and ALLOWED.get() is not None:
+                return next(iter(visible.values()))  # the one project of the request's token
+            raise ConfigurationError(f"several projects are served ({self.names()}): name one with `project`")
+        found = visible.get(name)
         if found is None:
             raise ConfigurationError(f"unknown project: {name!r} (served: {self.names()})")
         return found

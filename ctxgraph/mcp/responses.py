@@ -5,9 +5,12 @@ size cap and cursors.
   tool's output schema) and a text block: the JSON itself, compact (as the
   MCP specification recommends), except for contexts, whose text block is
   the Markdown an agent reads.
-- An error is an ``isError`` result whose text is the line the CLI prints on
-  stderr, ``ctxgraph: error: ...``, with ``{"error", "exit_code"}`` (the
-  CLI's exit code) as structured content.
+- An error is an ``isError`` result whose one text block is the line the CLI
+  prints on stderr, ``ctxgraph: error: ...``, and no structured content (a
+  client checks structured content against the tool's output schema, which
+  describes successes; the TypeScript SDK checks it on errors too). The CLI's
+  exit code is in the result's ``_meta`` as ``ctxgraph/exit_code``. A value
+  the caller sent is quoted at most :data:`QUOTE_CHARS` characters long.
 - Size: a response is measured as it goes on the wire (the JSON of the whole
   result) with the project's token estimator; nothing over the cap is sent.
 - Cursors are opaque: the offset of the next page and a digest of the
@@ -20,6 +23,7 @@ import base64
 import binascii
 import hashlib
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -31,6 +35,13 @@ from ctxgraph.errors import CtxgraphError
 #: Items on one page unless the call asks for fewer (or the cap cuts it).
 DEFAULT_PAGE = 50
 MAX_PAGE = 500
+#: The key of the CLI's exit code in an error result's ``_meta``.
+EXIT_CODE_META = "ctxgraph/exit_code"
+#: Characters of one quoted value an error repeats (the rest is elided).
+QUOTE_CHARS = 200
+#: No error line is longer (a safety net beyond the quoted values).
+MAX_ERROR_CHARS = 2_000
+_QUOTED = re.compile(rf"'[^'\n]{{{QUOTE_CHARS + 1},}}'|\"[^\"\n]{{{QUOTE_CHARS + 1},}}\"")
 
 
 class Measured(NamedTuple):
@@ -61,11 +72,30 @@ def ok(structured: Mapping[str, Any], text: str | None = None, *, extra_text: Se
     return CallToolResult(content=list(blocks), structured_content=dict(structured))
 
 
+def clip(text: str, limit: int = QUOTE_CHARS) -> str:
+    """``text``, or its start and end around a note of how much was left out."""
+    if len(text) <= limit:
+        return text
+    keep = limit // 2
+    return f"{text[:keep]}…({len(text) - 2 * keep:,} characters left out)…{text[-keep:]}"
+
+
+def clip_message(message: str) -> str:
+    """``message`` with every quoted value over :data:`QUOTE_CHARS` characters
+    clipped, and at most :data:`MAX_ERROR_CHARS` characters in all."""
+    message = _QUOTED.sub(lambda m: m.group(0)[0] + clip(m.group(0)[1:-1]) + m.group(0)[0], message)
+    return clip(message, MAX_ERROR_CHARS)
+
+
+def error_line(message: str) -> str:
+    return f"ctxgraph: error: {clip_message(message)}"
+
+
 def error(message: str, exit_code: int = 1) -> CallToolResult:
-    """An MCP tool error: the CLI's stderr line and exit code."""
-    line = f"ctxgraph: error: {message}"
-    return CallToolResult(content=[TextContent(type="text", text=line)],
-                          structured_content={"error": line, "exit_code": exit_code}, is_error=True)
+    """An MCP tool error: the CLI's stderr line (values quoted from the caller
+    clipped), its exit code in ``_meta``; no structured content."""
+    return CallToolResult(content=[TextContent(type="text", text=error_line(message))],
+                          _meta={EXIT_CODE_META: exit_code}, is_error=True)
 
 
 def capped(result: CallToolResult | Measured, cap: int) -> CallToolResult:

@@ -16,16 +16,16 @@ from typing import Annotated, Any
 
 from mcp.server.auth.provider import TokenVerifier
 from mcp.server.auth.settings import AuthSettings
-from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from ctxgraph import Task, TaskDoc, TaskStatus
+from ctxgraph import Task, TaskStatus
 from ctxgraph.compute.context import ComputedContext
 from ctxgraph.core.tokens import estimate_tokens
 from ctxgraph.errors import CtxgraphError
 from ctxgraph.mcp import ops
+from ctxgraph.mcp.limits import MAX_ID_CHARS, MAX_ITEMS, MAX_NAME_CHARS, MAX_TEXT_CHARS
 from ctxgraph.mcp.models import (
     BudgetArg,
     ComplexityArg,
@@ -33,10 +33,13 @@ from ctxgraph.mcp.models import (
     CursorArg,
     ExplainResult,
     FateArg,
+    Id,
     IngestOutcome,
+    InlineTask,
     InlineTaskArg,
     KindArg,
     LimitArg,
+    Name,
     ProjectArg,
     ProjectInfo,
     ProjectsResult,
@@ -48,6 +51,7 @@ from ctxgraph.mcp.models import (
     TaskIdArg,
     TaskListResult,
     TaskResult,
+    Text,
 )
 from ctxgraph.mcp.projects import Projects
 from ctxgraph.mcp.responses import (
@@ -58,10 +62,12 @@ from ctxgraph.mcp.responses import (
     decode_cursor,
     digest,
     error,
+    error_line,
     ok,
     page,
     wire_tokens,
 )
+from ctxgraph.mcp.server import CtxgraphServer
 from ctxgraph.service import ContextService
 
 log = logging.getLogger(__name__)
@@ -80,7 +86,7 @@ READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_h
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 
-def _target(task_id: str | None, task: TaskDoc | None) -> str | Task:
+def _target(task_id: str | None, task: InlineTask | None) -> str | Task:
     if (task_id is None) == (task is None):
         raise CtxgraphError("give a task_id or a task (one of them)")
     return task_id if task_id is not None else task.to_task()  # type: ignore[union-attr]
@@ -163,11 +169,12 @@ class CtxgraphTools:
         self,
         task_id: TaskIdArg = None,
         task: InlineTaskArg = None,
-        item_id: Annotated[str | None, Field(description=(
+        item_id: Annotated[str | None, Field(max_length=MAX_ID_CHARS, description=(
             "Only this candidate: a knowledge id (pattern:..., gotcha:...), file:PATH, prior:TASK or task:TASK, "
             "as the entries name them."))] = None,
         fate: Annotated[FateArg | None, Field(description="Only candidates with this fate.")] = None,
-        section: Annotated[str | None, Field(description="Only this section (patterns, warnings, ...).")] = None,
+        section: Annotated[str | None, Field(max_length=MAX_NAME_CHARS,
+                                             description="Only this section (patterns, warnings, ...).")] = None,
         budget: BudgetArg = None,
         complexity: ComplexityArg = None,
         strategy: StrategyArg = None,
@@ -199,8 +206,8 @@ class CtxgraphTools:
 
     def search_knowledge(
         self,
-        text: Annotated[str, Field(min_length=1, max_length=20_000, description="What to look for.")],
-        kinds: Annotated[list[KindArg] | None, Field(description="Only these kinds.")] = None,
+        text: Annotated[str, Field(min_length=1, max_length=MAX_TEXT_CHARS, description="What to look for.")],
+        kinds: Annotated[list[KindArg] | None, Field(max_length=MAX_ITEMS, description="Only these kinds.")] = None,
         cursor: CursorArg = None,
         limit: LimitArg = DEFAULT_PAGE,
         project: ProjectArg = None,
@@ -258,8 +265,12 @@ class CtxgraphTools:
     def list_projects(self) -> Annotated[CallToolResult, ProjectsResult]:
         """The projects (stores) this server serves, which one is the default, and the response size cap."""
         def work() -> CallToolResult:
-            infos = [ProjectInfo(name=p.name, store=p.spec.kind, default=p.name == self.projects.default)
-                     for p in sorted(self.projects.by_name.values(), key=lambda p: p.name)]
+            try:
+                default: str | None = self.projects.get(None).name
+            except CtxgraphError:
+                default = None
+            infos = [ProjectInfo(name=p.name, store=p.spec.kind, default=p.name == default)
+                     for p in self.projects.visible()]
             return ok({"projects": [i.model_dump(mode="json") for i in infos], "read_only": self.read_only,
                        "max_response_tokens": self.cap})
         return self.guard(work)
@@ -267,12 +278,14 @@ class CtxgraphTools:
     def add_task(
         self,
         task_id: RequiredTaskId,
-        name: Annotated[str, Field(description="Short title.")] = "",
-        objective: Annotated[str, Field(description="What the task must achieve.")] = "",
-        acceptance_criteria: Annotated[list[str] | None, Field(description="Acceptance criteria.")] = None,
-        type: Annotated[str, Field(description="Task type (feature, bugfix, ...).")] = "feature",
+        name: Annotated[Name, Field(description="Short title.")] = "",
+        objective: Annotated[Text, Field(description="What the task must achieve.")] = "",
+        acceptance_criteria: Annotated[list[Text] | None, Field(max_length=MAX_ITEMS,
+                                                                description="Acceptance criteria.")] = None,
+        type: Annotated[Name, Field(description="Task type (feature, bugfix, ...).")] = "feature",
         complexity: Annotated[ComplexityArg, Field(description="Complexity tier [default: normal].")] = None,
-        depends_on: Annotated[list[str] | None, Field(description="Ids of stored tasks it depends on.")] = None,
+        depends_on: Annotated[list[Id] | None, Field(max_length=MAX_ITEMS,
+                                                     description="Ids of stored tasks it depends on.")] = None,
         requires_context: Annotated[bool, Field(description="False: no working memory in its context.")] = True,
         project: ProjectArg = None,
     ) -> Annotated[CallToolResult, TaskResult]:
@@ -292,8 +305,9 @@ class CtxgraphTools:
         self,
         handoff: Annotated[str, Field(description=(
             "The structured handoff document, YAML or JSON text (task_id, summary, success, files_created, "
-            "files_modified, dependencies_for_next, patterns_discovered, gotchas, decisions, open_questions)."))],
-        source: Annotated[str, Field(min_length=1, max_length=200,
+            "files_modified, dependencies_for_next, patterns_discovered, gotchas, decisions, open_questions); "
+            "at most 5 MB (5,242,880 bytes of UTF-8), as a handoff file."))],
+        source: Annotated[str, Field(min_length=1, max_length=MAX_ID_CHARS,
                                      description="A name for the document in messages.")] = "<handoff>",
         embed: Annotated[bool, Field(description=(
             "Then embed the finished tasks' texts that have no vector yet (as `ctxgraph embed-tasks`)."))] = True,
@@ -325,7 +339,8 @@ class CtxgraphTools:
     def block_task(
         self,
         task_id: RequiredTaskId,
-        reason: Annotated[str, Field(min_length=1, max_length=10_000, description="Why the task cannot go on.")],
+        reason: Annotated[str, Field(min_length=1, max_length=MAX_TEXT_CHARS,
+                                     description="Why the task cannot go on.")],
         project: ProjectArg = None,
     ) -> Annotated[CallToolResult, TaskResult]:
         """Mark a task blocked (it shows under Active Blockers in every context)."""
@@ -357,7 +372,7 @@ class CtxgraphTools:
         try:
             _, ctx, _ = self.computed(project, task_id, lambda c: estimate_tokens(c.markdown) + 200)
         except CtxgraphError as exc:
-            raise ResourceError(f"ctxgraph: error: {exc}") from None
+            raise ResourceError(error_line(str(exc))) from None
         warning = ops.store_warning(ctx)
         return f"ctxgraph: warning: {warning}\n\n{ctx.markdown}" if warning else ctx.markdown
 
@@ -366,18 +381,18 @@ class CtxgraphTools:
             proj = self.projects.get(project)
             return compact({"project": proj.name, **proj.call(ContextService.stats)})
         except CtxgraphError as exc:
-            raise ResourceError(f"ctxgraph: error: {exc}") from None
+            raise ResourceError(error_line(str(exc))) from None
 
-    def register(self, server: MCPServer) -> None:
+    def register(self, server: CtxgraphServer) -> None:
         reads: list[Callable[..., CallToolResult]] = [
             self.compute_context, self.explain_context, self.search_knowledge, self.get_task, self.list_tasks,
             self.graph_stats, self.list_projects]
         writes: list[Callable[..., CallToolResult]] = [
             self.add_task, self.ingest_handoff, self.block_task, self.unblock_task]
         for fn in reads:
-            server.add_tool(fn, annotations=READ)
+            server.add_strict_tool(fn, annotations=READ)
         for fn in [] if self.read_only else writes:
-            server.add_tool(fn, annotations=WRITE)
+            server.add_strict_tool(fn, annotations=WRITE)
 
         @server.resource("ctxgraph://context/{task_id}", name="context", mime_type="text/markdown",
                          description="The computed context of a stored task of the default project (Markdown).")
@@ -407,12 +422,12 @@ def build_server(
     read_only: bool = False,
     token_verifier: TokenVerifier | None = None,
     auth: AuthSettings | None = None,
-) -> MCPServer:
+) -> CtxgraphServer:
     """The MCP server of ``projects`` (tools, resources); ``token_verifier`` and
     ``auth`` protect its HTTP transport (see :mod:`ctxgraph.mcp.transport`)."""
     from importlib.metadata import version
 
-    server: MCPServer = MCPServer(
+    server = CtxgraphServer(
         "ctxgraph", version=version("ctxgraph"), instructions=INSTRUCTIONS,
         token_verifier=token_verifier, auth=auth, log_level="WARNING",
     )

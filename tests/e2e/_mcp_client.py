@@ -80,10 +80,10 @@ class McpClient:
         """The exit code and text of a call that must be a tool error."""
         result = self.call(tool, arguments)
         assert result.is_error, result.structured_content
-        assert len(result.content) == 1
+        assert len(result.content) == 1 and result.structured_content is None
         text = result.content[0].text  # type: ignore[union-attr]
-        assert isinstance(result.structured_content, dict) and result.structured_content["error"] == text
-        return int(result.structured_content["exit_code"]), text
+        assert result.meta is not None
+        return int(result.meta["ctxgraph/exit_code"]), text
 
     def read(self, uri: str) -> str:
         found = self._portal.call(self.client.read_resource, uri)
