@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from dataclasses import replace
@@ -35,6 +36,9 @@ def _stdin_line(what: str) -> str:
               help=f"HTTP: read the bearer token from the first line of standard input (else ${TOKEN_ENV}).")
 @click.option("--no-auth", is_flag=True,
               help="HTTP: accept requests without a token; refused unless HOST is a loopback address.")
+@click.option("--project-tokens", "project_tokens_file", metavar="FILE",
+              help="HTTP: a file of NAME=TOKEN lines, one bearer token per project; a project's token "
+                   f"reaches that project only (${TOKEN_ENV}, if set, still reaches every one).")
 @click.option("--project", "project_specs", multiple=True, metavar="NAME=PATH|NAME=URI[#DB]",
               help="Serve this project (repeatable): an embedded store file, or a Neo4j server URI "
                    "(with #DATABASE to name a database). Replaces --store/--neo4j.")
@@ -44,9 +48,16 @@ def _stdin_line(what: str) -> str:
               show_default=True, help="No response is larger (estimated tokens of the whole result).")
 @click.option("--read-only", is_flag=True,
               help="Open the stores read-only and offer no tool that writes.")
+@click.option("--create", is_flag=True,
+              help="Create an embedded store that does not exist yet (without it, a missing store is refused).")
+@click.option("--print-config", type=click.Choice(["claude", "cursor"]), is_flag=False, flag_value="claude",
+              default=None, metavar="[claude|cursor]",
+              help="Print the JSON that registers this server (these options, absolute paths) with Claude "
+                   "Code (.mcp.json) or Cursor (.cursor/mcp.json), and exit.")
 @store_options
-def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, project_specs: tuple[str, ...],
-                default_project: str | None, max_response_tokens: int, read_only: bool, store_path: Path | None,
+def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, project_tokens_file: str | None,
+                project_specs: tuple[str, ...], default_project: str | None, max_response_tokens: int,
+                read_only: bool, create: bool, print_config: str | None, store_path: Path | None,
                 neo4j_uri: str | None, neo4j_user: str | None, neo4j_database: str | None,
                 password_stdin: bool) -> None:
     """Serve ctxgraph over the Model Context Protocol (MCP), for any orchestrator.
@@ -61,8 +72,10 @@ def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, proj
     Auth (HTTP only): every request needs `Authorization: Bearer TOKEN`.
     The token comes from $CTXGRAPH_MCP_TOKEN or, with --token-stdin, the
     first line of standard input - never from the command line - and is
-    compared in constant time. --no-auth is accepted on loopback addresses
-    only (127.0.0.0/8, ::1, localhost).
+    compared in constant time. --project-tokens FILE gives each project its
+    own token. --no-auth is accepted on loopback addresses only
+    (127.0.0.0/8, ::1, localhost). On a loopback address only requests whose
+    Host and Origin headers name that address are served (DNS rebinding).
 
     \b
     Projects: one store by default (--store / --neo4j, as for every
@@ -70,13 +83,20 @@ def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, proj
     serves several, each with its own store; tools take a `project`
     argument (optional with one project or --default-project). Neo4j
     projects share NEO4J_USER and the password (NEO4J_PASSWORD,
-    NEO4J_PASSWORD_FILE, or --password-stdin with --http).
+    NEO4J_PASSWORD_FILE, or --password-stdin with --http). An embedded
+    store that does not exist is refused unless --create.
+
+    \b
+    Client setup: `ctxgraph mcp --print-config [claude|cursor] [options]`
+    prints the client's JSON with the absolute paths of this ctxgraph and
+    of the store.
 
     \b
     Size cap: no response exceeds --max-response-tokens (estimated as the
     rest of ctxgraph counts tokens): a context's budget is lowered to fit
     (the result says so), lists are paginated (cursor / next_cursor), and
-    anything else too large is an error.
+    anything else too large is an error. Arguments are checked strictly
+    (types, no unknown ones, length limits) before any work.
 
     Tools: compute_context, explain_context, search_knowledge, get_task,
     list_tasks, graph_stats, list_projects, and (unless --read-only)
@@ -94,15 +114,22 @@ def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, proj
         check_token,
         is_loopback,
         parse_address,
+        read_project_tokens,
         say,
         serve_http,
         serve_stdio,
         url_of,
     )
 
-    if http_address is None and (token_stdin or no_auth or password_stdin):
-        flag = "--token-stdin" if token_stdin else "--no-auth" if no_auth else "--password-stdin"
+    if print_config and (http_address is not None or password_stdin):
+        other = "--http" if http_address else "--password-stdin"
+        raise CliError(f"--print-config prints a stdio setup: not with {other}", 2)
+    if http_address is None and (token_stdin or no_auth or password_stdin or project_tokens_file):
+        flag = ("--token-stdin" if token_stdin else "--no-auth" if no_auth else "--password-stdin" if password_stdin
+                else "--project-tokens")
         raise CliError(f"{flag} needs --http: over stdio, standard input carries the protocol", 2)
+    if no_auth and project_tokens_file:
+        raise CliError("--project-tokens cannot be used with --no-auth", 2)
     if token_stdin and (no_auth or password_stdin):
         other = "--no-auth" if no_auth else "--password-stdin (use NEO4J_PASSWORD_FILE)"
         raise CliError(f"--token-stdin cannot be used with {other}", 2)
@@ -117,6 +144,16 @@ def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, proj
         specs = [spec_for(DEFAULT_NAME, str(store_path or ContextService.default_store_path()))]
     specs = [s if s.kind == "embedded" or s.database else replace(s, database=neo4j_database) for s in specs]
     check_distinct(specs)
+    specs = [replace(s, location=os.path.abspath(s.location)) if s.kind == "embedded" else s for s in specs]
+    for spec in specs:
+        if spec.kind == "embedded" and not create and not os.path.exists(spec.location):
+            named = "" if spec.name == DEFAULT_NAME and not project_specs else f"project {spec.name}: "
+            raise CliError(f"{named}no store at {spec.location}: create it with `ctxgraph init --store PATH` "
+                           "or pass --create", 2)
+    if print_config:
+        print(json.dumps(client_config(print_config, specs, bool(project_specs)), indent=2))
+        say(f"{CONFIG_HINT[print_config]}; the server's errors go to the client's MCP log")
+        return
 
     address = token = None
     if http_address is not None:
@@ -129,9 +166,13 @@ def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, proj
             token = check_token(_stdin_line("--token-stdin"))
         elif os.environ.get(TOKEN_ENV):
             token = check_token(os.environ[TOKEN_ENV])
-        else:
+        elif not project_tokens_file:
             raise CliError(f"a bearer token is required over HTTP: set {TOKEN_ENV} or pass --token-stdin "
-                           "(or --no-auth on a loopback address)", 2)
+                           "(or --no-auth on a loopback address, or --project-tokens FILE)", 2)
+    project_tokens = read_project_tokens(project_tokens_file) if project_tokens_file else None
+    for name in project_tokens or {}:
+        if name not in {s.name for s in specs}:
+            raise CliError(f"--project-tokens: {name!r} is not a served project", 2)
     password = None
     on_neo4j = any(s.kind == "neo4j" for s in specs)
     if password_stdin:
@@ -161,7 +202,7 @@ def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, proj
         sock = bind(*address)
         try:
             host, port = sock.getsockname()[:2]
-            verifier = StaticTokenVerifier(token) if token is not None else None
+            verifier = StaticTokenVerifier(token, project_tokens) if token or project_tokens else None
             server = build_server(projects, max_tokens=max_response_tokens, read_only=read_only,
                                   token_verifier=verifier, auth=auth_settings(host, port) if verifier else None)
             say(f"serving {url_of(sock)} (projects: {names}; "
@@ -171,6 +212,57 @@ def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, proj
             sock.close()
     finally:
         projects.close()
+
+
+CONFIG_HINT = {
+    "claude": "Claude Code: save this as .mcp.json at the project's root (or merge its entry into an existing one)",
+    "cursor": "Cursor: save this as .cursor/mcp.json in the project (or ~/.cursor/mcp.json for every project)",
+}
+
+
+def _executable() -> list[str]:
+    """The command that runs this ctxgraph: the console script, else ``python -m ctxgraph``."""
+    argv0 = Path(sys.argv[0])
+    if argv0.name.startswith("ctxgraph") and argv0.suffix != ".py" and argv0.is_file():
+        return [str(argv0.resolve())]
+    return [os.path.abspath(sys.executable), "-m", "ctxgraph"]
+
+
+def client_config(client: str, specs: list[Any], several: bool) -> dict[str, Any]:
+    """The ``mcpServers`` JSON of this server for ``client`` (claude or cursor)."""
+    command, *prefix = _executable()
+    args = [*prefix, "mcp"]
+    for name, value in _given_options():
+        args += [name] if value is True else [name, value]
+    if several:
+        for spec in specs:
+            where = spec.location + (f"#{spec.database}" if spec.database else "")
+            args += ["--project", f"{spec.name}={where}"]
+    elif specs[0].kind == "embedded":
+        args += ["--store", specs[0].location]
+    else:
+        args += ["--neo4j", specs[0].location] + (["--neo4j-database", specs[0].database] if specs[0].database else [])
+    entry: dict[str, Any] = {"type": "stdio"} if client == "claude" else {}
+    entry |= {"command": command, "args": args}
+    if any(s.kind == "neo4j" for s in specs):
+        ref = "${NEO4J_PASSWORD}" if client == "claude" else "${env:NEO4J_PASSWORD}"
+        entry["env"] = {"NEO4J_PASSWORD": ref}
+        user = click.get_current_context().params.get("neo4j_user")
+        if user:
+            entry["env"]["NEO4J_USER"] = user
+    return {"mcpServers": {"ctxgraph": entry}}
+
+
+def _given_options() -> list[tuple[str, Any]]:
+    """The serving options given on the command line (not the store's), as they were given."""
+    params = click.get_current_context().params
+    given: list[tuple[str, Any]] = []
+    for flag, name in (("--read-only", "read_only"), ("--max-response-tokens", "max_response_tokens"),
+                       ("--default-project", "default_project")):
+        if _from_command_line(name):
+            value = params[name]
+            given.append((flag, value if value is True else str(value)))
+    return given
 
 
 def _verbose() -> bool:

@@ -36,6 +36,8 @@ NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 NEO4J_SCHEMES = ("neo4j://", "neo4j+s://", "neo4j+ssc://", "bolt://", "bolt+s://", "bolt+ssc://")
 #: The name of the one project served when no ``--project`` is given.
 DEFAULT_NAME = "default"
+#: The client id of a bearer token that reaches one project: this prefix and its name.
+PROJECT_CLIENT = "ctxgraph-project:"
 #: The projects the running request may use (None: every one).
 ALLOWED: ContextVar[frozenset[str] | None] = ContextVar("ctxgraph_mcp_allowed", default=None)
 

@@ -30,11 +30,8 @@ from pydantic import AnyUrl
 
 from ctxgraph.mcp.arguments import USAGE, ArgumentError, StrictTool
 from ctxgraph.mcp.limits import MAX_URI_CHARS
-from ctxgraph.mcp.projects import ALLOWED
+from ctxgraph.mcp.projects import ALLOWED, PROJECT_CLIENT
 from ctxgraph.mcp.responses import clip, error, error_line
-
-#: The client id of a bearer token that reaches one project: this prefix and its name.
-PROJECT_CLIENT = "ctxgraph-project:"
 
 
 def allowed_projects() -> frozenset[str] | None:

@@ -2,9 +2,17 @@
 
 Over HTTP every request must carry ``Authorization: Bearer TOKEN``; the SDK's
 bearer middleware asks :class:`StaticTokenVerifier`, which compares digests
-of the two tokens in constant time. The token is a pre-shared secret (from
-the environment or standard input); no OAuth discovery is advertised.
-``--no-auth`` is refused on any address that is not loopback.
+of the token with each known one in constant time. A token is a pre-shared
+secret (from the environment, standard input or a tokens file); no OAuth
+discovery is advertised. The server's token reaches every project; a
+project's token (``--project-tokens``) reaches that project only, and the
+SDK binds each session to the token that opened it.
+
+On a loopback address (127.0.0.0/8, ::1, localhost) only requests whose
+``Host`` (and ``Origin``, when sent) name the address the server listens on
+are served (:func:`rebinding_protection`): a page from another site cannot
+reach it by DNS rebinding, token or not. ``--no-auth`` is refused on any
+address that is not loopback.
 """
 
 from __future__ import annotations
@@ -24,8 +32,10 @@ import anyio
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
 
 from ctxgraph.errors import ConfigurationError, CtxgraphError
+from ctxgraph.mcp.projects import PROJECT_CLIENT
 from ctxgraph.service import MAX_DOCUMENT_BYTES
 
 TOKEN_SHAPE = re.compile(r"^[A-Za-z0-9._~+/=-]{16,4096}$")
@@ -76,22 +86,65 @@ def _digest(token: str) -> bytes:
 
 #: What the request's auth state holds in place of the bearer token itself.
 _WITHHELD = "<pre-shared>"
+#: The client id of the server's token (every project).
+SERVER_CLIENT = "ctxgraph-bearer"
 
 
 class StaticTokenVerifier:
-    """Accepts one pre-shared bearer token (an ``mcp`` ``TokenVerifier``).
+    """Accepts pre-shared bearer tokens (an ``mcp`` ``TokenVerifier``): the
+    server's (every project) and projects' (one each, client id
+    ``ctxgraph-project:NAME``, see :mod:`ctxgraph.mcp.server`).
 
-    Digests of equal length are compared with ``hmac.compare_digest``, so the
-    time taken says nothing about the token, not even its length."""
+    The digest of the token sent is compared with every known digest with
+    ``hmac.compare_digest``, so the time taken says nothing about the tokens,
+    not even their length."""
 
-    def __init__(self, token: str) -> None:
-        self._digest = _digest(check_token(token))
+    def __init__(self, token: str | None, project_tokens: dict[str, str] | None = None) -> None:
+        self._known: list[tuple[bytes, str]] = []
+        if token is not None:
+            self._known.append((_digest(check_token(token)), SERVER_CLIENT))
+        for name, secret in sorted((project_tokens or {}).items()):
+            self._known.append((_digest(check_token(secret)), PROJECT_CLIENT + name))
+        if len({d for d, _ in self._known}) != len(self._known):
+            raise ConfigurationError("two of the bearer tokens are the same: each project needs its own")
+        if not self._known:
+            raise ConfigurationError("no bearer token")
 
     async def verify_token(self, token: str) -> AccessToken | None:
-        if not hmac.compare_digest(_digest(token), self._digest):
+        sent = _digest(token)
+        found = None
+        for known, client in self._known:
+            if hmac.compare_digest(sent, known):
+                found = client
+        if found is None:
             return None
         # The token itself is not kept in the request's auth state.
-        return AccessToken(token=_WITHHELD, client_id="ctxgraph-bearer", scopes=[])
+        return AccessToken(token=_WITHHELD, client_id=found, scopes=[])
+
+
+def read_project_tokens(path: str) -> dict[str, str]:
+    """``NAME=TOKEN`` lines (blank lines and ``#`` comments skipped) of a tokens file."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            lines = handle.read(1024 * 1024).splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigurationError(f"--project-tokens {path}: cannot read: {getattr(exc, 'strerror', None) or exc}") \
+            from None
+    tokens: dict[str, str] = {}
+    for number, line in enumerate(lines, 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        name, sep, token = line.partition("=")
+        name, token = name.strip(), token.strip()
+        if not sep or not name or not token:
+            raise ConfigurationError(f"--project-tokens {path}, line {number}: expected NAME=TOKEN")
+        if name in tokens:
+            raise ConfigurationError(f"--project-tokens {path}, line {number}: project {name!r} has a token already")
+        tokens[name] = token
+    if not tokens:
+        raise ConfigurationError(f"--project-tokens {path}: no NAME=TOKEN line")
+    return tokens
 
 
 def auth_settings(host: str, port: int) -> AuthSettings:
@@ -100,6 +153,20 @@ def auth_settings(host: str, port: int) -> AuthSettings:
     without ``resource_server_url`` no discovery route is added."""
     shown = f"[{host}]" if ":" in host else host
     return AuthSettings(issuer_url=f"http://{shown}:{port}", resource_server_url=None)  # type: ignore[arg-type]
+
+
+def rebinding_protection(host: str, port: int) -> TransportSecuritySettings | None:
+    """On a loopback address, the ``Host`` and ``Origin`` headers accepted: the
+    address served (and ``localhost`` on 127.0.0.1 and ::1) with its port; off
+    loopback None (a server reachable by any name; the token protects it)."""
+    if not is_loopback(host):
+        return None
+    names = {f"[{host}]" if ":" in host else host}
+    if host in ("127.0.0.1", "::1", "localhost"):
+        names.add("localhost")
+    hosts = sorted(f"{name}:{port}" for name in names)
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
+                                     allowed_origins=[f"http://{h}" for h in hosts])
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -152,8 +219,9 @@ def serve_http(server: MCPServer, sock: socket.socket, *, access_log: bool = Fal
     """Serve streamable HTTP on ``sock`` (at :data:`HTTP_PATH`) until interrupted."""
     import uvicorn
 
-    host = sock.getsockname()[0]
+    host, port = sock.getsockname()[:2]
     app = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=host,
+                                     transport_security=rebinding_protection(host, port),
                                      max_request_body_size=HTTP_BODY_LIMIT)
     config = uvicorn.Config(app, log_level="warning", access_log=access_log, lifespan="on",
                             timeout_graceful_shutdown=5)

@@ -24,6 +24,31 @@ from mcp_types import CallToolResult
 
 SERVING = re.compile(r"serving (http://\S+/mcp)")
 
+SMALL_HANDOFF = """\
+task_id: t-auth
+summary: Added JWT validation middleware
+success: true
+patterns_discovered: [{pattern: Wrap handlers with requireAuth(), applies_to: [auth, api]}]
+gotchas: [{issue: Clock skew breaks exp checks, severity: high, applies_to: [jwt]}]
+"""
+
+
+def small_store(path: Path) -> Path:
+    """An embedded store at ``path`` holding t-auth (finished, with a handoff) and
+    t-refresh (depends on it), written in process (the setup, not what is tested)."""
+    from ctxgraph.service import ContextService
+
+    svc = ContextService.open(path)
+    try:
+        svc.add_task({"id": "t-auth", "name": "Add JWT validation middleware",
+                      "objective": "Verify JWT tokens on api routes"})
+        svc.add_task({"id": "t-refresh", "name": "Refresh tokens", "objective": "Rotate the JWT on login refresh",
+                      "depends_on": ["t-auth"]})
+        svc.ingest_handoffs([("handoff.yaml", SMALL_HANDOFF.encode())])
+    finally:
+        svc.close()
+    return path
+
 
 def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     """This process's environment without ctxgraph's and Neo4j's variables, plus ``extra``."""
@@ -115,12 +140,19 @@ def http(url: str, token: str | None) -> McpClient:
 class HttpServer:
     """``ctxgraph mcp --http 127.0.0.1:0 ARGS`` as a subprocess; ``url`` once it serves."""
 
-    def __init__(self, args: list[str], *, cwd: Path, env: dict[str, str], log: Path) -> None:
+    def __init__(self, args: list[str], *, cwd: Path, env: dict[str, str], log: Path,
+                 address: str = "127.0.0.1:0", wait: bool = True) -> None:
         self.log = log
         self._err = log.open("w", encoding="utf-8")
-        self.proc = subprocess.Popen([sys.executable, "-m", "ctxgraph", "mcp", "--http", "127.0.0.1:0", *args],
+        self.proc = subprocess.Popen([sys.executable, "-m", "ctxgraph", "mcp", "--http", address, *args],
                                      cwd=cwd, env=clean_env(env), stdin=subprocess.DEVNULL,
                                      stdout=subprocess.DEVNULL, stderr=self._err)
+        if wait:
+            self.wait()
+
+    def wait(self) -> None:
+        """Until the server says it serves (``url``)."""
+        log = self.log
         deadline = time.monotonic() + 90
         while True:
             found = SERVING.search(log.read_text(encoding="utf-8"))

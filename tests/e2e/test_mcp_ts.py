@@ -1,5 +1,6 @@
 """`ctxgraph mcp` driven by the TypeScript MCP SDK's client (1.x, as Claude
-Code, Cursor and the MCP Inspector use it), over stdio and streamable HTTP:
+Code, Cursor and the MCP Inspector use it), over stdio (started as the JSON
+of `ctxgraph mcp --print-config` says, outside the venv) and streamable HTTP:
 the tools listed, a context, and each kind of error shown as ctxgraph's own
 line with ``isError`` — the client checks every result's structured content
 against the tool's output schema, so an error carrying content of another
@@ -21,20 +22,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _mcp_client import HttpServer, clean_env
-
-from ctxgraph.service import ContextService
+from _mcp_client import HttpServer, clean_env, small_store
 
 TS_CLIENT = Path(__file__).parent / "ts_client"
 TOKEN = "mcp-ts-test-" + os.urandom(12).hex()
-
-HANDOFF = """\
-task_id: t-auth
-summary: Added JWT validation middleware
-success: true
-patterns_discovered: [{pattern: Wrap handlers with requireAuth(), applies_to: [auth, api]}]
-gotchas: [{issue: Clock skew breaks exp checks, severity: high, applies_to: [jwt]}]
-"""
 
 #: The calls each client makes (after listing the tools), and what each must give.
 STEPS: list[tuple[str, dict[str, Any]]] = [
@@ -76,28 +67,32 @@ def node_or_fail() -> str:
     pytest.skip(missing)
 
 
-def run_client(node: str, plan: dict[str, Any], cwd: Path) -> tuple[list[dict[str, Any]], str]:
+def run_client(node: str, plan: dict[str, Any], cwd: Path,
+               env: dict[str, str] | None = None) -> tuple[list[dict[str, Any]], str]:
     """The client's step results, and its standard error (a stdio server's log)."""
     plan = {**plan, "steps": [{"listTools": True}, *(step for _, step in STEPS)]}
     proc = subprocess.run([node, str(TS_CLIENT / "client.mjs")], input=json.dumps(plan).encode(), cwd=cwd,
-                          capture_output=True, timeout=300, env=clean_env())
+                          capture_output=True, timeout=300, env=env or clean_env())
     assert proc.returncode == 0, proc.stderr.decode()
     return json.loads(proc.stdout)["steps"], proc.stderr.decode()
 
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("mcp-ts")
-    svc = ContextService.open(folder / "graph.db")
-    try:
-        svc.add_task({"id": "t-auth", "name": "Add JWT validation middleware",
-                      "objective": "Verify JWT tokens on api routes"})
-        svc.add_task({"id": "t-refresh", "name": "Refresh tokens", "objective": "Rotate the JWT on login refresh",
-                      "depends_on": ["t-auth"]})
-        svc.ingest_handoffs([("handoff.yaml", HANDOFF.encode())])
-    finally:
-        svc.close()
-    return folder / "graph.db"
+    return small_store(tmp_path_factory.mktemp("mcp-ts") / "graph.db")
+
+
+def printed_config(store: Path) -> dict[str, Any]:
+    """Claude Code's entry as `ctxgraph mcp --print-config` prints it (the console script when installed)."""
+    script = Path(sys.executable).parent / "ctxgraph"
+    command = [str(script)] if script.is_file() else [sys.executable, "-m", "ctxgraph"]
+    proc = subprocess.run([*command, "mcp", "--print-config", "--store", store.name], cwd=store.parent,
+                          capture_output=True, env=clean_env(), timeout=120)
+    assert proc.returncode == 0, proc.stderr.decode()
+    entry: dict[str, Any] = json.loads(proc.stdout)["mcpServers"]["ctxgraph"]
+    assert entry["type"] == "stdio" and Path(entry["command"]).is_absolute()
+    assert entry["args"][-2:] == ["--store", str(store.resolve())]
+    return entry
 
 
 @pytest.fixture(scope="module", params=["stdio", "http"])
@@ -106,9 +101,14 @@ def answers(request: pytest.FixtureRequest, store: Path) -> Iterator[dict[str, A
     node = node_or_fail()
     args = ["--store", str(store)]
     if request.param == "stdio":
-        plan = {"stdio": {"command": sys.executable, "args": ["-m", "ctxgraph", "mcp", *args],
-                          "env": clean_env(), "cwd": str(store.parent)}}
-        steps, log = run_client(node, plan, store.parent)
+        # as a user would: the JSON `--print-config` prints, run by a client whose PATH lacks this Python's bin
+        entry = printed_config(store)
+        elsewhere = store.parent / "elsewhere"
+        elsewhere.mkdir(exist_ok=True)
+        env = clean_env({"PATH": os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep)
+                                                 if p and Path(p).resolve() != Path(sys.executable).parent.resolve())})
+        plan = {"stdio": {"command": entry["command"], "args": entry["args"], "env": {}, "cwd": str(elsewhere)}}
+        steps, log = run_client(node, plan, elsewhere, env)
     else:
         server = HttpServer(args, cwd=store.parent, env={"CTXGRAPH_MCP_TOKEN": TOKEN},
                             log=store.parent / "http.log")
