@@ -145,22 +145,12 @@ def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, proj
     specs = [s if s.kind == "embedded" or s.database else replace(s, database=neo4j_database) for s in specs]
     check_distinct(specs)
     specs = [replace(s, location=os.path.abspath(s.location)) if s.kind == "embedded" else s for s in specs]
-    for spec in specs:
-        if spec.kind == "embedded" and not create and not os.path.exists(spec.location):
-            named = "" if spec.name == DEFAULT_NAME and not project_specs else f"project {spec.name}: "
-            raise CliError(f"{named}no store at {spec.location}: create it with `ctxgraph init --store PATH` "
-                           "or pass --create", 2)
-    if print_config:
-        print(json.dumps(client_config(print_config, specs, bool(project_specs)), indent=2))
-        say(f"{CONFIG_HINT[print_config]}; the server's errors go to the client's MCP log")
-        return
-
     address = token = None
     if http_address is not None:
         address = parse_address(http_address)
         if no_auth:
             if not is_loopback(address[0]):
-                raise CliError(f"--no-auth is allowed on loopback addresses only (127.0.0.1, ::1, localhost), "
+                raise CliError(f"--no-auth is allowed on loopback addresses only (127.0.0.0/8, ::1, localhost), "
                                f"not {address[0]}: give a token", 2)
         elif token_stdin:
             token = check_token(_stdin_line("--token-stdin"))
@@ -173,6 +163,17 @@ def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, proj
     for name in project_tokens or {}:
         if name not in {s.name for s in specs}:
             raise CliError(f"--project-tokens: {name!r} is not a served project", 2)
+    verifier = StaticTokenVerifier(token, project_tokens) if token or project_tokens else None
+    for spec in specs:
+        if spec.kind == "embedded" and not create and not os.path.exists(spec.location):
+            named = "" if spec.name == DEFAULT_NAME and not project_specs else f"project {spec.name}: "
+            raise CliError(f"{named}no store at {spec.location}: create it with `ctxgraph init --store PATH` "
+                           "or pass --create", 2)
+    if print_config:
+        print(json.dumps(client_config(print_config, specs, bool(project_specs)), indent=2))
+        say(f"{CONFIG_HINT[print_config]}; the server's errors go to the client's MCP log")
+        return
+
     password = None
     on_neo4j = any(s.kind == "neo4j" for s in specs)
     if password_stdin:
@@ -202,7 +203,6 @@ def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, proj
         sock = bind(*address)
         try:
             host, port = sock.getsockname()[:2]
-            verifier = StaticTokenVerifier(token, project_tokens) if token or project_tokens else None
             server = build_server(projects, max_tokens=max_response_tokens, read_only=read_only,
                                   token_verifier=verifier, auth=auth_settings(host, port) if verifier else None)
             say(f"serving {url_of(sock)} (projects: {names}; "

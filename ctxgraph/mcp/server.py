@@ -8,7 +8,8 @@
 - ``tools/list``: each tool's input schema is the strict model's
   (``additionalProperties: false``, the length limits).
 - ``resources/read``: a URI over :data:`~ctxgraph.mcp.limits.MAX_URI_CHARS`
-  characters is refused before the SDK matches (and would repeat) it.
+  characters is refused before the SDK matches it; an unknown one is
+  ctxgraph's line, quoting it clipped (the SDK's repeats it whole).
 - A request made with a project's bearer token sees that project only
   (:data:`ctxgraph.mcp.projects.ALLOWED`).
 """
@@ -23,6 +24,7 @@ import anyio.to_thread
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, CallToolResult, InputRequiredResult, ToolAnnotations
 from mcp_types import Tool as MCPTool
@@ -84,5 +86,8 @@ class CtxgraphServer(MCPServer):
         scope = ALLOWED.set(allowed_projects())
         try:
             return await super().read_resource(uri, context)
+        except ResourceNotFoundError:
+            raise MCPError(code=INVALID_PARAMS, message=error_line(
+                f"unknown resource: {clip(text)!r} (resources/templates/list names them)")) from None
         finally:
             ALLOWED.reset(scope)

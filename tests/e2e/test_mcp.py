@@ -279,7 +279,18 @@ def test_startup_refusals(tmp_path: Path) -> None:
     assert "16 to 4,096 characters" in refused("--http", "127.0.0.1:0", env={"CTXGRAPH_MCP_TOKEN": "short"})
     assert "needs --http" in refused("--token-stdin")
     assert "the same store" in refused("--project", f"a={tmp_path / 'g.db'}", "--project", f"b={tmp_path / 'g.db'}")
-    assert not (tmp_path / "g.db").exists()
+    missing = tmp_path / "no" / "g.db"
+    assert refused("--store", str(missing)) == (
+        f"ctxgraph: error: no store at {missing}: create it with `ctxgraph init --store PATH` or pass --create")
+    assert refused("--project", f"a={missing}", "--print-config").startswith("ctxgraph: error: project a: no store at ")
+    assert not (tmp_path / "g.db").exists() and not missing.parent.exists()
+    (tmp_path / "tokens").write_text("c=" + "t" * 20 + "\n")
+    assert "'c' is not a served project" in refused("--http", "127.0.0.1:0", "--project-tokens", "tokens", "--create")
+    (tmp_path / "tokens").write_text(f"default={TOKEN}\n")
+    assert "two of the bearer tokens are the same" in refused(
+        "--http", "127.0.0.1:0", "--project-tokens", "tokens", "--create", env={"CTXGRAPH_MCP_TOKEN": TOKEN})
+    assert "--project-tokens cannot be used with --no-auth" in refused(
+        "--http", "127.0.0.1:0", "--project-tokens", "tokens", "--no-auth")
 
 
 def free_port() -> int:
@@ -296,7 +307,7 @@ def test_projects_do_not_leak(second: str, tmp_path: Path, request: pytest.Fixtu
     marker = f"kumquat{os.urandom(4).hex()}"
     b_store = env.get("NEO4J_URI") or str(tmp_path / "b.db")
     down = f"neo4j://127.0.0.1:{free_port()}"
-    args = ["--project", f"a={tmp_path / 'a.db'}", "--project", f"b={b_store}", "--project", f"down={down}"]
+    args = ["--project", f"a={tmp_path / 'a.db'}", "--project", f"b={b_store}", "--project", f"down={down}", "--create"]
     b_args = [] if second == "neo4j" else ["--store", b_store]
     with (tmp_path / "stdio.log").open("w", encoding="utf-8") as errlog:
         c = stdio(args, cwd=tmp_path, env=env, errlog=errlog)

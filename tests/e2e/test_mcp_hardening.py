@@ -1,0 +1,238 @@
+"""`ctxgraph mcp` against hostile callers, run for real:
+
+- fuzzing: every tool and resource with over-long, wrongly typed and unknown
+  arguments; each answer is one ctxgraph error line within the response cap,
+  the server logs no traceback and the store is unchanged;
+- DNS rebinding: on every kind of loopback address `--no-auth` accepts, a
+  request whose Host or Origin names another site is refused;
+- per-project tokens: a project's token reaches that project only.
+
+One server per purpose, shared by the module (the HTTP ones start together)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from http.client import HTTPConnection
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _mcp_client import SMALL_HANDOFF, HttpServer, McpClient, http, small_store, stdio
+
+from ctxgraph.graph.documents import MAX_DOCUMENT_BYTES
+from ctxgraph.mcp.responses import wire_tokens
+from ctxgraph.service import ContextService
+
+CAP = 1_000  # the smallest --max-response-tokens: every answer must fit it
+LONG = 300_000  # characters of an over-long string (above every limit but the handoff's)
+TOOLS = ["compute_context", "explain_context", "search_knowledge", "get_task", "list_tasks", "graph_stats",
+         "list_projects", "add_task", "ingest_handoff", "block_task", "unblock_task"]
+#: Valid values of the required arguments (so that the one bad value is what is refused).
+REQUIRED = {"task_id": "t-auth", "text": "jwt", "handoff": SMALL_HANDOFF, "reason": "waiting"}
+#: Loopback addresses of each kind --no-auth accepts: localhost (listening on 127.0.0.1, which it names
+#: too), another 127.0.0.0/8 address (beyond the SDK's own list of three) and IPv6's.
+LOOPBACKS = ["localhost", "127.0.0.2", "[::1]"]
+TOKENS = {"all": "all-" + os.urandom(12).hex(), "a": "proj-a-" + os.urandom(12).hex(),
+          "b": "proj-b-" + os.urandom(12).hex()}
+
+
+def export(store: Path, to: Path) -> str:
+    svc = ContextService.open(store, read_only=True)
+    try:
+        svc.export_to(to)
+    finally:
+        svc.close()
+    return to.read_text(encoding="utf-8")
+
+
+@dataclass
+class Fuzzed:
+    client: McpClient
+    store: Path
+    log: Path
+    before: str
+    schemas: dict[str, dict[str, Any]]
+
+
+@pytest.fixture(scope="module")
+def fuzzed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fuzzed]:
+    folder = tmp_path_factory.mktemp("mcp-fuzz")
+    store = small_store(folder / "graph.db")
+    before = export(store, folder / "before.jsonl")
+    log = folder / "stdio.log"
+    with log.open("w", encoding="utf-8") as errlog:
+        c = stdio(["--store", str(store), "--max-response-tokens", str(CAP)], cwd=folder, errlog=errlog)
+        try:
+            yield Fuzzed(c, store, log, before, {t.name: t.input_schema for t in c.tools()})
+        finally:
+            c.close()
+
+
+def kinds_of(schema: dict[str, Any]) -> set[str]:
+    return {s["type"] for s in schema.get("anyOf", [schema]) if "type" in s}
+
+
+def bad_values(name: str, schema: dict[str, Any]) -> list[tuple[str, Any]]:
+    """(what, value) pairs the argument ``name`` must refuse."""
+    kinds = kinds_of(schema)
+    cases: list[tuple[str, Any]] = []
+    if "string" in kinds:
+        cases += [("over-long", "x" * (MAX_DOCUMENT_BYTES + 1 if name == "handoff" else LONG)), ("a number", 12345)]
+    if "integer" in kinds:
+        cases += [("a string number", "100"), ("a float", 1.5)]
+    if "boolean" in kinds:
+        cases += [("a string boolean", "yes"), ("a number boolean", 1)]
+    if "array" in kinds:
+        cases += [("a list as JSON text", '["a"]'), ("too many items", ["t-auth"] * 1_000)]
+    if "object" in kinds:
+        cases += [("an object as JSON text", '{"id": "x"}'), ("an over-long field", {"id": "x", "objective": "o" * LONG}),
+                  ("an unknown field", {"id": "x", "owner": "me"})]
+    return cases
+
+
+def check_refused(f: Fuzzed, tool: str, arguments: dict[str, Any], names: str) -> str:
+    result = f.client.call(tool, arguments)
+    assert result.is_error, (tool, names)
+    assert result.structured_content is None and len(result.content) == 1
+    line = result.content[0].text  # type: ignore[union-attr]
+    assert line.startswith("ctxgraph: error: ") and "\n" not in line, line
+    assert len(line) <= 2_100 and "x" * 201 not in line and "o" * 201 not in line, line[:300]
+    assert wire_tokens(result) <= CAP
+    return str(line)
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_fuzz_tool_arguments(fuzzed: Fuzzed, tool: str) -> None:
+    schema = fuzzed.schemas[tool]
+    assert schema["additionalProperties"] is False
+    required = {k: REQUIRED[k] for k in schema.get("required", [])}
+    for name, prop in schema["properties"].items():
+        for what, value in bad_values(name, prop):
+            line = check_refused(fuzzed, tool, {**required, name: value}, f"{name}: {what}")
+            if name == "handoff" and what == "over-long":  # the CLI's document limit, in bytes
+                assert line.endswith(f"the limit is {MAX_DOCUMENT_BYTES:,}"), line
+            else:
+                assert line.startswith(f"ctxgraph: error: {tool}: ") and repr(name) in line, line
+    unknown = check_refused(fuzzed, tool, {**required, "x" * LONG: 1}, "an unknown argument")
+    assert unknown.startswith(f"ctxgraph: error: {tool}: unknown argument 'xxx"), unknown
+
+
+def test_fuzz_unknown_tool_and_resources(fuzzed: Fuzzed) -> None:
+    assert check_refused(fuzzed, "x" * LONG, {}, "unknown tool").startswith("ctxgraph: error: unknown tool: 'xxx")
+    for uri in ("ctxgraph://context/" + "x" * LONG, "ctxgraph://projects/" + "x" * LONG + "/stats",
+                "ctxgraph://context/" + "x" * 900, "ctxgraph://projects/" + "x" * 900 + "/context/t-auth",
+                "ctxgraph://projects/" + "x" * 900 + "/stats", "ctxgraph://" + "x" * 900):
+        with pytest.raises(Exception) as refused:  # (the SDK's MCPError: a JSON-RPC error)
+            fuzzed.client.read(uri)
+        message = str(refused.value)
+        assert message.startswith("ctxgraph: error: "), message[:300]
+        assert len(message) <= 2_100 and "x" * 201 not in message, message[:300]
+
+
+def test_fuzz_left_no_trace(fuzzed: Fuzzed, tmp_path: Path) -> None:
+    """(After the fuzzing tests above, in this module's order.) The store is
+    unchanged and the server, still serving, logged no traceback."""
+    assert fuzzed.client.ok("get_task", {"task_id": "t-auth"})["task"]["status"] == "completed"
+    assert export(fuzzed.store, tmp_path / "after.jsonl") == fuzzed.before
+    log = fuzzed.log.read_text(encoding="utf-8")
+    assert "Traceback" not in log and "unexpected" not in log, log[-2_000:]
+
+
+# --------------------------------------------------------------- HTTP servers
+
+
+@dataclass
+class Servers:
+    no_auth: dict[str, HttpServer]
+    tokens: HttpServer
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
+    folder = tmp_path_factory.mktemp("mcp-http")
+    a = small_store(folder / "a.db")
+    (folder / "tokens").write_text(f"# per-project tokens\na={TOKENS['a']}\nb = {TOKENS['b']}\n")
+    started: list[HttpServer] = []
+    try:
+        for n, host in enumerate(LOOPBACKS):
+            started.append(HttpServer(["--no-auth", "--store", str(a)], cwd=folder, env={},
+                                      log=folder / f"no-auth-{n}.log", address=f"{host}:0", wait=False))
+        started.append(HttpServer(["--project", f"a={a}", "--project", f"b={folder / 'b.db'}", "--create",
+                                   "--project-tokens", str(folder / "tokens")], cwd=folder,
+                                  env={"CTXGRAPH_MCP_TOKEN": TOKENS["all"]}, log=folder / "tokens.log", wait=False))
+        for server in started:
+            server.wait()
+        yield Servers(dict(zip(LOOPBACKS, started, strict=False)), started[-1])
+    finally:
+        for server in started:  # (stopped together: each waits for its open sessions)
+            if server.proc.poll() is None:
+                server.proc.terminate()
+        for server in started:
+            server.stop()
+    for server in started:
+        log = server.log.read_text(encoding="utf-8")
+        assert "Traceback" not in log and not any(t in log for t in TOKENS.values())
+
+
+INITIALIZE = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}}})
+
+
+def post(url: str, headers: dict[str, str]) -> int:
+    """The status of an `initialize` POSTed to the server at ``url`` with these headers."""
+    address = url.split("//", 1)[1].split("/", 1)[0]
+    host, port = address.rsplit(":", 1)
+    conn = HTTPConnection(host.strip("[]"), int(port), timeout=30)
+    try:
+        conn.request("POST", "/mcp", INITIALIZE, headers={
+            "Accept": "application/json, text/event-stream", "Content-Type": "application/json", **headers})
+        response = conn.getresponse()
+        response.read()
+        return int(response.status)
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("loopback", LOOPBACKS)
+def test_dns_rebinding_refused(servers: Servers, loopback: str) -> None:
+    server = servers.no_auth[loopback]
+    served = server.url.split("//", 1)[1].split("/", 1)[0]  # the address it listens on, as HOST:PORT
+    port = served.rsplit(":", 1)[1]
+    assert post(server.url, {"Host": served}) == 200
+    assert post(server.url, {"Host": served, "Origin": f"http://{served}"}) == 200
+    if loopback == "localhost":
+        assert served.startswith("127.0.0.1:")
+        assert post(server.url, {"Host": f"localhost:{port}", "Origin": f"http://localhost:{port}"}) == 200
+    for host in ("evil.example", f"evil.example:{port}", f"127.0.0.3:{port}",
+                 *([f"localhost:{port}"] if loopback == "127.0.0.2" else [])):
+        assert post(server.url, {"Host": host}) == 421, host
+    assert post(server.url, {"Host": served, "Origin": "http://evil.example"}) == 403
+    assert post(server.url, {"Host": served, "Origin": f"http://evil.example:{port}"}) == 403
+
+
+def test_project_tokens_reach_their_project_only(servers: Servers) -> None:
+    url = servers.tokens.url
+    clients = {name: http(url, token) for name, token in TOKENS.items()}
+    try:
+        a, b, every = clients["a"], clients["b"], clients["all"]
+        assert [p["name"] for p in every.ok("list_projects")["projects"]] == ["a", "b"]
+        assert [(p["name"], p["default"]) for p in a.ok("list_projects")["projects"]] == [("a", True)]
+        assert [p["name"] for p in b.ok("list_projects")["projects"]] == ["b"]
+        assert a.ok("get_task", {"task_id": "t-auth"})["project"] == "a"  # its project without naming it
+        assert b.fail("get_task", {"task_id": "t-auth"})[0] == 3  # b's (new, empty) store
+        for tool, args in (("get_task", {"task_id": "t-auth"}), ("graph_stats", {}),
+                           ("add_task", {"task_id": "t-intruder"})):
+            _code, line = b.fail(tool, {**args, "project": "a"})
+            assert line == "ctxgraph: error: unknown project: 'a' (served: b)", line
+        with pytest.raises(Exception, match="unknown project: 'a'"):
+            b.read("ctxgraph://projects/a/stats")
+        assert "several projects are served" in every.fail("get_task", {"task_id": "t-auth"})[1]
+        assert every.ok("get_task", {"task_id": "t-auth", "project": "a"})["task"]["id"] == "t-auth"
+        with pytest.raises(BaseException):  # noqa: B017 (the SDK's client raises an exception group)
+            http(url, "wrong-" + TOKENS["a"])
+    finally:
+        for c in clients.values():
+            c.close()
