@@ -20,16 +20,21 @@ MAX_ID_CHARS = 200
 MAX_PROJECT_CHARS = 64
 #: A task's name, its type, a section's name; a blocked_at timestamp.
 MAX_NAME_CHARS = 500
-#: A task's objective, a search text, an acceptance criterion, a blocker's reason.
+#: A task's objective, a search text, a blocker's reason.
 MAX_TEXT_CHARS = 20_000
-#: Items of a list argument (acceptance criteria, dependencies, kinds).
+#: One acceptance criterion.
+MAX_CRITERION_CHARS = 2_000
+#: Items of a list argument (dependencies, kinds).
 MAX_ITEMS = 100
+#: Acceptance criteria of a task (with the limits above, a task's text is at
+#: most ~120,000 characters, far below spaCy's 1,000,000).
+MAX_CRITERIA = 50
 #: A cursor (what next_cursor holds is far shorter).
 MAX_CURSOR_CHARS = 512
 #: A resource URI.
 MAX_URI_CHARS = 1_000
 
 __all__ = [
-    "DEFAULT_MAX_TOKENS", "MAX_CURSOR_CHARS", "MAX_ID_CHARS", "MAX_ITEMS", "MAX_NAME_CHARS", "MAX_PROJECT_CHARS",
-    "MAX_TEXT_CHARS", "MAX_URI_CHARS", "MIN_MAX_TOKENS", "TOKEN_ENV",
+    "DEFAULT_MAX_TOKENS", "MAX_CRITERIA", "MAX_CRITERION_CHARS", "MAX_CURSOR_CHARS", "MAX_ID_CHARS", "MAX_ITEMS",
+    "MAX_NAME_CHARS", "MAX_PROJECT_CHARS", "MAX_TEXT_CHARS", "MAX_URI_CHARS", "MIN_MAX_TOKENS", "TOKEN_ENV",
 ]

@@ -10,6 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from ctxgraph import Task, TaskDoc
 from ctxgraph.compute.output import ComputedContext, ExplainEntry
 from ctxgraph.mcp.limits import (
+    MAX_CRITERIA,
+    MAX_CRITERION_CHARS,
     MAX_CURSOR_CHARS,
     MAX_ID_CHARS,
     MAX_ITEMS,
@@ -37,6 +39,7 @@ TaskIdArg = Annotated[str | None, Field(min_length=1, max_length=MAX_ID_CHARS,
 RequiredTaskId = Annotated[str, Field(min_length=1, max_length=MAX_ID_CHARS, description="The id of a stored task.")]
 Name = Annotated[str, Field(max_length=MAX_NAME_CHARS)]
 Text = Annotated[str, Field(max_length=MAX_TEXT_CHARS)]
+Criterion = Annotated[str, Field(max_length=MAX_CRITERION_CHARS)]
 ComplexityName = Literal["easy", "normal", "complex"]
 StatusArg = Literal["pending", "in_progress", "blocked", "completed", "failed"]
 
@@ -48,7 +51,7 @@ class InlineTask(BaseModel):
     id: Id
     name: Name = ""
     objective: Text = ""
-    acceptance_criteria: Annotated[list[Text], Field(max_length=MAX_ITEMS)] = []
+    acceptance_criteria: Annotated[list[Criterion], Field(max_length=MAX_CRITERIA)] = []
     type: Name = "feature"
     complexity: ComplexityName = "normal"
     depends_on: Annotated[list[Id], Field(max_length=MAX_ITEMS)] = []

@@ -25,11 +25,12 @@ from ctxgraph.compute.context import ComputedContext
 from ctxgraph.core.tokens import estimate_tokens
 from ctxgraph.errors import CtxgraphError
 from ctxgraph.mcp import ops
-from ctxgraph.mcp.limits import MAX_ID_CHARS, MAX_ITEMS, MAX_NAME_CHARS, MAX_TEXT_CHARS
+from ctxgraph.mcp.limits import MAX_CRITERIA, MAX_ID_CHARS, MAX_ITEMS, MAX_NAME_CHARS, MAX_TEXT_CHARS
 from ctxgraph.mcp.models import (
     BudgetArg,
     ComplexityArg,
     ContextResult,
+    Criterion,
     CursorArg,
     ExplainResult,
     FateArg,
@@ -280,8 +281,8 @@ class CtxgraphTools:
         task_id: RequiredTaskId,
         name: Annotated[Name, Field(description="Short title.")] = "",
         objective: Annotated[Text, Field(description="What the task must achieve.")] = "",
-        acceptance_criteria: Annotated[list[Text] | None, Field(max_length=MAX_ITEMS,
-                                                                description="Acceptance criteria.")] = None,
+        acceptance_criteria: Annotated[list[Criterion] | None, Field(max_length=MAX_CRITERIA,
+                                                                     description="Acceptance criteria.")] = None,
         type: Annotated[Name, Field(description="Task type (feature, bugfix, ...).")] = "feature",
         complexity: Annotated[ComplexityArg, Field(description="Complexity tier [default: normal].")] = None,
         depends_on: Annotated[list[Id] | None, Field(max_length=MAX_ITEMS,
