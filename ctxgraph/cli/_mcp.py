@@ -106,19 +106,13 @@ def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, proj
     are tool errors whose text is the CLI's line (`ctxgraph: error: ...`).
     """
     from ctxgraph.mcp.projects import DEFAULT_NAME, Project, Projects, check_distinct, parse_project, spec_for
-    from ctxgraph.mcp.tools import build_server
-    from ctxgraph.mcp.transport import (
-        StaticTokenVerifier,
-        auth_settings,
-        bind,
+    from ctxgraph.mcp.startup import (
+        check_distinct_tokens,
         check_token,
         is_loopback,
         parse_address,
         read_project_tokens,
         say,
-        serve_http,
-        serve_stdio,
-        url_of,
     )
 
     if print_config and (http_address is not None or password_stdin):
@@ -163,7 +157,7 @@ def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, proj
     for name in project_tokens or {}:
         if name not in {s.name for s in specs}:
             raise CliError(f"--project-tokens: {name!r} is not a served project", 2)
-    verifier = StaticTokenVerifier(token, project_tokens) if token or project_tokens else None
+    check_distinct_tokens(token, project_tokens)
     for spec in specs:
         if spec.kind == "embedded" and not create and not os.path.exists(spec.location):
             named = "" if spec.name == DEFAULT_NAME and not project_specs else f"project {spec.name}: "
@@ -174,6 +168,11 @@ def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, proj
         say(f"{CONFIG_HINT[print_config]}; the server's errors go to the client's MCP log")
         return
 
+    # the SDK (~1-3 s) is imported once the command line is known to be good
+    from ctxgraph.mcp.tools import build_server
+    from ctxgraph.mcp.transport import StaticTokenVerifier, auth_settings, bind, serve_http, serve_stdio, url_of
+
+    verifier = StaticTokenVerifier(token, project_tokens) if token or project_tokens else None
     password = None
     on_neo4j = any(s.kind == "neo4j" for s in specs)
     if password_stdin:

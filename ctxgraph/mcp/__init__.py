@@ -6,7 +6,9 @@ orchestrator that speaks MCP.
 - :mod:`ctxgraph.mcp.tools`: the tools and resources (``build_server``);
 - :mod:`ctxgraph.mcp.ops`: contexts within a size cap, and the store warning;
 - :mod:`ctxgraph.mcp.responses`: results, errors, the size cap, cursors;
-- :mod:`ctxgraph.mcp.transport`: stdio, HTTP, the bearer token;
+- :mod:`ctxgraph.mcp.transport`: stdio, HTTP, the bearer tokens, DNS-rebinding protection;
+- :mod:`ctxgraph.mcp.startup`: the command line's checks, before the SDK is imported;
+- :mod:`ctxgraph.mcp.server`, :mod:`ctxgraph.mcp.arguments`: strict arguments, project scopes;
 - :mod:`ctxgraph.mcp.limits`: the settings the command line names.
 
 The package imports nothing itself: the SDK costs ~0.9 s to import, which

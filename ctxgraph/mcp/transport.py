@@ -19,11 +19,8 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import ipaddress
-import re
 import signal
 import socket
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
@@ -36,48 +33,13 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from ctxgraph.errors import ConfigurationError, CtxgraphError
 from ctxgraph.mcp.projects import PROJECT_CLIENT
+from ctxgraph.mcp.startup import check_token, is_loopback, say
 from ctxgraph.service import MAX_DOCUMENT_BYTES
 
-TOKEN_SHAPE = re.compile(r"^[A-Za-z0-9._~+/=-]{16,4096}$")
 HTTP_PATH = "/mcp"
-DEFAULT_HOST = "127.0.0.1"
 #: Request bodies up to this size reach ctxgraph, so that a handoff over the
 #: document limit (5 MB) gets ctxgraph's own refusal rather than HTTP 413.
 HTTP_BODY_LIMIT = 2 * MAX_DOCUMENT_BYTES + 1024 * 1024
-
-
-def parse_address(text: str) -> tuple[str, int]:
-    """``HOST:PORT``, ``[IPv6]:PORT`` or ``PORT`` (host 127.0.0.1); port 0 picks a free one."""
-    text = text.strip()
-    host, port_text = DEFAULT_HOST, text
-    if text.startswith("["):
-        host, sep, rest = text[1:].partition("]")
-        if not sep or not rest.startswith(":"):
-            raise ConfigurationError(f"--http {text!r}: expected [IPv6]:PORT")
-        port_text = rest[1:]
-    elif ":" in text:
-        host, _, port_text = text.rpartition(":")
-        host = host or DEFAULT_HOST
-    if not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
-        raise ConfigurationError(f"--http {text!r}: expected HOST:PORT with a port from 0 to 65535")
-    return host, int(port_text)
-
-
-def is_loopback(host: str) -> bool:
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def check_token(token: str) -> str:
-    if not TOKEN_SHAPE.match(token):
-        raise ConfigurationError(
-            "the bearer token must be 16 to 4,096 characters of A-Z a-z 0-9 - . _ ~ + / = (e.g. from "
-            "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`)")
-    return token
 
 
 def _digest(token: str) -> bytes:
@@ -120,31 +82,6 @@ class StaticTokenVerifier:
             return None
         # The token itself is not kept in the request's auth state.
         return AccessToken(token=_WITHHELD, client_id=found, scopes=[])
-
-
-def read_project_tokens(path: str) -> dict[str, str]:
-    """``NAME=TOKEN`` lines (blank lines and ``#`` comments skipped) of a tokens file."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            lines = handle.read(1024 * 1024).splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigurationError(f"--project-tokens {path}: cannot read: {getattr(exc, 'strerror', None) or exc}") \
-            from None
-    tokens: dict[str, str] = {}
-    for number, line in enumerate(lines, 1):
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        name, sep, token = line.partition("=")
-        name, token = name.strip(), token.strip()
-        if not sep or not name or not token:
-            raise ConfigurationError(f"--project-tokens {path}, line {number}: expected NAME=TOKEN")
-        if name in tokens:
-            raise ConfigurationError(f"--project-tokens {path}, line {number}: project {name!r} has a token already")
-        tokens[name] = token
-    if not tokens:
-        raise ConfigurationError(f"--project-tokens {path}: no NAME=TOKEN line")
-    return tokens
 
 
 def auth_settings(host: str, port: int) -> AuthSettings:
@@ -232,8 +169,3 @@ def serve_http(server: MCPServer, sock: socket.socket, *, access_log: bool = Fal
 
     with _stopped_by_signals():
         anyio.run(run)
-
-
-def say(message: str) -> None:
-    """One line on standard error (never standard output: over stdio that is the protocol)."""
-    print(f"ctxgraph mcp: {message}", file=sys.stderr, flush=True)
