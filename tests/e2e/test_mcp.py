@@ -373,3 +373,17 @@ def test_size_cap_and_pagination(tmp_path: Path) -> None:
             assert explained["next_cursor"] and len(explained["entries"]) < explained["total"]
         finally:
             c.close()
+
+
+def test_print_config_for_cursor(tmp_path: Path) -> None:
+    """(Claude Code's form is run for real by test_mcp_ts.py.) Every project, the serving options given,
+    absolute paths, the Neo4j password passed through from the client's environment, never written."""
+    (tmp_path / "a.db").write_bytes(b"")  # only its existence matters: nothing is opened
+    out = cli_ok("mcp", "--print-config", "cursor", "--project", "a=a.db", "--project", "b=neo4j://db.example:7687#web",
+                 "--read-only", "--max-response-tokens", "5000", cwd=tmp_path,
+                 env={"NEO4J_PASSWORD": "not-this-" + TOKEN})
+    entry = json.loads(out)["mcpServers"]["ctxgraph"]
+    assert "type" not in entry and os.path.isabs(entry["command"])
+    assert entry["args"] == ["-m", "ctxgraph", "mcp", "--read-only", "--max-response-tokens", "5000",  # (python -m)
+                             "--project", f"a={tmp_path / 'a.db'}", "--project", "b=neo4j://db.example:7687#web"]
+    assert entry["env"] == {"NEO4J_PASSWORD": "${env:NEO4J_PASSWORD}"} and TOKEN not in out
