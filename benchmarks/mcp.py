@@ -51,8 +51,9 @@ from mcp_types import CallToolResult
 
 from benchmarks.generator import generate
 from benchmarks.suite import load, log, machine, open_service, percentile, reset
+from ctxgraph.mcp.limits import DEFAULT_MAX_TOKENS
 from ctxgraph.mcp.projects import Project, Projects, spec_for
-from ctxgraph.mcp.responses import DEFAULT_MAX_TOKENS, wire_tokens
+from ctxgraph.mcp.responses import wire_tokens
 from ctxgraph.mcp.tools import CtxgraphTools
 
 
