@@ -1,9 +1,10 @@
 """The SDK's ``MCPServer`` with ctxgraph's own handling of what callers send.
 
 - ``tools/call``: the arguments are checked strictly (:mod:`ctxgraph.mcp.arguments`)
-  before the tool runs; an unknown tool or a refused argument is a tool error
-  with ctxgraph's line, like every other error (never the SDK's ``Error
-  executing tool ...`` with the caller's input repeated). The tool runs on a
+  before the tool runs; a refused argument is a tool error with ctxgraph's
+  line, like every other error (never the SDK's ``Error executing tool ...``
+  with the caller's input repeated), so that the model can correct it; an
+  unknown tool is a JSON-RPC error (-32602) with ctxgraph's line. The tool runs on a
   worker thread; a success is still checked against its output schema.
 - ``tools/list``: each tool's input schema is the strict model's
   (``additionalProperties: false``, the length limits).
@@ -30,7 +31,7 @@ from mcp_types import INVALID_PARAMS, CallToolResult, InputRequiredResult, ToolA
 from mcp_types import Tool as MCPTool
 from pydantic import AnyUrl
 
-from ctxgraph.mcp.arguments import USAGE, ArgumentError, StrictTool
+from ctxgraph.mcp.arguments import ArgumentError, StrictTool
 from ctxgraph.mcp.limits import MAX_URI_CHARS
 from ctxgraph.mcp.projects import ALLOWED, PROJECT_CLIENT
 from ctxgraph.mcp.responses import clip, error, error_line
@@ -63,8 +64,9 @@ class CtxgraphServer(MCPServer):
     async def call_tool(self, name: str, arguments: dict[str, Any],
                         context: Context[Any, Any] | None = None) -> CallToolResult | InputRequiredResult:
         tool = self._strict.get(name)
-        if tool is None:
-            return error(f"unknown tool: {clip(name)!r} (tools/list names them)", USAGE)
+        if tool is None:  # a protocol error, as the specification's example has it (JSON-RPC -32602)
+            raise MCPError(code=INVALID_PARAMS,
+                           message=error_line(f"unknown tool: {clip(name)!r} (tools/list names them)"))
         try:
             kwargs = tool.validate(arguments)
         except ArgumentError as exc:
