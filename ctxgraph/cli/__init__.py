@@ -15,25 +15,21 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from ctxgraph import (
-    Complexity,
-    CtxgraphError,
-    InvalidDocumentError,
-    StoreUnavailableError,
-    Task,
-    TaskDoc,
-    TaskStatus,
-    UnknownTaskError,
-)
-from ctxgraph.service import ContextService
+from ctxgraph.errors import CtxgraphError
 
 if TYPE_CHECKING:
     from ctxgraph.compute.config import Strategy
+    from ctxgraph.service import ContextService
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-COMPLEXITIES: list[str] = [c.value for c in Complexity]
-STATUSES: list[str] = [s.value for s in TaskStatus]
+# What a command needs is imported when it runs: `ctxgraph --help`, `--version`
+# and the commands that compute no signals load neither spaCy, numpy, the
+# Neo4j driver nor the MCP SDK (tests/unit/test_cli_imports.py holds it), and
+# not even pydantic for the help. Hence the choices below are spelled out
+# here; a unit test checks them against the enums (Complexity, TaskStatus).
+COMPLEXITIES: list[str] = ["easy", "normal", "complex"]
+STATUSES: list[str] = ["pending", "in_progress", "blocked", "completed", "failed"]
 
 
 class CliError(click.ClickException):
@@ -106,6 +102,8 @@ def format_option(fn: F) -> F:
 def service_opener(params: dict[str, Any], *, read_only: bool = False) -> Callable[[], ContextService]:
     """A function that opens the service on the store the options name (the
     Neo4j password, if the CLI must supply it, is read now, once)."""
+    from ctxgraph.service import ContextService
+
     return partial(
         ContextService.open,
         params.get("store_path"),
@@ -288,6 +286,10 @@ def context(task_id: str | None, task_file: str | None, fmt: str, complexity: st
     before it adds the task), and a store that cannot be reached degrades the
     context instead of failing it.
     """
+    from ctxgraph.core.models import Task
+    from ctxgraph.errors import StoreUnavailableError
+    from ctxgraph.service import ContextService
+
     if (task_id is None) == (task_file is None):
         raise CliError("give a TASK_ID or --task-file (one of them)", 2)
     task: str | Task = task_id or ""
@@ -409,5 +411,19 @@ main.add_command(export_command)
 main.add_command(import_command)
 main.add_command(outcomes_command)
 main.add_command(tune_command)
+
+
+def __getattr__(name: str) -> Any:
+    # Names this module once imported eagerly, kept importable from here.
+    if name in ("InvalidDocumentError", "UnknownTaskError"):
+        from ctxgraph import errors
+
+        return getattr(errors, name)
+    if name == "TaskDoc":
+        from ctxgraph.core.models import TaskDoc
+
+        return TaskDoc
+    raise AttributeError(f"module 'ctxgraph.cli' has no attribute {name!r}")
+
 
 __all__ = ["CliError", "InvalidDocumentError", "TaskDoc", "UnknownTaskError", "main"]

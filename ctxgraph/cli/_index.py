@@ -6,11 +6,10 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from ctxgraph import CtxgraphError
 from ctxgraph.cli import (
     CliError,
     _echo_json,
@@ -21,7 +20,10 @@ from ctxgraph.cli import (
     service_opener,
     store_options,
 )
-from ctxgraph.service import ContextService
+from ctxgraph.errors import CtxgraphError
+
+if TYPE_CHECKING:
+    from ctxgraph.service import ContextService
 
 
 def _print_report(report: Any, fmt: str, tasks_embedded: int | None = None, *, lines: bool = False) -> None:
@@ -122,6 +124,7 @@ def index_command(path: Path | None, project: str | None, embeddings: bool, time
 def _watch(params: dict[str, Any], path: Path, project: str | None, embeddings: bool, time_limit: float,
            interval: float, max_runs: int | None, fmt: str) -> None:
     from ctxgraph.memory.worker import IndexQueue, IndexRequest
+    from ctxgraph.service import ContextService
 
     open_svc = service_opener(params)
 

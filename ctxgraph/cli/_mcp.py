@@ -12,7 +12,6 @@ import click
 
 from ctxgraph.cli import CliError, store_options
 from ctxgraph.mcp.limits import DEFAULT_MAX_TOKENS, MIN_MAX_TOKENS, TOKEN_ENV
-from ctxgraph.service import ContextService
 
 
 def _from_command_line(name: str) -> bool:
@@ -99,6 +98,7 @@ def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, proj
         serve_stdio,
         url_of,
     )
+    from ctxgraph.service import ContextService
 
     if http_address is None and (token_stdin or no_auth or password_stdin):
         flag = "--token-stdin" if token_stdin else "--no-auth" if no_auth else "--password-stdin"

@@ -25,15 +25,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ctxgraph.core.models import MemoryChunk, MemoryProject
 from ctxgraph.core.tokens import estimate_tokens
 from ctxgraph.errors import ConfigurationError
 from ctxgraph.graph.store import KnowledgeStore
 from ctxgraph.memory.chunk import Chunk, chunk_file
-from ctxgraph.memory.embed import Vectors
 from ctxgraph.memory.scan import Skipped, SourceFile, walk
 from ctxgraph.memory.text import search_text
+
+if TYPE_CHECKING:
+    from ctxgraph.memory.embed import Vectors  # (numpy: imported when a run embeds)
 
 #: Lines of a file the lightweight index keeps.
 FIRST_LINES = 30

@@ -1,0 +1,111 @@
+"""The command line's start-up: wall time of whole ``ctxgraph`` processes.
+
+Each command runs as its own process, ``--runs`` times (default 10), the
+commands taking turns round by round so that a busy machine slows them
+alike; the table gives each command's median, its fastest and slowest run,
+and the target where issue 28 sets one (``--help`` under 150 ms, ``task
+add`` under 800 ms, medians). ``python -c pass`` is the interpreter's own
+start, the floor under every row. The store is an embedded one in a fresh
+temporary folder; ``task add`` adds a new task each run (its signals
+computed, as a user's would be); the read commands see the tasks added so
+far.
+
+    python -m benchmarks.cli [--runs 10] [--json]
+    python -m benchmarks --cli                  # the same, from the suite's entry point
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+#: Targets (median ms) from issue 28.
+TARGETS_MS = {"--help": 150.0, "task add": 800.0}
+
+
+def _ctxgraph() -> list[str]:
+    """The ``ctxgraph`` console script beside this interpreter, else ``python -m ctxgraph``."""
+    script = Path(sys.executable).with_name("ctxgraph")
+    if script.is_file():
+        return [str(script)]
+    found = shutil.which("ctxgraph")
+    return [found] if found else [sys.executable, "-m", "ctxgraph"]
+
+
+def _commands(exe: list[str]) -> list[tuple[str, Callable[[int], list[str]]]]:
+    return [
+        ("python -c pass", lambda i: [sys.executable, "-c", "pass"]),
+        ("--help", lambda i: [*exe, "--help"]),
+        ("--version", lambda i: [*exe, "--version"]),
+        ("task add --help", lambda i: [*exe, "task", "add", "--help"]),
+        ("task add", lambda i: [*exe, "task", "add", f"bench-{i:03d}", "--name", "Add JWT login",
+                                "--objective", f"Verify JWT access tokens on every /api route ({i})"]),
+        ("task list", lambda i: [*exe, "task", "list"]),
+        ("stats", lambda i: [*exe, "stats"]),
+    ]
+
+
+def measure(runs: int = 10) -> dict[str, Any]:
+    """Wall times of each command over ``runs`` rounds, in a fresh embedded store."""
+    exe = _ctxgraph()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NEO4J_", "CTXGRAPH_"))}
+    commands = _commands(exe)
+    times: dict[str, list[float]] = {name: [] for name, _ in commands}
+    with tempfile.TemporaryDirectory(prefix="ctxgraph-bench-cli-") as tmp:
+        subprocess.run([*exe, "init"], cwd=tmp, env=env, check=True, capture_output=True)
+        # One untimed add: the first run of a fresh install compiles bytecode and warms the page cache.
+        subprocess.run([*exe, "task", "add", "warm-up", "--name", "Warm up"], cwd=tmp, env=env, check=True,
+                       capture_output=True)
+        for i in range(runs):
+            for name, argv in commands:
+                started = time.perf_counter()
+                done = subprocess.run(argv(i), cwd=tmp, env=env, capture_output=True, text=True, check=False)
+                elapsed = (time.perf_counter() - started) * 1000
+                if done.returncode != 0:
+                    raise RuntimeError(f"{name} exited {done.returncode}: {done.stderr.strip()}")
+                times[name].append(elapsed)
+    rows = []
+    for name, values in times.items():
+        target = TARGETS_MS.get(name)
+        median = statistics.median(values)
+        rows.append({"command": name, "runs": len(values), "median_ms": round(median, 1),
+                     "min_ms": round(min(values), 1), "max_ms": round(max(values), 1),
+                     "target_ms": target, "met": None if target is None else median < target})
+    return {"rows": rows, "executable": " ".join(exe)}
+
+
+def table(result: dict[str, Any]) -> str:
+    lines = [f"{'command':<18}{'median ms':>10}{'min':>8}{'max':>8}{'target':>9}  met",
+             "-" * 58]
+    for r in result["rows"]:
+        target = "" if r["target_ms"] is None else f"< {r['target_ms']:.0f}"
+        met = "" if r["met"] is None else ("yes" if r["met"] else "NO")
+        lines.append(f"{r['command']:<18}{r['median_ms']:>10.1f}{r['min_ms']:>8.1f}{r['max_ms']:>8.1f}"
+                     f"{target:>9}  {met}")
+    lines.append(f"({result['rows'][0]['runs']} runs each, taking turns; {result['executable']})")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.cli", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=10, help="processes per command (default 10)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    args = parser.parse_args(argv)
+    result = measure(max(1, args.runs))
+    print(json.dumps(result) if args.json else table(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
