@@ -125,8 +125,8 @@ def test_spelled_out_choices_match_the_models() -> None:
     from ctxgraph.core.models import Complexity, TaskStatus
     from ctxgraph.service import HANDOFF_BATCH as SERVICE_HANDOFF_BATCH
 
-    assert COMPLEXITIES == [c.value for c in Complexity]
-    assert STATUSES == [s.value for s in TaskStatus]
+    assert [c.value for c in Complexity] == COMPLEXITIES
+    assert [s.value for s in TaskStatus] == STATUSES
     assert HANDOFF_BATCH == SERVICE_HANDOFF_BATCH
 
 
