@@ -171,14 +171,11 @@ def _remove_if_empty(created: list[Path]) -> None:
         return
     store = created[0]
     try:
-        from ctxgraph.graph.local import LocalStore
+        from ctxgraph.service import ContextService
 
-        opened = LocalStore.open(store, read_only=True)
-        try:
-            if any(opened.stats().labels.values()):
+        with ContextService.open(store, read_only=True) as svc:
+            if any(svc.stats()["labels"].values()):
                 return
-        finally:
-            opened.close()
     except Exception:  # not a store we can read: not ours to remove
         return
     for path in (store.with_name(store.name + "-wal"), store.with_name(store.name + "-shm"), store):
