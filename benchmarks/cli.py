@@ -25,6 +25,7 @@ progress lines on stderr (issue 28: under 12 s, a line every 2 s at least).
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import resource
@@ -116,12 +117,13 @@ def measure_index(time_limit: float = 10.0, runs: int = 2) -> list[dict[str, Any
             report = json.loads(proc.stdout.read())
             proc.wait()
             wall = time.perf_counter() - started
-            gaps = [b - a for a, b in zip([started, *stamps], stamps, strict=False)]
+            gaps = [b - a for a, b in itertools.pairwise(stamps)]
             out.append({"run": run, "time_limit_s": time_limit, "wall_s": round(wall, 2),
+                        "first_line_s": round(stamps[0] - started, 2) if stamps else None,
                         "files": report["files"], "stored": report["files"] - report["files_left"],
                         "chunks": report["chunks"], "chunks_per_s": report["chunks_per_s"],
                         "complete": report["complete"], "progress_lines": len(stamps),
-                        "max_gap_s": round(max(gaps, default=wall), 2)})
+                        "max_gap_s": round(max(gaps), 2) if gaps else None})
     return out
 
 
@@ -137,11 +139,13 @@ def table(result: dict[str, Any]) -> str:
     lines.append(f"({result['rows'][0]['runs']} runs each, taking turns; {result['executable']})")
     if result.get("index"):
         lines += ["", f"{'index run':<10}{'limit s':>8}{'wall s':>8}{'stored':>12}{'chunks':>8}{'chunks/s':>9}"
-                  f"{'lines':>6}{'max gap s':>10}  complete", "-" * 82]
+                  f"{'lines':>6}{'1st line s':>11}{'max gap s':>10}  complete", "-" * 93]
         for r in result["index"]:
+            first = "-" if r["first_line_s"] is None else f"{r['first_line_s']:.1f}"
+            gap = "-" if r["max_gap_s"] is None else f"{r['max_gap_s']:.1f}"
             lines.append(f"{r['run']:<10}{r['time_limit_s']:>8g}{r['wall_s']:>8.1f}"
                          f"{str(r['stored']) + '/' + str(r['files']):>12}{r['chunks']:>8}{r['chunks_per_s']:>9.1f}"
-                         f"{r['progress_lines']:>6}{r['max_gap_s']:>10.1f}  {'yes' if r['complete'] else 'no'}")
+                         f"{r['progress_lines']:>6}{first:>11}{gap:>10}  {'yes' if r['complete'] else 'no'}")
     return "\n".join(lines)
 
 
