@@ -65,38 +65,56 @@ def _commands(exe: list[str]) -> list[tuple[str, Callable[[int], list[str]]]]:
     ]
 
 
-def measure(runs: int = 10) -> dict[str, Any]:
-    """Wall times of each command over ``runs`` rounds, in a fresh embedded store."""
-    exe = _ctxgraph()
+def _timed(argv: list[str], cwd: str, env: dict[str, str]) -> tuple[float, float]:
+    """(wall ms, CPU ms) of one process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, check=False)
+    elapsed = (time.perf_counter() - started) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)} exited {done.returncode}: {done.stderr.strip()}")
+    return elapsed, (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
+
+
+def measure(runs: int = 10, against: str | None = None) -> dict[str, Any]:
+    """Wall and CPU times of each command over ``runs`` rounds, in a fresh embedded
+    store; with ``against`` (another install's ``ctxgraph``), that one's too,
+    taking turns with this one (its own store), for ratios from one run."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NEO4J_", "CTXGRAPH_"))}
-    commands = _commands(exe)
-    times: dict[str, list[float]] = {name: [] for name, _ in commands}
-    cpu: dict[str, list[float]] = {name: [] for name, _ in commands}
+    installs = {"this": _ctxgraph(), **({"against": [against]} if against else {})}
+    names = [name for name, _ in _commands([])]
+    times: dict[tuple[str, str], tuple[list[float], list[float]]] = {
+        (who, name): ([], []) for who in installs for name in names}
     with tempfile.TemporaryDirectory(prefix="ctxgraph-bench-cli-") as tmp:
-        subprocess.run([*exe, "init"], cwd=tmp, env=env, check=True, capture_output=True)
-        # One untimed add: the first run of a fresh install compiles bytecode and warms the page cache.
-        subprocess.run([*exe, "task", "add", "warm-up", "--name", "Warm up"], cwd=tmp, env=env, check=True,
-                       capture_output=True)
+        for who, exe in installs.items():
+            folder = Path(tmp) / who
+            folder.mkdir()
+            subprocess.run([*exe, "init"], cwd=folder, env=env, check=True, capture_output=True)
+            # One untimed add: a fresh install's first run compiles bytecode and warms the page cache.
+            subprocess.run([*exe, "task", "add", "warm-up", "--name", "Warm up"], cwd=folder, env=env, check=True,
+                           capture_output=True)
         for i in range(runs):
-            for name, argv in commands:
-                before = resource.getrusage(resource.RUSAGE_CHILDREN)
-                started = time.perf_counter()
-                done = subprocess.run(argv(i), cwd=tmp, env=env, capture_output=True, text=True, check=False)
-                elapsed = (time.perf_counter() - started) * 1000
-                after = resource.getrusage(resource.RUSAGE_CHILDREN)
-                if done.returncode != 0:
-                    raise RuntimeError(f"{name} exited {done.returncode}: {done.stderr.strip()}")
-                times[name].append(elapsed)
-                cpu[name].append((after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000)
-    rows = []
-    for name, values in times.items():
-        target = TARGETS_MS.get(name)
-        median = statistics.median(values)
-        rows.append({"command": name, "runs": len(values), "median_ms": round(median, 1),
-                     "min_ms": round(min(values), 1), "max_ms": round(max(values), 1),
-                     "cpu_median_ms": round(statistics.median(cpu[name]), 1),
-                     "target_ms": target, "met": None if target is None else median < target})
-    return {"rows": rows, "executable": " ".join(exe)}
+            for k, name in enumerate(names):
+                for who, exe in installs.items():
+                    wall, cpu = _timed(_commands(exe)[k][1](i), str(Path(tmp) / who), env)
+                    times[(who, name)][0].append(wall)
+                    times[(who, name)][1].append(cpu)
+    result: dict[str, Any] = {"executable": " ".join(installs["this"])}
+    for who in installs:
+        rows = []
+        for name in names:
+            walls, cpus = times[(who, name)]
+            target = TARGETS_MS.get(name)
+            median = statistics.median(walls)
+            rows.append({"command": name, "runs": len(walls), "median_ms": round(median, 1),
+                         "min_ms": round(min(walls), 1), "max_ms": round(max(walls), 1),
+                         "cpu_median_ms": round(statistics.median(cpus), 1),
+                         "target_ms": target, "met": None if target is None else median < target})
+        result["rows" if who == "this" else "against"] = rows
+    if against:
+        result["against_executable"] = against
+    return result
 
 
 def measure_index(time_limit: float = 10.0, runs: int = 2) -> list[dict[str, Any]]:
@@ -137,6 +155,12 @@ def table(result: dict[str, Any]) -> str:
                      f"{r['cpu_median_ms']:>8.1f}"
                      f"{target:>9}  {met}")
     lines.append(f"({result['rows'][0]['runs']} runs each, taking turns; {result['executable']})")
+    if result.get("against"):
+        lines += ["", f"{'against':<18}{'median ms':>10}{'cpu ms':>8}{'wall x':>9}{'cpu x':>8}", "-" * 53]
+        for r, o in zip(result["rows"], result["against"], strict=True):
+            lines.append(f"{o['command']:<18}{o['median_ms']:>10.1f}{o['cpu_median_ms']:>8.1f}"
+                         f"{o['median_ms'] / r['median_ms']:>9.2f}{o['cpu_median_ms'] / r['cpu_median_ms']:>8.2f}")
+        lines.append(f"(x: against / this, same rounds; {result['against_executable']})")
     if result.get("index"):
         lines += ["", f"{'index run':<10}{'limit s':>8}{'wall s':>8}{'stored':>12}{'chunks':>8}{'chunks/s':>9}"
                   f"{'lines':>6}{'1st line s':>11}{'max gap s':>10}  complete", "-" * 93]
@@ -154,9 +178,11 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=10, help="processes per command (default 10)")
     parser.add_argument("--no-index", action="store_true", help="leave out the index runs")
+    parser.add_argument("--against", metavar="CTXGRAPH",
+                        help="another install's ctxgraph executable, timed in the same rounds (ratios)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     args = parser.parse_args(argv)
-    result = measure(max(1, args.runs))
+    result = measure(max(1, args.runs), args.against)
     if not args.no_index:
         result["index"] = measure_index()
     print(json.dumps(result) if args.json else table(result))
