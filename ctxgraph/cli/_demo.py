@@ -9,7 +9,8 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from ctxgraph.cli import CliError, _echo_json, neo4j_options, one_store, open_service
+from ctxgraph.cli import CliError, _echo_json, neo4j_options, open_service
+from ctxgraph.cli._stores import one_store
 
 #: Where the demo goes when no store is named: its own file, never the project's graph.
 DEMO_STORE = Path(".ctxgraph") / "demo.db"

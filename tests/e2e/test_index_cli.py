@@ -37,8 +37,9 @@ def print_node(node: object) -> str:
 
 
 def run(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    inherited = {k: v for k, v in os.environ.items() if not k.startswith(("NEO4J_", "CTXGRAPH_"))}
     return subprocess.run([sys.executable, "-m", "ctxgraph", *args], cwd=cwd, capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, timeout=600, check=False)
+                          env={**inherited, **(env or {})}, timeout=600, check=False)
 
 
 def project(root: Path) -> Path:
