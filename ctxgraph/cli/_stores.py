@@ -39,17 +39,10 @@ def remove_if_empty(created: list[Path]) -> None:
     created, unless a node was written to it (then it is a store: kept)."""
     if not created or not created[0].is_file():
         return
-    store = created[0]
-    try:
-        from ctxgraph.service import ContextService
+    from ctxgraph.service import ContextService
 
-        with ContextService.open(store, read_only=True) as svc:
-            if any(svc.stats()["labels"].values()):
-                return
-    except Exception:  # not a store we can read: not ours to remove
+    if not ContextService.discard_empty_store(created[0]):
         return
-    for path in (store.with_name(store.name + "-wal"), store.with_name(store.name + "-shm"), store):
-        path.unlink(missing_ok=True)
     for folder in created[1:]:
         try:
             folder.rmdir()  # only when empty

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Self
 
 from ctxgraph.core.models import MemoryProject
 from ctxgraph.graph.backup import BATCH_SIZE, ExportReader, ExportSummary, export_to_path, import_rows_into
-from ctxgraph.graph.local import default_path
+from ctxgraph.graph.local import default_path, discard_if_empty
 from ctxgraph.graph.store import KnowledgeStore
 from ctxgraph.service.base import ServiceBase
 
@@ -37,6 +37,12 @@ class AdminMixin(ServiceBase):
         ``CTXGRAPH_STORE`` name one: the nearest ``.ctxgraph/graph.db`` from the
         current folder upwards, else ``./.ctxgraph/graph.db``."""
         return default_path()
+
+    @staticmethod
+    def discard_empty_store(path: str | os.PathLike[str]) -> bool:
+        """Delete the embedded store at ``path`` if it holds no node and no other
+        process has it open (a failed command's side effect); True when deleted."""
+        return discard_if_empty(Path(path))
 
     def initialize(self, *, reset: bool = False) -> None:
         """Apply the schema (constraints and indexes; idempotent), creating the
