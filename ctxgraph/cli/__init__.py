@@ -15,25 +15,21 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from ctxgraph import (
-    Complexity,
-    CtxgraphError,
-    InvalidDocumentError,
-    StoreUnavailableError,
-    Task,
-    TaskDoc,
-    TaskStatus,
-    UnknownTaskError,
-)
-from ctxgraph.service import ContextService
+from ctxgraph.errors import CtxgraphError, StoreUnavailableError
 
 if TYPE_CHECKING:
     from ctxgraph.compute.config import Strategy
+    from ctxgraph.service import ContextService
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-COMPLEXITIES: list[str] = [c.value for c in Complexity]
-STATUSES: list[str] = [s.value for s in TaskStatus]
+# What a command needs is imported when it runs: `ctxgraph --help`, `--version`
+# and the commands that compute no signals load neither spaCy, numpy, the
+# Neo4j driver nor the MCP SDK (tests/unit/test_cli_imports.py holds it), and
+# not even pydantic for the help. Hence the choices below are spelled out
+# here; a unit test checks them against the enums (Complexity, TaskStatus).
+COMPLEXITIES: list[str] = ["easy", "normal", "complex"]
+STATUSES: list[str] = ["pending", "in_progress", "blocked", "completed", "failed"]
 
 
 class CliError(click.ClickException):
@@ -106,6 +102,8 @@ def format_option(fn: F) -> F:
 def service_opener(params: dict[str, Any], *, read_only: bool = False) -> Callable[[], ContextService]:
     """A function that opens the service on the store the options name (the
     Neo4j password, if the CLI must supply it, is read now, once)."""
+    from ctxgraph.service import ContextService
+
     return partial(
         ContextService.open,
         params.get("store_path"),
@@ -120,12 +118,30 @@ def service_opener(params: dict[str, Any], *, read_only: bool = False) -> Callab
 @contextmanager
 def open_service(params: dict[str, Any], *, read_only: bool = False) -> Iterator[ContextService]:
     """The service on the store the options name; ``read_only`` for commands
-    that only read (the store is then opened so that it cannot be written)."""
-    svc = service_opener(params, read_only=read_only)()
+    that only read (the store is then opened so that it cannot be written).
+
+    A command that fails leaves no new file: an embedded store this command
+    created (with its folder) is removed again when the command fails and
+    the store holds no node (what a failed write left is nothing)."""
+    created = [] if read_only or params.get("neo4j_uri") else new_paths(embedded_path(params))
+    try:
+        svc = service_opener(params, read_only=read_only)()
+    except StoreUnavailableError as exc:
+        remove_if_empty(created)
+        hint = demo_hint(params) if read_only else None
+        if hint:
+            raise StoreUnavailableError(f"{exc}; {hint}") from None
+        raise
+    except BaseException:
+        remove_if_empty(created)
+        raise
     try:
         yield svc
-    finally:
+    except BaseException:
         svc.close()
+        remove_if_empty(created)
+        raise
+    svc.close()
 
 
 _STDIN_USED = "ctxgraph.stdin_used"
@@ -167,10 +183,15 @@ def _neo4j_password(params: dict[str, Any]) -> str | None:
 
 def _store_params(kwargs: dict[str, Any]) -> dict[str, Any]:
     keys = ("store_path", "neo4j_uri", "neo4j_user", "neo4j_database", "password_stdin")
-    return {k: kwargs.pop(k) for k in keys}
+    return one_store({k: kwargs.pop(k) for k in keys})
 
 
 _WARNED: set[str] = set()
+
+
+def note(message: str) -> None:
+    """``ctxgraph: note: MESSAGE`` on stderr."""
+    click.echo(f"ctxgraph: note: {message}", err=True)
 
 
 def warn(message: str) -> None:
@@ -288,6 +309,9 @@ def context(task_id: str | None, task_file: str | None, fmt: str, complexity: st
     before it adds the task), and a store that cannot be reached degrades the
     context instead of failing it.
     """
+    from ctxgraph.core.models import Task
+    from ctxgraph.service import ContextService
+
     if (task_id is None) == (task_file is None):
         raise CliError("give a TASK_ID or --task-file (one of them)", 2)
     task: str | Task = task_id or ""
@@ -393,6 +417,7 @@ from ctxgraph.cli._ingest import ingest  # noqa: E402
 from ctxgraph.cli._knowledge import knowledge  # noqa: E402
 from ctxgraph.cli._mcp import mcp_command  # noqa: E402
 from ctxgraph.cli._outcomes import outcomes_command  # noqa: E402
+from ctxgraph.cli._stores import demo_hint, embedded_path, new_paths, one_store, remove_if_empty  # noqa: E402
 from ctxgraph.cli._tasks import depend, task  # noqa: E402
 from ctxgraph.cli._tune import tune_command  # noqa: E402
 
@@ -409,5 +434,19 @@ main.add_command(export_command)
 main.add_command(import_command)
 main.add_command(outcomes_command)
 main.add_command(tune_command)
+
+
+def __getattr__(name: str) -> Any:
+    # Names this module once imported eagerly, kept importable from here.
+    if name in ("InvalidDocumentError", "UnknownTaskError"):
+        from ctxgraph import errors
+
+        return getattr(errors, name)
+    if name == "TaskDoc":
+        from ctxgraph.core.models import TaskDoc
+
+        return TaskDoc
+    raise AttributeError(f"module 'ctxgraph.cli' has no attribute {name!r}")
+
 
 __all__ = ["CliError", "InvalidDocumentError", "TaskDoc", "UnknownTaskError", "main"]

@@ -14,7 +14,6 @@ from typing import Any
 import click
 
 from ctxgraph.cli import CliError, _mark_stdin_used, _store_params, open_service, store_options
-from ctxgraph.service import IMPORT_BATCH, ExportReader
 
 
 @click.command("export")
@@ -62,6 +61,8 @@ def import_command(path: str, check: bool, **kwargs: Any) -> None:
     importing the same file twice changes nothing, and what the store holds
     beyond the file stays.
     """
+    from ctxgraph.service import IMPORT_BATCH, ExportReader
+
     if path == "-":
         _mark_stdin_used()
         reader = ExportReader.from_bytes(sys.stdin.buffer.read())

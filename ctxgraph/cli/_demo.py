@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +10,7 @@ import click
 from click.core import ParameterSource
 
 from ctxgraph.cli import CliError, _echo_json, neo4j_options, open_service
+from ctxgraph.cli._stores import one_store
 
 #: Where the demo goes when no store is named: its own file, never the project's graph.
 DEMO_STORE = Path(".ctxgraph") / "demo.db"
@@ -52,12 +54,9 @@ def demo_command(store_path: Path | None, task_id: str | None, reset: bool, fmt:
     """
     from ctxgraph.demo import DEMO_TASK, demo_dir, demo_task_ids, load_project
 
-    params = {"store_path": store_path or DEMO_STORE, **kwargs}
-    if params.get("neo4j_uri") and store_path is not None:
-        source = click.get_current_context().get_parameter_source("neo4j_uri")
-        if source is not ParameterSource.ENVIRONMENT:
-            raise CliError("give --store or --neo4j, not both", 2)
-        params["neo4j_uri"] = None  # an explicit --store outranks NEO4J_URI from the environment
+    params = one_store({"store_path": store_path, **kwargs})
+    if not params.get("neo4j_uri"):
+        params["store_path"] = params.get("store_path") or DEMO_STORE
     root = demo_dir()
     with open_service(params) as svc:
         location = svc.location
@@ -72,6 +71,24 @@ def demo_command(store_path: Path | None, task_id: str | None, reset: bool, fmt:
                f"into {location}.", err=True)
     if fmt == "json":
         _echo_json(ctx.model_dump(mode="json", by_alias=True))
-        return
-    click.echo(f"Context of {task_id or DEMO_TASK} ({ctx.tokens} tokens):\n", err=True)
-    click.echo(ctx.markdown, nl=False)
+    else:
+        click.echo(f"Context of {task_id or DEMO_TASK} ({ctx.tokens} tokens):\n", err=True)
+        click.echo(ctx.markdown, nl=False)
+    click.echo(f"\nNext, the same context again: {next_command(task_id or DEMO_TASK, params)}", err=True)
+
+
+def next_command(task_id: str, params: dict[str, Any]) -> str:
+    """The ``ctxgraph context`` command that reads the store the demo loaded, as
+    a user types it in the same shell (the Neo4j server as the demo was given it)."""
+    args = ["ctxgraph", "context", task_id]
+    if params.get("neo4j_uri"):
+        source = click.get_current_context().get_parameter_source("neo4j_uri")
+        if source is not ParameterSource.ENVIRONMENT:
+            args += ["--neo4j", params["neo4j_uri"]]
+        for option, name in (("--neo4j-user", "neo4j_user"), ("--neo4j-database", "neo4j_database")):
+            if params.get(name) and click.get_current_context().get_parameter_source(name) \
+                    is not ParameterSource.ENVIRONMENT:
+                args += [option, params[name]]
+    else:
+        args += ["--store", str(params["store_path"])]
+    return shlex.join(args)

@@ -15,8 +15,8 @@ from typing import Any
 
 import click
 
-from ctxgraph import Complexity, CtxgraphError
-from ctxgraph.cli import CliError, format_option, warn
+from ctxgraph.cli import COMPLEXITIES, CliError, format_option, warn
+from ctxgraph.errors import CtxgraphError
 
 
 @contextmanager
@@ -127,7 +127,7 @@ _options = [
                       "--budget`); the baselines are cut to their leading whole lines within N tokens "
                       "before the files they name are read [default: ctxgraph's tier budget, baselines "
                       "uncut]."),
-    click.option("--complexity", type=click.Choice([c.value for c in Complexity]),
+    click.option("--complexity", type=click.Choice(COMPLEXITIES),
                  help="Compute every query on this tier instead of its own."),
     click.option("--neo4j", "neo4j_uri", metavar="URI",
                  help="Run on this Neo4j server instead of a temporary embedded store. The database is "

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 import time
 from pathlib import Path
-from typing import Any
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from ctxgraph import CtxgraphError
 from ctxgraph.cli import (
     CliError,
     _echo_json,
@@ -21,7 +22,85 @@ from ctxgraph.cli import (
     service_opener,
     store_options,
 )
-from ctxgraph.service import ContextService
+from ctxgraph.errors import CtxgraphError
+
+if TYPE_CHECKING:
+    from ctxgraph.memory.index import IndexProgress
+    from ctxgraph.service import ContextService
+
+#: Seconds between two progress lines when stderr is not a terminal (on a
+#: terminal the line is redrawn twice a second).
+PLAIN_SECONDS = 2.0
+
+
+class ProgressLine:
+    """The index run's progress on stderr: files, chunks and chunks/s.
+
+    On a terminal, a live line (rich) redrawn twice a second; otherwise (a
+    log, a pipe) a plain line every :data:`PLAIN_SECONDS` seconds and one at
+    the end. A background thread draws it, so it moves on while the model
+    loads or a call of the embedder runs."""
+
+    def __init__(self, *, quiet: bool = False, terminal: bool | None = None) -> None:
+        self.quiet = quiet
+        self.terminal = sys.stderr.isatty() if terminal is None else terminal
+        self.latest: IndexProgress | None = None
+        self._started = time.monotonic()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._rich: Any = None
+        self._task: Any = None
+
+    def update(self, progress: IndexProgress) -> None:
+        self.latest = progress
+
+    def text(self) -> str:
+        p = self.latest
+        elapsed = time.monotonic() - self._started
+        if p is None or p.phase == "model":
+            return f"indexing: loading the embedding model ({elapsed:.0f}s)"
+        if p.phase == "scanning":
+            return f"indexing {p.project}: reading the files ({elapsed:.0f}s)"
+        return (f"indexing {p.project}: {p.files_done}/{p.files_total} files, {p.chunks} chunks, "
+                f"{p.chunks_per_s:.1f} chunks/s, {p.files_written} files written ({elapsed:.0f}s)")
+
+    def __enter__(self) -> ProgressLine:
+        if self.quiet:
+            return self
+        if self.terminal:
+            from rich.console import Console
+            from rich.progress import Progress, TextColumn
+
+            self._rich = Progress(TextColumn("{task.description}"), console=Console(stderr=True),
+                                  refresh_per_second=2, transient=False)
+            self._task = self._rich.add_task(self.text())
+            self._rich.start()
+        self._thread = threading.Thread(target=self._tick, name="ctxgraph-index-progress", daemon=True)
+        self._thread.start()
+        return self
+
+    def _tick(self) -> None:
+        interval = 0.5 if self.terminal else PLAIN_SECONDS
+        while not self._stop.wait(interval):
+            self._draw()
+
+    def _draw(self) -> None:
+        if self._rich is not None:
+            self._rich.update(self._task, description=self.text())
+        else:
+            click.echo(self.text(), err=True)
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if self.quiet:
+            return
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        if kind is None or self._rich is not None:
+            self._draw()  # the last figures (a terminal's line stays)
+        if self._rich is not None:
+            self._rich.stop()
 
 
 def _print_report(report: Any, fmt: str, tasks_embedded: int | None = None, *, lines: bool = False) -> None:
@@ -68,11 +147,12 @@ def _print_report(report: Any, fmt: str, tasks_embedded: int | None = None, *, l
 @click.option("--max-runs", type=click.IntRange(min=1), metavar="N",
               help="With --watch: stop after N runs (for scripts and tests).")
 @click.option("--list", "list_projects", is_flag=True, help="List the indexed projects and exit.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress line on stderr.")
 @store_options
 @format_option
 def index_command(path: Path | None, project: str | None, embeddings: bool, time_limit: float | None,
-                  watch: bool, interval: float, max_runs: int | None, list_projects: bool, fmt: str,
-                  **kwargs: Any) -> None:
+                  watch: bool, interval: float, max_runs: int | None, list_projects: bool, quiet: bool,
+                  fmt: str, **kwargs: Any) -> None:
     """Index a project's files for the associative memory.
 
     Scans PATH (skipping .git, node_modules, dist, build and vendored folders,
@@ -82,6 +162,10 @@ def index_command(path: Path | None, project: str | None, embeddings: bool, time
     unless --no-embeddings. Incremental: unchanged files are not re-read
     into the model, deleted files' chunks are removed. A context then adds
     the chunks nearest to the task (see "Relevant Codebase Context").
+
+    A progress line on stderr (-q silences it) counts files, chunks and
+    chunks/s. With --time-limit the run stops in time and keeps the files it
+    finished: run it again to go on. --format json prints the run's summary.
     """
     params = _store_params(kwargs)
     if list_projects:
@@ -105,12 +189,8 @@ def index_command(path: Path | None, project: str | None, embeddings: bool, time
     from ctxgraph.memory.embed import EmbeddingUnavailableError
 
     try:
-        with open_service(params) as svc, click.progressbar(length=1, label="Indexing", file=sys.stderr,
-                               hidden=not sys.stderr.isatty()) as bar:
-            def progress(done: int, total: int) -> None:
-                bar.length = max(total, 1)
-                bar.update(done - bar.pos)
-            report = svc.index_project(path, project=project, embeddings=embeddings, progress=progress,
+        with open_service(params) as svc, ProgressLine(quiet=quiet) as line:
+            report = svc.index_project(path, project=project, embeddings=embeddings, progress=line.update,
                                        time_limit=time_limit)
     except EmbeddingUnavailableError as exc:
         raise CliError(f"{exc} (or pass --no-embeddings for the lightweight index)", exc.exit_code) from None
@@ -122,6 +202,7 @@ def index_command(path: Path | None, project: str | None, embeddings: bool, time
 def _watch(params: dict[str, Any], path: Path, project: str | None, embeddings: bool, time_limit: float,
            interval: float, max_runs: int | None, fmt: str) -> None:
     from ctxgraph.memory.worker import IndexQueue, IndexRequest
+    from ctxgraph.service import ContextService
 
     open_svc = service_opener(params)
 

@@ -19,7 +19,10 @@ from ctxgraph.cli import (
     open_service,
     store_options,
 )
-from ctxgraph.service import HANDOFF_BATCH, ContextService
+
+#: ctxgraph.service.HANDOFF_BATCH, spelled out so that the help needs no service
+#: import (tests/unit/test_cli_imports.py checks they agree).
+HANDOFF_BATCH = 500
 
 
 @click.group(cls=_Group)
@@ -46,6 +49,8 @@ def ingest_handoff(paths: tuple[str, ...], batch_size: int, embed: bool, fmt: st
     by meaning (--no-embed skips it; without the model installed it is
     skipped with a warning, and `embed-tasks` catches up later).
     """
+    from ctxgraph.service import ContextService
+
     inputs: list[tuple[str, bytes]] = []
     for raw in paths:
         if raw == "-":
@@ -82,6 +87,8 @@ def ingest_handoff(paths: tuple[str, ...], batch_size: int, embed: bool, fmt: st
 @store_options
 def ingest_tasks(path: str, **kwargs: Any) -> None:
     """Add the tasks of a file (YAML `tasks:` list, or JSON lines), all or none."""
+    from ctxgraph.service import ContextService
+
     source, data = _read_input(path)
     tasks = ContextService.read_tasks(data, source)
     with open_service(_store_params(kwargs)) as svc:
@@ -95,6 +102,8 @@ def ingest_tasks(path: str, **kwargs: Any) -> None:
 def ingest_context_map(path: str, **kwargs: Any) -> None:
     """Load context-map entries (YAML `files:` list, or JSON lines with
     path or location, component, notes)."""
+    from ctxgraph.service import ContextService
+
     source, data = _read_input(path)
     entries = ContextService.read_context_map(data, source)
     with open_service(_store_params(kwargs)) as svc:

@@ -13,7 +13,6 @@ import click
 
 from ctxgraph.cli import CliError, store_options
 from ctxgraph.mcp.limits import DEFAULT_MAX_TOKENS, MIN_MAX_TOKENS, TOKEN_ENV
-from ctxgraph.service import ContextService
 
 
 def _from_command_line(name: str) -> bool:
@@ -114,6 +113,7 @@ def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, proj
         read_project_tokens,
         say,
     )
+    from ctxgraph.service import ContextService
 
     if print_config and (http_address is not None or password_stdin):
         other = "--http" if http_address else "--password-stdin"

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from ctxgraph import Task, TaskStatus
 from ctxgraph.cli import (
     COMPLEXITIES,
     STATUSES,
@@ -17,6 +16,9 @@ from ctxgraph.cli import (
     open_service,
     store_options,
 )
+
+if TYPE_CHECKING:
+    from ctxgraph.core.models import Task
 
 
 @click.group(cls=_Group)
@@ -51,6 +53,8 @@ def task_add(task_id: str, name: str, objective: str, criteria: tuple[str, ...],
 
 
 def _task_lines(t: Task) -> list[str]:
+    from ctxgraph.core.models import TaskStatus
+
     lines = [f"{t.id}  [{t.status.value}]  {t.intent}"]
     if t.objective and t.objective.strip() != t.intent:
         lines.append(f"  objective: {' '.join(t.objective.split())}")
@@ -91,6 +95,8 @@ def task_show(task_id: str, fmt: str, **kwargs: Any) -> None:
 @format_option
 def task_list(status: str | None, fmt: str, **kwargs: Any) -> None:
     """List tasks, in id order."""
+    from ctxgraph.core.models import TaskStatus
+
     with open_service(_store_params(kwargs), read_only=True) as svc:
         tasks = svc.list_tasks(TaskStatus(status) if status else None)
     if fmt == "json":

@@ -10,11 +10,11 @@ import functools
 import re
 from typing import TYPE_CHECKING
 
-import jinja2
-
 from ctxgraph.errors import ConfigurationError
 
 if TYPE_CHECKING:
+    import jinja2
+
     from ctxgraph.compute.output import ComputedContext
 
 _BLANK_RUNS = re.compile(r"\n{3,}")
@@ -32,6 +32,8 @@ def cell(value: object) -> str:
 
 @functools.cache
 def _environment() -> jinja2.Environment:
+    import jinja2  # on the first render: commands that render nothing skip its import
+
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("ctxgraph.compute", "templates"),
         autoescape=False,  # Markdown, not HTML
@@ -45,6 +47,8 @@ def _environment() -> jinja2.Environment:
 
 def render(ctx: ComputedContext, *, debug: bool = False, template: str | None = None) -> str:
     """Markdown for ``ctx``; ``template`` is the text of a replacement template."""
+    import jinja2
+
     env = _environment()
     try:
         tmpl = env.from_string(template) if template is not None else env.get_template("context.md.j2")

@@ -22,10 +22,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
 
 K1 = 1.2
 B = 0.75
@@ -91,6 +93,8 @@ class Index:
     @classmethod
     def build(cls, docs: Sequence[Mapping[str, int]]) -> Index:
         """Index ``docs``, each a mapping of its terms to their frequencies."""
+        import numpy as np
+
         rows: dict[str, list[int]] = {}
         freqs: dict[str, list[int]] = {}
         lengths = np.zeros(len(docs), dtype=np.float64)
@@ -127,6 +131,8 @@ class Index:
         """A term's posting rows, each row's score for the term, the largest and
         smallest of them (computed on first use and kept: the index is rebuilt,
         not updated)."""
+        import numpy as np
+
         found = self._cache.get(term)
         if found is None:
             posting = self.postings.get(term)
@@ -145,6 +151,8 @@ class Index:
 
     def scores(self, terms: Iterable[str]) -> npt.NDArray[np.float64]:
         """Every document's score against the distinct ``terms`` (0 where none is found)."""
+        import numpy as np
+
         out = np.zeros(self.size, dtype=np.float64)  # Lucene sums its clauses' float32 scores in double
         for term in dict.fromkeys(terms):
             found = self._impacts(term)
@@ -161,6 +169,8 @@ class Index:
         :data:`SCORE_DECIMALS`, best first; ties go to the lower row. Equal to
         ranking :meth:`scores`; on long posting lists only the rows that can
         reach the ``k`` best are scored (:func:`_pruned`)."""
+        import numpy as np
+
         distinct = list(dict.fromkeys(terms))
         found = [f for f in (self._impacts(t) for t in distinct) if f is not None]
         if k > 0 and sum(len(f.rows) for f in found) >= PRUNE_POSTINGS and _order_free(found):
@@ -203,6 +213,8 @@ def _pruned(found: list[_Impacts], k: int, size: int) -> tuple[npt.NDArray[np.in
     still could get there are kept, and the long posting lists left (the words
     in nearly every document: ``so``, ``test``) are searched for those rows
     instead of read whole."""
+    import numpy as np
+
     found = sorted(found, key=lambda f: -f.high)
     partial = np.zeros(size, dtype=np.float64)
     left, added = sum(f.high for f in found), 0.0
@@ -256,6 +268,8 @@ def _pruned(found: list[_Impacts], k: int, size: int) -> tuple[npt.NDArray[np.in
 
 def _distinct(rows: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     """The distinct ``rows``, sorted (``np.unique`` hashes, ten times slower on a few thousand)."""
+    import numpy as np
+
     rows = np.sort(rows)
     keep = np.empty(len(rows), dtype=bool)
     keep[:1] = True

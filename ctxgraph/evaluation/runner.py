@@ -228,15 +228,15 @@ def systems_of(memory: bool, tuned: bool = False) -> tuple[str, ...]:
 def index_source(svc: ContextService, eval_set: EvalSet, root: Path, *, embeddings: bool = True,
                  embedder: Any = None, stage: Stage = no_progress) -> IndexReport:
     """Index the project's source at the snapshot (``root``) as project ``eval_set.name``."""
-    from ctxgraph.memory.index import index_project
+    from ctxgraph.memory.index import IndexProgress, index_project
     from ctxgraph.memory.scan import SourceFile, walk
 
     done = 0
     with stage("Indexing source", sum(isinstance(f, SourceFile) for f in walk(root))) as tick:
-        def progress(n: int, total: int) -> None:
+        def progress(p: IndexProgress) -> None:
             nonlocal done
-            tick(n - done)
-            done = n
+            tick(p.files_done - done)
+            done = p.files_done
 
         report = index_project(svc.store, root, project=eval_set.name, embeddings=embeddings,
                                embedder=embedder, progress=progress)

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-import networkx as nx
-
 
 def find_cycle(edges: Iterable[tuple[str, str]], new_edges: Iterable[tuple[str, str]]) -> list[str] | None:
     """The cycle that adding ``new_edges`` (task -> dependency) to ``edges`` would
@@ -13,6 +11,8 @@ def find_cycle(edges: Iterable[tuple[str, str]], new_edges: Iterable[tuple[str, 
     added = list(new_edges)
     if not added:
         return None
+    import networkx as nx  # here: a task added without dependencies never pays its import
+
     graph = nx.DiGraph()
     graph.add_edges_from(edges)
     graph.add_edges_from(added)

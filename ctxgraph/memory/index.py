@@ -21,30 +21,69 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ctxgraph.core.models import MemoryChunk, MemoryProject
 from ctxgraph.core.tokens import estimate_tokens
 from ctxgraph.errors import ConfigurationError
 from ctxgraph.graph.store import KnowledgeStore
 from ctxgraph.memory.chunk import Chunk, chunk_file
-from ctxgraph.memory.embed import Vectors
 from ctxgraph.memory.scan import Skipped, SourceFile, walk
 from ctxgraph.memory.text import search_text
 
+if TYPE_CHECKING:
+    from ctxgraph.memory.embed import Vectors  # (numpy: imported when a run embeds)
+
 #: Lines of a file the lightweight index keeps.
 FIRST_LINES = 30
-#: Files per write transaction.
+#: Files per write transaction (at most).
 BATCH_FILES = 25
+#: Finished files are written at least this often (seconds), so that a run
+#: stopped by its time limit, or killed, keeps nearly all it did.
+WRITE_SECONDS = 5.0
+#: Chunks per call of the embedder: at most, and on the first call (before
+#: the run knows how fast the model goes on this machine).
+EMBED_BATCH = 32
+FIRST_EMBED_BATCH = 1
+#: What one call of the embedder should take (seconds): the run checks its
+#: time limit and reports progress between calls.
+CALL_SECONDS = 1.0
+#: A call expected to end more than this many seconds past the time limit is
+#: not started (on a busy machine one chunk can take seconds).
+GRACE_SECONDS = 1.0
 #: What a project id may be made of (it prefixes chunk ids).
 PROJECT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 #: The model name recorded with an embedding index.
 MODEL = "all-MiniLM-L6-v2"
 
-Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class IndexProgress:
+    """Where a run is: ``phase`` is ``model`` (loading the embedder),
+    ``scanning`` (reading the files) or ``indexing``; ``files_done`` of
+    ``files_total`` new or changed files are chunked (and embedded), holding
+    ``chunks`` chunks, in ``indexing_seconds`` of indexing."""
+
+    project: str
+    phase: str
+    files_done: int = 0
+    files_total: int = 0
+    chunks: int = 0
+    files_written: int = 0
+    indexing_seconds: float = 0.0
+
+    @property
+    def chunks_per_s(self) -> float:
+        return self.chunks / self.indexing_seconds if self.indexing_seconds > 0 else 0.0
+
+
+Progress = Callable[[IndexProgress], None]
 
 
 @dataclass
@@ -72,7 +111,8 @@ class IndexReport:
             "indexed": self.indexed, "unchanged": self.unchanged, "removed": self.removed,
             "chunks": self.chunks, "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
             "seconds": round(self.seconds, 3), "chunks_per_s": round(self.chunks_per_s, 1),
-            "complete": self.complete, "indexed_at": self.indexed_at,
+            "complete": self.complete, "files_left": self.files - self.unchanged - self.indexed,
+            "indexed_at": self.indexed_at,
         }
 
 
@@ -112,13 +152,28 @@ def index_project(
     progress: Progress | None = None,
     time_limit: float | None = None,
 ) -> IndexReport:
-    """Index (incrementally) the files under ``root`` as project ``project``."""
+    """Index (incrementally) the files under ``root`` as project ``project``.
+
+    ``progress`` is called with an :class:`IndexProgress` at each phase and
+    after every embedder call (about every :data:`CALL_SECONDS`). With
+    ``time_limit`` (seconds) the run stops once it is over, between two
+    embedder calls sized to end in time; the files finished by then are
+    written, a file half embedded is left for the next run (which goes on
+    where this one stopped). Every run finishes one file at least.
+    """
     started = time.monotonic()
+    deadline = None if time_limit is None else started + time_limit
     base = Path(root)
     if not base.is_dir():
         raise ConfigurationError(f"{root}: not a folder")
     base = base.resolve()
     pid = project_id_for(base, project)
+
+    def tell(phase: str, files_done: int = 0, files_total: int = 0, chunks: int = 0, files_written: int = 0,
+             indexing_seconds: float = 0.0) -> None:
+        if progress is not None:
+            progress(IndexProgress(pid, phase, files_done, files_total, chunks, files_written, indexing_seconds))
+
     state = store.memory_state(pid)
     previous = state.project
     report = IndexReport(project=pid, root=str(base), embeddings=embeddings)
@@ -126,10 +181,12 @@ def index_project(
     known = state.file_hashes if previous is not None and previous.embeddings == embeddings \
         and previous.root == str(base) else {}
     if embeddings and embedder is None:
+        tell("model")
         from ctxgraph.memory.embed import shared_embedder
 
         embedder = shared_embedder()
 
+    tell("scanning")
     found: list[SourceFile] = []
     for item in walk(base):
         if isinstance(item, Skipped):
@@ -147,38 +204,159 @@ def index_project(
                              model=MODEL if embeddings else "", files=len(present), chunks=0)
 
     pending_at = previous.indexed_at if previous is not None and known else ""
-    done = 0
-    if progress:
-        progress(0, len(changed))
-    for start in range(0, len(changed), BATCH_FILES):
-        # Checked after a batch at least, so that every run makes progress.
-        if start and time_limit is not None and time.monotonic() - started > time_limit:
-            report.complete = False
-            break
-        batch = changed[start:start + BATCH_FILES]
-        rows: list[MemoryChunk] = []
-        for source in batch:
-            for c in file_chunks(source, lightweight=not embeddings):
-                rows.append(MemoryChunk(
-                    path=source.path, start_line=c.start_line, end_line=c.end_line, text=c.text,
-                    text_hash=c.text_hash, token_estimate=c.token_estimate, file_sha256=source.sha256,
-                    search_text=search_text(source.path, c.text),
-                ))
-        if embeddings and rows:
-            assert embedder is not None
-            vectors = embedder.embed([f"{r.path}\n{r.text}" for r in rows])
-            rows = [r.model_copy(update={"embedding": tuple(float(x) for x in v)})
-                    for r, v in zip(rows, vectors, strict=True)]
-        replaced = [s.path for s in batch if s.path in state.file_hashes or s.path in known]
+    run = _Run(changed, embeddings=embeddings, embedder=embedder, deadline=deadline)
+    indexing = time.monotonic()
+
+    def write(files: list[_File]) -> None:
+        rows = [row for f in files for row in f.finished()]
+        replaced = [f.source.path for f in files if f.source.path in state.file_hashes or f.source.path in known]
         store.write_memory(record(pending_at), rows, replaced)
-        report.indexed += len(batch)
+        report.indexed += len(files)
         report.chunks += len(rows)
-        done += len(batch)
-        if progress:
-            progress(done, len(changed))
+
+    tell("indexing", files_total=len(changed))
+    ready: list[_File] = []
+    last_write = time.monotonic()
+    for finished in run.steps():
+        ready += finished
+        if len(ready) >= BATCH_FILES or (ready and time.monotonic() - last_write >= WRITE_SECONDS):
+            write(ready[:BATCH_FILES])
+            ready = ready[BATCH_FILES:]
+            last_write = time.monotonic()
+        tell("indexing", files_done=run.files_done, files_total=len(changed), chunks=run.chunks,
+             files_written=report.indexed, indexing_seconds=time.monotonic() - indexing)
+    while ready:
+        write(ready[:BATCH_FILES])
+        ready = ready[BATCH_FILES:]
+    tell("indexing", files_done=run.files_done, files_total=len(changed), chunks=run.chunks,
+         files_written=report.indexed, indexing_seconds=time.monotonic() - indexing)
+    report.complete = not run.stopped
     if report.complete:
         report.indexed_at = now()
         store.write_memory(record(report.indexed_at), [], gone)
         report.removed = len(gone)
     report.seconds = time.monotonic() - started
     return report
+
+
+class _File:
+    """A file being indexed: its chunks, and their vectors as they come."""
+
+    def __init__(self, source: SourceFile, *, lightweight: bool) -> None:
+        self.source = source
+        self.rows = [
+            MemoryChunk(path=source.path, start_line=c.start_line, end_line=c.end_line, text=c.text,
+                        text_hash=c.text_hash, token_estimate=c.token_estimate, file_sha256=source.sha256,
+                        search_text=search_text(source.path, c.text))
+            for c in file_chunks(source, lightweight=lightweight)
+        ]
+        self.vectors: list[tuple[float, ...]] = []
+        self.needs_vectors = not lightweight
+
+    @property
+    def left(self) -> int:
+        """Chunks still to embed."""
+        return len(self.rows) - len(self.vectors) if self.needs_vectors else 0
+
+    def texts(self, n: int) -> list[str]:
+        """The next ``n`` (at most) texts to embed."""
+        return [f"{r.path}\n{r.text}" for r in self.rows[len(self.vectors):len(self.vectors) + n]]
+
+    def finished(self) -> list[MemoryChunk]:
+        if not self.needs_vectors:
+            return self.rows
+        return [r.model_copy(update={"embedding": v}) for r, v in zip(self.rows, self.vectors, strict=True)]
+
+
+class _Run:
+    """The files of one run, chunked as needed and embedded in calls sized to
+    take about :data:`CALL_SECONDS` (and to end by the deadline)."""
+
+    def __init__(self, changed: list[SourceFile], *, embeddings: bool, embedder: Vectors | None,
+                 deadline: float | None) -> None:
+        self._files = iter(changed)
+        self._embeddings = embeddings
+        self._embedder = embedder
+        self._deadline = deadline
+        self._seconds_per_chunk: float | None = None
+        self.files_done = 0
+        self.chunks = 0
+        self.stopped = False
+
+    def _batch(self) -> int:
+        """Chunks for the next embedder call."""
+        if self._seconds_per_chunk is None:
+            return FIRST_EMBED_BATCH
+        seconds = CALL_SECONDS
+        if self._deadline is not None:
+            seconds = min(seconds, self._deadline - time.monotonic())
+        return max(1, min(EMBED_BATCH, int(seconds / self._seconds_per_chunk)))
+
+    def _over(self, want: int) -> bool:
+        """Past the deadline, or a call of ``want`` chunks would end well past it."""
+        if self._deadline is None:
+            return False
+        expected = (self._seconds_per_chunk or 0.0) * want if self._embeddings else 0.0
+        now = time.monotonic()
+        return now >= self._deadline or now + expected > self._deadline + GRACE_SECONDS
+
+    def steps(self) -> Iterator[list[_File]]:
+        """After each step (one embedder call, or one file without embeddings),
+        the files it finished; stops at the deadline (``stopped``) or the end."""
+        queue: list[_File] = []
+        done_any = False
+        exhausted = False
+        while True:
+            want = self._batch() if self._embeddings else 1
+            while not exhausted and (not queue or (self._embeddings and sum(f.left for f in queue) < want)):
+                source = next(self._files, None)
+                if source is None:
+                    exhausted = True
+                else:
+                    queue.append(_File(source, lightweight=not self._embeddings))
+            if not queue:
+                return
+            # Every run finishes a file at least, so that runs under a short limit still advance.
+            if done_any and self._over(want):
+                self.stopped = True
+                return
+            if self._embeddings:
+                self._embed(queue, want)
+            finished: list[_File] = []
+            while queue and queue[0].left == 0:
+                finished.append(queue.pop(0))
+            self.files_done += len(finished)
+            self.chunks += sum(len(f.rows) for f in finished)
+            done_any = done_any or bool(finished)
+            yield finished
+
+    def _embed(self, queue: list[_File], want: int) -> None:
+        texts: list[str] = []
+        takers: list[tuple[_File, int]] = []
+        for f in queue:
+            if len(texts) >= want:
+                break
+            part = f.texts(want - len(texts))
+            if part:
+                texts += part
+                takers.append((f, len(part)))
+        if not texts:
+            return
+        assert self._embedder is not None
+        from ctxgraph.signals import _blas
+
+        # numpy's OpenBLAS on one thread while the model runs: on a busy machine its
+        # default threads wait for a CPU (one chunk took 4.2 s against 0.46 s on one
+        # thread here, load 9 on 2 cores); nestable, so a runtime that bounds its
+        # own threads is unaffected.
+        blas = _blas.find()
+        began = time.monotonic()
+        with blas.single() if blas is not None else nullcontext():
+            vectors = self._embedder.embed(texts)
+        per_chunk = (time.monotonic() - began) / len(texts)
+        self._seconds_per_chunk = per_chunk if self._seconds_per_chunk is None \
+            else 0.5 * self._seconds_per_chunk + 0.5 * per_chunk
+        at = 0
+        for f, n in takers:
+            f.vectors += [tuple(float(x) for x in v) for v in vectors[at:at + n]]
+            at += n

@@ -7,15 +7,17 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Self
+from typing import TYPE_CHECKING, Self
 
 from ctxgraph.core.models import MemoryProject
 from ctxgraph.graph.backup import BATCH_SIZE, ExportReader, ExportSummary, export_to_path, import_rows_into
-from ctxgraph.graph.local import default_path
+from ctxgraph.graph.local import default_path, discard_if_empty
 from ctxgraph.graph.store import KnowledgeStore
-from ctxgraph.memory.index import IndexReport, Progress, index_project
-from ctxgraph.memory.worker import IndexQueue, IndexRequest, IndexWorker
 from ctxgraph.service.base import ServiceBase
+
+if TYPE_CHECKING:  # the memory index is imported by the commands that index
+    from ctxgraph.memory.index import IndexReport, Progress
+    from ctxgraph.memory.worker import IndexQueue, IndexRequest, IndexWorker
 
 #: Rows an import writes per transaction.
 IMPORT_BATCH = BATCH_SIZE
@@ -35,6 +37,12 @@ class AdminMixin(ServiceBase):
         ``CTXGRAPH_STORE`` name one: the nearest ``.ctxgraph/graph.db`` from the
         current folder upwards, else ``./.ctxgraph/graph.db``."""
         return default_path()
+
+    @staticmethod
+    def discard_empty_store(path: str | os.PathLike[str]) -> bool:
+        """Delete the embedded store at ``path`` if it holds no node and no other
+        process has it open (a failed command's side effect); True when deleted."""
+        return discard_if_empty(Path(path))
 
     def initialize(self, *, reset: bool = False) -> None:
         """Apply the schema (constraints and indexes; idempotent), creating the
@@ -68,6 +76,8 @@ class AdminMixin(ServiceBase):
         (:func:`ctxgraph.memory.index.index_project`), with this service's
         embedder; ``progress(done, total)`` follows the files, and a run stops
         after about ``time_limit`` seconds (the next one goes on)."""
+        from ctxgraph.memory.index import index_project
+
         return index_project(self.store, root, project=project, embeddings=embeddings,
                              embedder=self.embedder, progress=progress, time_limit=time_limit)
 
@@ -87,6 +97,8 @@ class AdminMixin(ServiceBase):
         one at a time, each on the store of a service ``open_service`` opens for
         it (closed after the run; a failure is retried with backoff). After a
         complete run, ``follow_up(service, report)`` with a service on that store."""
+
+        from ctxgraph.memory.worker import IndexWorker
 
         def open_store() -> KnowledgeStore:
             return open_service().store

@@ -5,12 +5,14 @@ caller may flip. The operations are in the mixins ``ContextService`` joins."""
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxgraph.compute.config import ContextConfig
 from ctxgraph.graph.store import KnowledgeStore
-from ctxgraph.outcomes import DeliveryWriter
 from ctxgraph.signals import SignalExtractor
+
+if TYPE_CHECKING:
+    from ctxgraph.outcomes import DeliveryWriter
 
 
 class ServiceBase:

@@ -18,11 +18,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from enum import Enum
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ctxgraph.compute import limits as lim
 from ctxgraph.compute.config import STRATEGIES, ContextConfig, Strategy
-from ctxgraph.compute.context import ComputedContext, compute_context
 from ctxgraph.core.models import (
     Candidates,
     Complexity,
@@ -48,6 +47,9 @@ from ctxgraph.service.admin import AdminMixin
 from ctxgraph.service.ingest import IngestMixin
 from ctxgraph.service.knowledge import KnowledgeMixin
 from ctxgraph.signals import SignalExtractor, TaskSignals, terms
+
+if TYPE_CHECKING:
+    from ctxgraph.compute.context import ComputedContext
 
 log = logging.getLogger(__name__)
 
@@ -291,6 +293,8 @@ class ContextService(AdminMixin, KnowledgeMixin, IngestMixin):
             if strategy is not None:
                 update["strategy"] = strategy
             config = ContextConfig.model_validate({**config.model_dump(), **update})
+        from ctxgraph.compute.context import compute_context  # here: commands computing no context skip it
+
         candidates = self.gather(task, signals)
         ctx = compute_context(
             task, signals, candidates, lim.limits_for(tier), complexity=tier.value, config=config,

@@ -7,16 +7,21 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
-from ctxgraph import outcomes as outcome_log
-from ctxgraph.compute.context import ComputedContext
-from ctxgraph.compute.outcomes import OutcomeReport
-from ctxgraph.compute.tune import TuneResult, tune
 from ctxgraph.errors import InvalidArgumentError
-from ctxgraph.graph.records import HandoffRecord
 from ctxgraph.graph.store import UnavailableStore
-from ctxgraph.outcomes import DeliveryWriter
 from ctxgraph.service.base import ServiceBase
+
+if TYPE_CHECKING:
+    from ctxgraph.compute.context import ComputedContext
+    from ctxgraph.compute.outcomes import OutcomeReport
+    from ctxgraph.compute.tune import TuneResult
+    from ctxgraph.graph.records import HandoffRecord
+
+# ctxgraph.outcomes (the delivery log, with the whole compute pipeline) and
+# ctxgraph.compute.tune (numpy) are imported where they are used: a command
+# that computes no context, such as `ctxgraph task list`, loads neither.
 
 log = logging.getLogger(__name__)
 
@@ -32,8 +37,10 @@ class FeedbackMixin(ServiceBase):
             if not self.record_outcomes or isinstance(self.store, UnavailableStore) \
                     or getattr(self.store, "read_only", False) is True:
                 return
+            from ctxgraph import outcomes as outcome_log
+
             if self._deliveries is None:
-                self._deliveries = DeliveryWriter(self.store, self.config.outcomes_keep)
+                self._deliveries = outcome_log.DeliveryWriter(self.store, self.config.outcomes_keep)
             outcome_log.submit(self._deliveries, ctx)
         except Exception as exc:
             log.debug("delivery of %s not recorded: %s", ctx.task_id, exc)
@@ -47,12 +54,16 @@ class FeedbackMixin(ServiceBase):
         made at or after ``since`` (a date or an ISO time; naive means UTC)."""
         if last is not None and (isinstance(last, bool) or not isinstance(last, int) or last < 1):
             raise InvalidArgumentError(f"last: {last!r} is not a whole number of at least 1")
+        from ctxgraph import outcomes as outcome_log
+
         self.flush_outcomes()
         return outcome_log.report(self.store, since=_since(since), last=last)
 
     def _score_outcomes(self, records: Sequence[HandoffRecord]) -> None:
         if not self.record_outcomes or not records:
             return
+        from ctxgraph import outcomes as outcome_log
+
         try:
             self.flush_outcomes()
             outcome_log.score_handoffs(self.store, records)
@@ -71,6 +82,8 @@ class FeedbackMixin(ServiceBase):
         ``progress(done, total)`` follows the replayed queries.
         Nothing is written: the caller keeps ``result.weights`` (``ctxgraph
         tune`` writes them to the settings file)."""
+        from ctxgraph.compute.tune import tune
+
         tasks, files = self.store.replay_corpus()
         return tune(tasks, files, self.config.ranking, seed=seed, progress=progress)
 

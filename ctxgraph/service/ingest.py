@@ -31,7 +31,6 @@ from ctxgraph.graph.documents import (
 )
 from ctxgraph.graph.handoff_batch import HANDOFF_BATCH
 from ctxgraph.graph.records import FileLink, HandoffRecord, canonical_json, stable_id, text_hash
-from ctxgraph.memory.embed import QUERY_PIECES
 from ctxgraph.service.feedback import FeedbackMixin
 from ctxgraph.signals import TaskSignals
 
@@ -251,6 +250,8 @@ class IngestMixin(FeedbackMixin):
             self._vectors_seen = (now, self.store.has_task_vectors())
         if not self._vectors_seen[1]:
             return None
+        from ctxgraph.memory.embed import QUERY_PIECES  # (numpy, with the embedder)
+
         try:
             vector = self._embedder().embed([text], max_pieces=QUERY_PIECES)[0]
         except Exception as exc:  # any embedding failure only costs the neighbours by embedding

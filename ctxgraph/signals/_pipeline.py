@@ -156,8 +156,47 @@ def get_pipeline(model: str) -> Pipeline:
     return pipeline
 
 
+def _import_spacy() -> Any:
+    """``import spacy`` without its command line.
+
+    spaCy's ``__init__`` imports ``spacy.cli.info`` (for ``spacy.info``), which
+    imports the whole ``spacy.cli`` package: typer, weasel, httpx, rich,
+    jinja2 — about a third of ``import spacy`` (measured on this project's
+    machine: 2.6 s against 1.3-1.8 s under load), for a command line ctxgraph
+    never calls. While spaCy imports, ``spacy.cli`` and ``spacy.cli.info``
+    are stand-ins (the package keeps its real path, so a submodule still
+    imports); they are taken out of ``sys.modules`` afterwards, so a later
+    ``import spacy.cli`` loads the real one."""
+    import importlib.util
+    import sys
+    import types
+
+    if "spacy" in sys.modules or "spacy.cli" in sys.modules:
+        import spacy
+
+        return spacy
+    spec = importlib.util.find_spec("spacy")
+    if spec is None or not spec.submodule_search_locations:
+        import spacy  # (raises the ImportError)
+
+        return spacy
+    cli = types.ModuleType("spacy.cli")
+    cli.__path__ = [os.path.join(path, "cli") for path in spec.submodule_search_locations]
+    info = types.ModuleType("spacy.cli.info")
+    info.info = lambda *args, **kwargs: None  # type: ignore[attr-defined]
+    stand_ins = {"spacy.cli": cli, "spacy.cli.info": info}
+    sys.modules.update(stand_ins)
+    try:
+        import spacy
+    finally:
+        for name, module in stand_ins.items():
+            if sys.modules.get(name) is module:
+                del sys.modules[name]
+    return spacy
+
+
 def _load(model: str) -> Pipeline:
-    import spacy
+    spacy = _import_spacy()
 
     try:
         nlp, blas = _load_installed(spacy, model)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -41,6 +42,30 @@ def test_demo_json_is_the_context_of_task_015(tmp_path: Path) -> None:
     assert doc["markdown"].startswith("## Context (Computed)")
 
 
+def next_command(stderr: str) -> list[str]:
+    """The context command the demo suggests, to run as printed (``ctxgraph`` as this interpreter's module)."""
+    lines = [line for line in stderr.splitlines() if line.startswith("Next, the same context again: ")]
+    assert len(lines) == 1, stderr
+    args = shlex.split(lines[0].split(": ", 1)[1])
+    assert args[:3] == ["ctxgraph", "context", "task-015"]
+    return args[1:]
+
+
+def test_the_context_command_the_demo_suggests_works_as_printed(tmp_path: Path) -> None:
+    demo = run("demo", cwd=tmp_path)
+    assert demo.returncode == 0, demo.stderr
+    args = next_command(demo.stderr)
+    assert args == ["context", "task-015", "--store", ".ctxgraph/demo.db"]
+    again = run(*args, cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == demo.stdout
+    # The bare command names the demo's store instead of only `ctxgraph init`, and creates nothing.
+    bare = run("context", "task-015", cwd=tmp_path)
+    assert bare.returncode == 5
+    assert bare.stderr.strip().endswith("the demo is in .ctxgraph/demo.db: add --store .ctxgraph/demo.db")
+    assert not (tmp_path / ".ctxgraph" / "graph.db").exists()
+
+
 def test_demo_refuses_a_store_holding_other_work(tmp_path: Path) -> None:
     assert run("task", "add", "mine-1", "--name", "My own task", cwd=tmp_path).returncode == 0
     store = tmp_path / ".ctxgraph" / "graph.db"
@@ -66,6 +91,11 @@ def test_demo_loads_into_neo4j_by_option_and_by_environment(neo4j_settings: obje
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("## Context (Computed)")
     assert f"into {uri}" in proc.stderr
+    args = next_command(proc.stderr)
+    assert args == ["context", "task-015", "--neo4j", uri]
+    again = run(*args, cwd=tmp_path, env=env)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == proc.stdout
     assert len(task_ids(neo4j_store)) == 17
     assert not (tmp_path / ".ctxgraph").exists(), "nothing went to the embedded store"
 
@@ -74,8 +104,10 @@ def test_demo_loads_into_neo4j_by_option_and_by_environment(neo4j_settings: obje
     assert proc.returncode == 0, proc.stderr
     assert len(task_ids(neo4j_store)) == 17
     assert not (tmp_path / ".ctxgraph").exists()
-    # An explicit --store outranks NEO4J_URI from the environment.
+    assert next_command(proc.stderr) == ["context", "task-015"]  # NEO4J_URI is in the environment
+    # An explicit --store outranks NEO4J_URI from the environment, with a note.
     proc = run("demo", "--store", "d.db", cwd=tmp_path, env={**env, "NEO4J_URI": uri})
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "d.db").is_file()
+    assert "ctxgraph: note: --store d.db given: NEO4J_URI from the environment is not used" in proc.stderr
     neo4j_store.clear()

@@ -37,8 +37,9 @@ def print_node(node: object) -> str:
 
 
 def run(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    inherited = {k: v for k, v in os.environ.items() if not k.startswith(("NEO4J_", "CTXGRAPH_"))}
     return subprocess.run([sys.executable, "-m", "ctxgraph", *args], cwd=cwd, capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, timeout=600, check=False)
+                          env={**inherited, **(env or {})}, timeout=600, check=False)
 
 
 def project(root: Path) -> Path:
@@ -80,6 +81,37 @@ def test_index_reports_then_reindexes_nothing_and_lists_projects(tmp_path: Path)
     assert off.returncode == 0 and "Relevant Codebase Context" not in off.stdout
     other = run("context", "--task-file", str(task), *store, "--debug", "--project", "other", cwd=tmp_path)
     assert other.returncode == 0 and "project 'other' is not indexed" in other.stdout
+
+
+def test_a_time_limited_run_keeps_its_part_and_a_second_run_finishes(tmp_path: Path) -> None:
+    """--time-limit stops the run and keeps the files it finished; the next run does the rest.
+    150 one-line files (one short chunk each): more than a second of embedding on this project's
+    machines; the limit is the smallest allowed (1 s) so that the test stays quick."""
+    root = tmp_path / "many"
+    root.mkdir()
+    for n in range(150):
+        (root / f"note_{n:03}.md").write_text(f"Note {n} about the tokenizer and the printer.\n", encoding="utf-8")
+    store = ["--store", str(tmp_path / "graph.db")]
+    # One BLAS thread: on a busy machine numpy's default threads make the model ~8x slower.
+    env = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    first = run("index", str(root), *store, "--time-limit", "1", "--format", "json", cwd=tmp_path, env=env)
+    assert first.returncode == 0, first.stderr
+    part = json.loads(first.stdout)
+    assert part["complete"] is False and part["indexed_at"] == ""
+    assert 0 < part["indexed"] < 150 and part["files_left"] == 150 - part["indexed"]
+    # The progress line (stderr is not a terminal here: plain lines, the last one at the end).
+    lines = first.stderr.strip().splitlines()
+    assert lines and lines[-1].startswith(f"indexing many: {part['indexed']}/150 files, ")
+    assert "chunks/s" in lines[-1] and "Traceback" not in first.stderr
+
+    rest = run("index", str(root), *store, "-q", "--format", "json", cwd=tmp_path, env=env)
+    assert rest.returncode == 0, rest.stderr
+    assert rest.stderr == ""  # -q: no progress line
+    done = json.loads(rest.stdout)
+    assert done["complete"] is True and done["indexed_at"] and done["files_left"] == 0
+    assert done["unchanged"] == part["indexed"] and done["indexed"] == 150 - part["indexed"]
+    listed = run("index", "--list", *store, "--format", "json", cwd=tmp_path)
+    assert [(p["id"], p["files"], bool(p["indexed_at"])) for p in json.loads(listed.stdout)] == [("many", 150, True)]
 
 
 def test_watch_runs_the_worker_and_no_embeddings_needs_no_model(tmp_path: Path) -> None:

@@ -9,6 +9,6 @@ log), ``replay`` (the history for ``ctxgraph tune``) and ``backup`` (export
 and import rows).
 """
 
-from ctxgraph.graph.local.store import DEFAULT_PATH, LocalStore, default_path
+from ctxgraph.graph.local.store import DEFAULT_PATH, LocalStore, default_path, discard_if_empty
 
-__all__ = ["DEFAULT_PATH", "LocalStore", "default_path"]
+__all__ = ["DEFAULT_PATH", "LocalStore", "default_path", "discard_if_empty"]

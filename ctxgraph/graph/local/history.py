@@ -14,10 +14,7 @@ from bisect import bisect_left
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any
 
 from ctxgraph.core import bm25, evidence, rarity
 from ctxgraph.core.evidence import best_first, choose_files
@@ -26,6 +23,10 @@ from ctxgraph.graph.local import nodes, sql
 from ctxgraph.graph.local.connection import Connection
 from ctxgraph.graph.memory_records import COSINE_DECIMALS, query_terms
 from ctxgraph.graph.records import file_from_props, task_text, text_hash
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 
 @dataclass
@@ -72,6 +73,8 @@ class History:
 
     def _corpus(self, cur: sqlite3.Cursor) -> _Corpus:
         """The history's documents and indexes (cached until the database changes)."""
+        import numpy as np
+
         version = self.db.version(cur)
         if self._corpus_cache is not None and self._corpus_cache.version == version:
             return self._corpus_cache
@@ -165,6 +168,8 @@ class History:
         the sum of their matched tags' weights (rounded to ``rarity.DIGITS``),
         then the later completed, then the smaller id — the order Neo4j's
         ``gather.cypher`` gives them."""
+        import numpy as np
+
         if limit <= 0 or not weighted:
             return []
         with self.db.read() as cur:
@@ -202,6 +207,8 @@ class History:
                     terms: Sequence[str]) -> tuple[NeighbourEvidence, ...]:
         """The finished tasks nearest to ``vector`` by cosine (exact, over every
         vector), best first: ties go to the newer task, then to the smaller id."""
+        import numpy as np
+
         if not self.vector_table(cur):
             return ()
         if corpus.vector_ids is None:
@@ -251,6 +258,8 @@ class History:
         return out
 
     def write_task_vectors(self, rows: Sequence[tuple[str, str, Sequence[float]]]) -> None:
+        import numpy as np
+
         with self.db.write() as cur:
             known = {tid for (tid,) in cur.execute(sql.TASK_IDS_AMONG, (json.dumps([r[0] for r in rows]),))}
             cur.executemany(

@@ -24,10 +24,7 @@ import json
 import sqlite3
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any
 
 from ctxgraph.core import bm25
 from ctxgraph.core.models import FileEntry, MemoryChunk, MemoryHit, MemoryProject, MemoryState
@@ -42,6 +39,10 @@ from ctxgraph.graph.memory_records import (
     ranked,
 )
 from ctxgraph.graph.records import file_props
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 
 @dataclass
@@ -112,6 +113,8 @@ def _generation(cur: sqlite3.Cursor) -> tuple[int, int]:
 
 def _top(scores: npt.NDArray[np.float64], k: int) -> npt.NDArray[np.int64]:
     """Positions (into ``scores``) of at least the ``k`` best scores, ties at the cut included."""
+    import numpy as np
+
     if len(scores) <= k:
         return np.arange(len(scores))
     cut = np.partition(scores, len(scores) - k)[len(scores) - k]
@@ -129,6 +132,8 @@ class MemorySearch:
     def _built(self) -> _Index:
         """Every chunk of the store in memory, rebuilt only when chunks were
         written (other writes — handoffs, tasks — leave it as it is)."""
+        import numpy as np
+
         with self.db.read() as cur:
             version = _generation(cur)
             cached = self._index
@@ -154,6 +159,8 @@ class MemorySearch:
     ) -> tuple[list[MemoryHit], list[MemoryHit]]:
         """(nearest chunks by cosine, best full-text matches) of ``project``, ``k``
         each, best first."""
+        import numpy as np
+
         index = self._built()
         in_project = index.projects == project
         by_vector: list[MemoryHit] = []

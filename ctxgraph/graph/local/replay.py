@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import sqlite3
 
-import numpy as np
-
 from ctxgraph.graph.local import sql
 from ctxgraph.graph.records import file_from_props
 from ctxgraph.graph.replay_records import ReplayFile, ReplayTask, replay_task
@@ -16,6 +14,8 @@ from ctxgraph.graph.replay_records import ReplayFile, ReplayTask, replay_task
 def replay_corpus(cur: sqlite3.Cursor, *, vectors: bool) -> tuple[list[ReplayTask], list[ReplayFile]]:
     """Every finished task (by id) and every file; ``vectors``: whether the
     task_vectors table exists."""
+    import numpy as np
+
     touched: dict[str, list[str]] = {}
     for tid, path in cur.execute(sql.TOUCHED):
         touched.setdefault(tid, []).append(path)

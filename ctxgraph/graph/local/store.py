@@ -84,6 +84,34 @@ def default_path(start: Path | None = None) -> Path:
     return DEFAULT_PATH if start is None and found == here / DEFAULT_PATH else found
 
 
+def discard_if_empty(path: Path) -> bool:
+    """Delete the store file at ``path`` (with its WAL files) when it holds no
+    node and no other connection has it open; True when it was deleted.
+
+    For a command that created the store and then failed. Leaving WAL mode
+    needs the only connection to the file (SQLite answers "locked" while
+    another process has it open, even idle), so a store another process just
+    created and is about to write is kept."""
+    try:
+        with LocalStore.open(path, read_only=True) as store:
+            if any(store.stats().labels.values()):
+                return False
+        conn = sqlite3.connect(path, timeout=0, isolation_level=None)
+    except Exception:  # not a store we can read: not ours to delete
+        return False
+    try:
+        if str(conn.execute("PRAGMA journal_mode=DELETE").fetchone()[0]).lower() != "delete":
+            return False
+        conn.execute("BEGIN EXCLUSIVE")  # held while the file goes: nobody starts on it meanwhile
+        for name in (path.name + "-wal", path.name + "-shm", path.name + "-journal", path.name):
+            path.with_name(name).unlink(missing_ok=True)
+        return True
+    except sqlite3.Error:
+        return False
+    finally:
+        conn.close()
+
+
 class LocalStore:
     """The embedded store. ``LocalStore.open(path)`` creates the file if needed;
     ``LocalStore.open(path, read_only=True)`` only reads an existing one."""

@@ -1,0 +1,193 @@
+"""The command line's start-up: wall time of whole ``ctxgraph`` processes.
+
+Each command runs as its own process, ``--runs`` times (default 10), the
+commands taking turns round by round so that a busy machine slows them
+alike; the table gives each command's median, its fastest and slowest run,
+and the target where issue 28 sets one (``--help`` under 150 ms, ``task
+add`` under 800 ms, medians). ``cpu ms`` is the median CPU time (user +
+system) of the same processes: on a busy machine the wall time waits for a
+core, the CPU time much less so. ``python -c pass`` is the interpreter's own
+start, the floor under every row. The store is an embedded one in a fresh
+temporary folder; ``task add`` adds a new task each run (its signals
+computed, as a user's would be); the read commands see the tasks added so
+far.
+
+Then ``index`` (unless ``--no-index``): ``ctxgraph index --time-limit 10``
+with embeddings on this project's own source (``ctxgraph/``), twice into
+one fresh store — the second run goes on where the first stopped — each
+run's wall time, files stored, chunks/s, and the longest gap between two
+progress lines on stderr (issue 28: under 12 s, a line every 2 s at least).
+
+    python -m benchmarks.cli [--runs 10] [--no-index] [--json]
+    python -m benchmarks --cli                  # the same, from the suite's entry point
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+#: Targets (median ms) from issue 28.
+TARGETS_MS = {"--help": 150.0, "task add": 800.0}
+
+
+def _ctxgraph() -> list[str]:
+    """The ``ctxgraph`` console script beside this interpreter, else ``python -m ctxgraph``."""
+    script = Path(sys.executable).with_name("ctxgraph")
+    if script.is_file():
+        return [str(script)]
+    found = shutil.which("ctxgraph")
+    return [found] if found else [sys.executable, "-m", "ctxgraph"]
+
+
+def _commands(exe: list[str]) -> list[tuple[str, Callable[[int], list[str]]]]:
+    return [
+        ("python -c pass", lambda i: [sys.executable, "-c", "pass"]),
+        ("--help", lambda i: [*exe, "--help"]),
+        ("--version", lambda i: [*exe, "--version"]),
+        ("task add --help", lambda i: [*exe, "task", "add", "--help"]),
+        ("task add", lambda i: [*exe, "task", "add", f"bench-{i:03d}", "--name", "Add JWT login",
+                                "--objective", f"Verify JWT access tokens on every /api route ({i})"]),
+        ("task list", lambda i: [*exe, "task", "list"]),
+        ("stats", lambda i: [*exe, "stats"]),
+    ]
+
+
+def _timed(argv: list[str], cwd: str, env: dict[str, str]) -> tuple[float, float]:
+    """(wall ms, CPU ms) of one process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, check=False)
+    elapsed = (time.perf_counter() - started) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)} exited {done.returncode}: {done.stderr.strip()}")
+    return elapsed, (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
+
+
+def measure(runs: int = 10, against: str | None = None) -> dict[str, Any]:
+    """Wall and CPU times of each command over ``runs`` rounds, in a fresh embedded
+    store; with ``against`` (another install's ``ctxgraph``), that one's too,
+    taking turns with this one (its own store), for ratios from one run."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NEO4J_", "CTXGRAPH_"))}
+    installs = {"this": _ctxgraph(), **({"against": [against]} if against else {})}
+    names = [name for name, _ in _commands([])]
+    times: dict[tuple[str, str], tuple[list[float], list[float]]] = {
+        (who, name): ([], []) for who in installs for name in names}
+    with tempfile.TemporaryDirectory(prefix="ctxgraph-bench-cli-") as tmp:
+        for who, exe in installs.items():
+            folder = Path(tmp) / who
+            folder.mkdir()
+            subprocess.run([*exe, "init"], cwd=folder, env=env, check=True, capture_output=True)
+            # One untimed add: a fresh install's first run compiles bytecode and warms the page cache.
+            subprocess.run([*exe, "task", "add", "warm-up", "--name", "Warm up"], cwd=folder, env=env, check=True,
+                           capture_output=True)
+        for i in range(runs):
+            for k, name in enumerate(names):
+                for who, exe in installs.items():
+                    wall, cpu = _timed(_commands(exe)[k][1](i), str(Path(tmp) / who), env)
+                    times[(who, name)][0].append(wall)
+                    times[(who, name)][1].append(cpu)
+    result: dict[str, Any] = {"executable": " ".join(installs["this"])}
+    for who in installs:
+        rows = []
+        for name in names:
+            walls, cpus = times[(who, name)]
+            target = TARGETS_MS.get(name)
+            median = statistics.median(walls)
+            rows.append({"command": name, "runs": len(walls), "median_ms": round(median, 1),
+                         "min_ms": round(min(walls), 1), "max_ms": round(max(walls), 1),
+                         "cpu_median_ms": round(statistics.median(cpus), 1),
+                         "target_ms": target, "met": None if target is None else median < target})
+        result["rows" if who == "this" else "against"] = rows
+    if against:
+        result["against_executable"] = against
+    return result
+
+
+def measure_index(time_limit: float = 10.0, runs: int = 2) -> list[dict[str, Any]]:
+    """``ctxgraph index SOURCE --time-limit`` ``runs`` times into one fresh store."""
+    exe = _ctxgraph()
+    source = Path(__file__).resolve().parents[1] / "ctxgraph"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NEO4J_", "CTXGRAPH_"))}
+    out = []
+    with tempfile.TemporaryDirectory(prefix="ctxgraph-bench-index-") as tmp:
+        for run in range(1, runs + 1):
+            argv = [*exe, "index", str(source), "--store", str(Path(tmp) / "graph.db"), "--time-limit",
+                    f"{time_limit:g}", "--format", "json"]
+            started = time.perf_counter()
+            proc = subprocess.Popen(argv, cwd=tmp, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    text=True)
+            assert proc.stderr is not None and proc.stdout is not None
+            stamps = [time.perf_counter() for line in proc.stderr if line.startswith("indexing")]
+            report = json.loads(proc.stdout.read())
+            proc.wait()
+            wall = time.perf_counter() - started
+            gaps = [b - a for a, b in itertools.pairwise(stamps)]
+            out.append({"run": run, "time_limit_s": time_limit, "wall_s": round(wall, 2),
+                        "first_line_s": round(stamps[0] - started, 2) if stamps else None,
+                        "files": report["files"], "stored": report["files"] - report["files_left"],
+                        "chunks": report["chunks"], "chunks_per_s": report["chunks_per_s"],
+                        "complete": report["complete"], "progress_lines": len(stamps),
+                        "max_gap_s": round(max(gaps), 2) if gaps else None})
+    return out
+
+
+def table(result: dict[str, Any]) -> str:
+    lines = [f"{'command':<18}{'median ms':>10}{'min':>8}{'max':>8}{'cpu ms':>8}{'target':>9}  met",
+             "-" * 66]
+    for r in result["rows"]:
+        target = "" if r["target_ms"] is None else f"< {r['target_ms']:.0f}"
+        met = "" if r["met"] is None else ("yes" if r["met"] else "NO")
+        lines.append(f"{r['command']:<18}{r['median_ms']:>10.1f}{r['min_ms']:>8.1f}{r['max_ms']:>8.1f}"
+                     f"{r['cpu_median_ms']:>8.1f}"
+                     f"{target:>9}  {met}")
+    lines.append(f"({result['rows'][0]['runs']} runs each, taking turns; {result['executable']})")
+    if result.get("against"):
+        lines += ["", f"{'against':<18}{'median ms':>10}{'cpu ms':>8}{'wall x':>9}{'cpu x':>8}", "-" * 53]
+        for r, o in zip(result["rows"], result["against"], strict=True):
+            lines.append(f"{o['command']:<18}{o['median_ms']:>10.1f}{o['cpu_median_ms']:>8.1f}"
+                         f"{o['median_ms'] / r['median_ms']:>9.2f}{o['cpu_median_ms'] / r['cpu_median_ms']:>8.2f}")
+        lines.append(f"(x: against / this, same rounds; {result['against_executable']})")
+    if result.get("index"):
+        lines += ["", f"{'index run':<10}{'limit s':>8}{'wall s':>8}{'stored':>12}{'chunks':>8}{'chunks/s':>9}"
+                  f"{'lines':>6}{'1st line s':>11}{'max gap s':>10}  complete", "-" * 93]
+        for r in result["index"]:
+            first = "-" if r["first_line_s"] is None else f"{r['first_line_s']:.1f}"
+            gap = "-" if r["max_gap_s"] is None else f"{r['max_gap_s']:.1f}"
+            lines.append(f"{r['run']:<10}{r['time_limit_s']:>8g}{r['wall_s']:>8.1f}"
+                         f"{str(r['stored']) + '/' + str(r['files']):>12}{r['chunks']:>8}{r['chunks_per_s']:>9.1f}"
+                         f"{r['progress_lines']:>6}{first:>11}{gap:>10}  {'yes' if r['complete'] else 'no'}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.cli", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=10, help="processes per command (default 10)")
+    parser.add_argument("--no-index", action="store_true", help="leave out the index runs")
+    parser.add_argument("--against", metavar="CTXGRAPH",
+                        help="another install's ctxgraph executable, timed in the same rounds (ratios)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    args = parser.parse_args(argv)
+    result = measure(max(1, args.runs), args.against)
+    if not args.no_index:
+        result["index"] = measure_index()
+    print(json.dumps(result) if args.json else table(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
