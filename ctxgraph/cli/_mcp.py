@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from ctxgraph.cli import CliError, store_options
+from ctxgraph.cli._stores import one_store
 from ctxgraph.mcp.limits import DEFAULT_MAX_TOKENS, MIN_MAX_TOKENS, TOKEN_ENV
 
 
@@ -132,10 +133,10 @@ def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, proj
             if _from_command_line(name):
                 raise CliError(f"{option} cannot be used with --project: give every project as --project NAME=...", 2)
         specs = [parse_project(text) for text in project_specs]
-    elif neo4j_uri:
-        specs = [spec_for(DEFAULT_NAME, neo4j_uri)]
     else:
-        specs = [spec_for(DEFAULT_NAME, str(store_path or ContextService.default_store_path()))]
+        chosen = one_store({"store_path": store_path, "neo4j_uri": neo4j_uri})
+        specs = [spec_for(DEFAULT_NAME, chosen["neo4j_uri"]) if chosen["neo4j_uri"] else
+                 spec_for(DEFAULT_NAME, str(chosen["store_path"] or ContextService.default_store_path()))]
     specs = [s if s.kind == "embedded" or s.database else replace(s, database=neo4j_database) for s in specs]
     check_distinct(specs)
     specs = [replace(s, location=os.path.abspath(s.location)) if s.kind == "embedded" else s for s in specs]

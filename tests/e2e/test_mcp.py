@@ -293,6 +293,19 @@ def test_startup_refusals(tmp_path: Path) -> None:
         "--http", "127.0.0.1:0", "--project-tokens", "tokens", "--no-auth")
 
 
+
+def test_one_store(tmp_path: Path) -> None:
+    """As every command: --store and --neo4j together are refused; --store on the command line outranks
+    NEO4J_URI from the environment, with a note (the printed setup serves the embedded store)."""
+    (tmp_path / "g.db").write_bytes(b"")  # only its existence matters: nothing is opened
+    code, line = cli_error("mcp", "--store", "g.db", "--neo4j", "bolt://127.0.0.1:9", "--print-config", cwd=tmp_path)
+    assert code == 2 and "--store and --neo4j" in line
+    proc = cli("mcp", "--store", "g.db", "--print-config", cwd=tmp_path, env={"NEO4J_URI": "bolt://127.0.0.1:9"})
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert "NEO4J_URI from the environment is not used" in proc.stderr.decode()
+    entry = json.loads(proc.stdout)["mcpServers"]["ctxgraph"]
+    assert entry["args"][-2:] == ["--store", str(tmp_path / "g.db")]
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
