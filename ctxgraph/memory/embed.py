@@ -15,12 +15,14 @@ does; a 500-token chunk is embedded by its first ~256 pieces.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import importlib.util
+import logging
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -29,6 +31,8 @@ import numpy.typing as npt
 
 from ctxgraph.core.vectors import DIMENSIONS
 from ctxgraph.errors import CtxgraphError
+
+log = logging.getLogger(__name__)
 
 MAX_PIECES = 256
 #: Word pieces of a query's (a task's) text embedded at context time, for the
@@ -163,33 +167,95 @@ class Embedder:
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return np.asarray(pooled / np.maximum(norms, 1e-12), dtype=np.float32)
 
+    #: The runtime's name (``CTXGRAPH_EMBEDDING_RUNTIME``), kept in cached vectors' keys.
+    runtime = "numpy"
+
     def embed(self, texts: Sequence[str], max_pieces: int = MAX_PIECES) -> npt.NDArray[np.float32]:
         """One unit vector per text, shape ``(len(texts), 384)``; each text
         truncated to ``max_pieces`` word pieces (the cost grows with them: a
-        query cut to 64 embeds in about a quarter of the time of 256)."""
-        out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
-        if not texts:
-            return out
-        encoded = [e.ids if len(e.ids) <= max_pieces else [*e.ids[:max_pieces - 1], e.ids[-1]]
-                   for e in self.tokenizer.encode_batch(list(texts))]
-        order = sorted(range(len(texts)), key=lambda i: len(encoded[i]))
-        for start in range(0, len(order), BATCH):
-            chunk = order[start:start + BATCH]
-            length = max(len(encoded[i]) for i in chunk)
-            ids = np.zeros((len(chunk), length), dtype=np.int64)
-            mask = np.zeros((len(chunk), length), dtype=np.float32)
-            for row, i in enumerate(chunk):
-                piece_ids = encoded[i]
-                ids[row, :len(piece_ids)] = piece_ids
-                mask[row, :len(piece_ids)] = 1.0
-            out[chunk] = self._forward(ids, mask)
+        query cut to 64 embeds in about a quarter of the time of 256). BLAS
+        runs on at most :func:`threads` threads meanwhile."""
+        with _blas_threads():
+            return run_batches(self.tokenizer, texts, max_pieces, self._forward)
+
+
+def threads() -> int:
+    """Threads one embedding may use: ``CTXGRAPH_EMBEDDING_THREADS``, 1 or 2
+    (default 1: on a busy 2-core machine a second thread waits more than it
+    works, and OpenBLAS's spinning threads cost 5-10x)."""
+    raw = os.environ.get("CTXGRAPH_EMBEDDING_THREADS", "1")
+    return 2 if raw.strip() == "2" else 1
+
+
+def _blas_threads() -> Any:
+    """A context bounding numpy's BLAS to :func:`threads` threads (a no-op
+    without threadpoolctl)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - a dependency
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=threads(), user_api="blas")
+
+
+def encode(tokenizer: Any, texts: Sequence[str], max_pieces: int) -> list[list[int]]:
+    """Each text's word-piece ids, cut to ``max_pieces`` keeping the final
+    ``[SEP]`` (as sentence-transformers truncates)."""
+    return [e.ids if len(e.ids) <= max_pieces else [*e.ids[:max_pieces - 1], e.ids[-1]]
+            for e in tokenizer.encode_batch(list(texts))]
+
+
+def run_batches(
+    tokenizer: Any, texts: Sequence[str], max_pieces: int,
+    forward: Callable[[npt.NDArray[np.int64], npt.NDArray[np.float32]], npt.NDArray[np.float32]],
+    batch: int = BATCH,
+) -> npt.NDArray[np.float32]:
+    """``forward(ids, mask)`` over ``texts`` in batches of ``batch``, sorted by
+    length first so padding is small; rows in the texts' order."""
+    out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
+    if not texts:
         return out
+    encoded = encode(tokenizer, texts, max_pieces)
+    order = sorted(range(len(texts)), key=lambda i: len(encoded[i]))
+    for start in range(0, len(order), batch):
+        chunk = order[start:start + batch]
+        length = max(len(encoded[i]) for i in chunk)
+        ids = np.zeros((len(chunk), length), dtype=np.int64)
+        mask = np.zeros((len(chunk), length), dtype=np.float32)
+        for row, i in enumerate(chunk):
+            piece_ids = encoded[i]
+            ids[row, :len(piece_ids)] = piece_ids
+            mask[row, :len(piece_ids)] = 1.0
+        out[chunk] = forward(ids, mask)
+    return out
+
+
+#: The runtimes ``CTXGRAPH_EMBEDDING_RUNTIME`` may name; the first is the default.
+RUNTIMES = ("onnx-int8", "onnx", "numpy")
 
 
 @functools.cache
-def shared_embedder() -> Embedder:
-    """One model per process (loading takes ~0.3 s and 90 MB)."""
-    return Embedder()
+def shared_embedder() -> Vectors:
+    """One model per process, of the runtime ``CTXGRAPH_EMBEDDING_RUNTIME``
+    names (default: the first of :data:`RUNTIMES`). The default falls back to
+    numpy, with a log line, when onnxruntime cannot run; a runtime named
+    explicitly that cannot run raises :class:`EmbeddingUnavailableError`."""
+    named = os.environ.get("CTXGRAPH_EMBEDDING_RUNTIME", "").strip()
+    if named and named not in RUNTIMES:
+        raise EmbeddingUnavailableError(f"CTXGRAPH_EMBEDDING_RUNTIME={named!r}: one of {', '.join(RUNTIMES)}")
+    runtime = named or RUNTIMES[0]
+    if runtime == "numpy":
+        return Embedder()
+    from ctxgraph.memory.embed_onnx import load
+
+    try:
+        embedder: Vectors = load(runtime)
+        return embedder
+    except EmbeddingUnavailableError as exc:
+        if named:
+            raise
+        model_dir()  # the model itself missing is the error to report, not the runtime
+        log.info("embedding with numpy: %s", exc)
+        return Embedder()
 
 
 class CachedEmbedder:
@@ -197,7 +263,7 @@ class CachedEmbedder:
     the text, so that the same text is never embedded twice (the evaluation
     indexes the same release source into a fresh store on every run)."""
 
-    def __init__(self, path: Path, base: Embedder | None = None) -> None:
+    def __init__(self, path: Path, base: Vectors | None = None) -> None:
         self.path = path
         self._base = base
         self._vectors: dict[str, npt.NDArray[np.float32]] = {}
@@ -210,11 +276,15 @@ class CachedEmbedder:
                 self._vectors = {}  # a damaged cache is rebuilt
 
     def embed(self, texts: Sequence[str], max_pieces: int = MAX_PIECES) -> npt.NDArray[np.float32]:
-        keys = [hashlib.sha256(f"{max_pieces}:{t}".encode()).hexdigest() if max_pieces != MAX_PIECES
-                else hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts]
+        base = self._base or shared_embedder()
+        # The numpy runtime's keys are the text's hash alone (as before the
+        # other runtimes existed); another runtime's vectors are kept apart.
+        runtime = getattr(base, "runtime", "numpy")
+        prefix = "" if runtime == "numpy" else f"{runtime}:"
+        keys = [hashlib.sha256(f"{prefix}{max_pieces}:{t}".encode()).hexdigest() if max_pieces != MAX_PIECES
+                else hashlib.sha256(f"{prefix}{t}".encode()).hexdigest() for t in texts]
         missing = [i for i, k in enumerate(keys) if k not in self._vectors]
         if missing:
-            base = self._base or shared_embedder()
             made = base.embed([texts[i] for i in missing], max_pieces)
             for row, i in enumerate(missing):
                 self._vectors[keys[i]] = made[row]
