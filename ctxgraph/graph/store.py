@@ -144,6 +144,10 @@ class KnowledgeStore(Protocol):
         query vector is what its contexts search by (``QUERY_PIECES`` word
         pieces), kept apart from the finished tasks' vectors searched."""
 
+    def task_with_query_vector(self, task_id: str) -> tuple[Task | None, tuple[str, list[float]] | None]:
+        """``get_task`` and the task's stored query vector (``task_query_vectors``),
+        in one read."""
+
     def write_task_query_vectors(self, rows: Sequence[tuple[str, str, Sequence[float]]]) -> None:
         """Store (task id, text hash, query vector) rows; rows of unknown tasks are skipped."""
 

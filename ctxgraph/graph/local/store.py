@@ -287,6 +287,13 @@ class LocalStore:
     def task_query_vectors(self, ids: Sequence[str]) -> dict[str, tuple[str, list[float]]]:
         return self._history.task_query_vectors(ids)
 
+    def task_with_query_vector(self, task_id: str) -> tuple[Task | None, tuple[str, list[float]] | None]:
+        with self.db.read() as cur:
+            task = self._reads.get_task_in(cur, task_id)
+            if task is None:
+                return None, None
+            return task, self._history.task_query_vectors([task_id], cur).get(task_id)
+
     def write_task_query_vectors(self, rows: Sequence[tuple[str, str, Sequence[float]]]) -> None:
         self._history.write_task_query_vectors(rows)
 
