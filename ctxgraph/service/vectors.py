@@ -60,23 +60,28 @@ class VectorsMixin(ServiceBase):
         ``tasks_to_embed`` when the caller has read them already; ``tasks``:
         only among these ids (an ingest's own tasks). Before each batch the store
         is asked again which of its tasks still need a vector, so that what
-        another process embedded meanwhile is skipped. Returns how many were
-        embedded; ``progress(n)`` after each batch of ``n`` (skipped ones
-        included). Raises :class:`~ctxgraph.memory.embed.EmbeddingUnavailableError`
+        another process embedded meanwhile is skipped; a task whose stored
+        query vector was made of all of its current text takes that one (the
+        same vector) instead of being embedded. Returns how many got a vector;
+        ``progress(n)`` after each batch of ``n`` (skipped ones included).
+        Raises :class:`~ctxgraph.memory.embed.EmbeddingUnavailableError`
         when the model cannot load."""
         if pending is None:
             pending = self.store.tasks_to_embed(10**9, tasks)
         if not pending:
             return 0
-        embedder = self._embedder()
         done = 0
         unwritten: list[tuple[str, str, list[float]]] = []
         for start in range(0, len(pending), batch):
             chunk = pending[start:start + batch]
             still = set(dict(self.store.tasks_to_embed(len(chunk), [tid for tid, _ in chunk])))
             todo = [(tid, text) for tid, text in chunk if tid in still]
+            whole = self._whole_query_vectors(todo)
+            unwritten += [(tid, text_hash(text), whole[tid]) for tid, text in todo if tid in whole]
+            done += len(whole)
+            todo = [(tid, text) for tid, text in todo if tid not in whole]
             if todo:
-                vectors = embedder.embed([text for _, text in todo], max_pieces=TASK_PIECES)
+                vectors = self._embedder().embed([text for _, text in todo], max_pieces=TASK_PIECES)
                 unwritten += [(tid, text_hash(text), [float(x) for x in vec])
                               for (tid, text), vec in zip(todo, vectors, strict=True)]
                 done += len(todo)
@@ -88,6 +93,21 @@ class VectorsMixin(ServiceBase):
                 progress(len(chunk))
         self._vectors_seen = None
         return done
+
+    def _whole_query_vectors(self, tasks: Sequence[tuple[str, str]]) -> dict[str, list[float]]:
+        """The stored query vectors of ``tasks`` (id, text) that are of their
+        current text and were made of all of it (at most ``QUERY_PIECES`` word
+        pieces): the vectors ``TASK_PIECES`` would give, without embedding."""
+        if not tasks:
+            return {}
+        have = self.store.task_query_vectors([tid for tid, _ in tasks])
+        same = [(tid, text) for tid, text in tasks if tid in have and have[tid][0] == text_hash(text)]
+        if not same:
+            return {}
+        from ctxgraph.memory.model import shared_tokenizer
+
+        counts = [len(e.ids) for e in shared_tokenizer().encode_batch([text for _, text in same])]
+        return {tid: have[tid][1] for (tid, _), n in zip(same, counts, strict=True) if n <= QUERY_PIECES}
 
     def tasks_to_embed(self) -> list[tuple[str, str]]:
         """The finished tasks (id, text) that have no vector of their current text."""

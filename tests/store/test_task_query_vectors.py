@@ -167,3 +167,18 @@ def test_embed_tasks_skips_what_another_process_embedded_meanwhile(store: Knowle
     svc.embedder = counting = CountingEmbedder()
     assert svc.embed_tasks(pending, batch=2) == 2
     assert set(counting.texts) == {("Task 2", 256), ("Task 3", 256)}
+
+
+def test_a_finished_task_takes_its_query_vector_when_made_of_all_its_text(store: KnowledgeStore,
+                                                                          extractor: SignalExtractor) -> None:
+    svc = ContextService(store, extractor)
+    seed_history(svc)
+    svc.embedder = counting = CountingEmbedder()
+    long = "Parse the multipart form body " + "and stream every part to disk " * 30  # over QUERY_PIECES
+    svc.add_tasks([Task(id="short", name="Parse the cookie jar"), Task(id="long", name=long)])
+    assert sum(counting.texts.values()) == 2  # their query vectors
+    svc.ingest_handoffs([("s", handoff("short")), ("l", handoff("long"))])
+    assert svc.embed_tasks(tasks=["short", "long"]) == 2
+    assert counting.texts == Counter({("Parse the cookie jar", QUERY_PIECES): 1, (long, QUERY_PIECES): 1,
+                                      (long, 256): 1})  # the short one is not embedded again
+    assert store.tasks_to_embed(10) == []
