@@ -96,3 +96,19 @@ def test_cached_vectors_are_kept_apart_by_runtime(tmp_path: Path) -> None:
     got = again.embed(["cookie header parsing"])
     assert np.array_equal(got, int8.embed(["cookie header parsing"]))
     assert not np.array_equal(got, numpy_runtime.embed(["cookie header parsing"]))
+
+
+def test_the_default_runtime_falls_back_to_numpy_when_onnx_cannot_run(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("")
+    monkeypatch.setenv("CTXGRAPH_MODEL_CACHE", str(blocked))  # no model can be built there
+    embed.shared_embedder.cache_clear()
+    try:
+        assert isinstance(embed.shared_embedder(), Embedder)
+        embed.shared_embedder.cache_clear()
+        monkeypatch.setenv("CTXGRAPH_EMBEDDING_RUNTIME", "onnx")  # named: an error, not a fallback
+        with pytest.raises(EmbeddingUnavailableError, match="the onnx runtime cannot run"):
+            embed.shared_embedder()
+    finally:
+        embed.shared_embedder.cache_clear()
