@@ -4,6 +4,7 @@
     python -m benchmarks --sizes 1000,10000,100000,1000000 --stores local --out results.json
     python -m benchmarks --sizes 1000000 --keep graphs --warmup 300   # again later: measured, not reloaded
     python -m benchmarks --cli                 # the command line's start-up alone (benchmarks/cli.py)
+    python -m benchmarks --embedding          # the embedding runtimes and ingestion with embeddings (embedding.py)
 
 Each (store, size) row runs in its own process (so ``peak_rss_mb`` is that
 row's); progress goes to stderr, the table (or, with ``--json``, exactly one
@@ -73,6 +74,12 @@ def _parser() -> argparse.ArgumentParser:
         help="only the command line's start-up: median wall time of 10 `ctxgraph` processes per command "
         "(--help, task add, ...; benchmarks/cli.py)",
     )
+    parser.add_argument(
+        "--embedding",
+        action="store_true",
+        help="instead of the store rows: the embedding runtimes side by side and ingestion with embeddings "
+        "(benchmarks/embedding.py; with --quick, --json)",
+    )
     parser.add_argument("--row", help=argparse.SUPPRESS)  # STORE:NODES, one row in this process (internal)
     return parser
 
@@ -83,6 +90,10 @@ def main(argv: list[str] | None = None) -> int:
         from benchmarks import cli
 
         return cli.main(["--json"] if args.json else [])
+    if args.embedding:
+        from benchmarks.embedding import main as embedding
+
+        return embedding([*(["--quick"] if args.quick else []), *(["--json"] if args.json else [])])
     calls = args.calls or (200 if args.quick else 300)
     signal_calls = args.signal_calls or (40 if args.quick else 60)
     seconds = args.seconds or (15.0 if args.quick else 90.0)

@@ -87,6 +87,19 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[KnowledgeS
         shared.clear()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _onnx_model_built() -> None:
+    """The ONNX file the default embedding runtime builds on its first use
+    (docs/embedding.md), built before any test runs: a CLI process under test
+    then never prints the one-time build message where a test reads stderr."""
+    try:
+        from ctxgraph.memory.embed_onnx import model_file
+
+        model_file("onnx")
+    except Exception:  # no model or no onnxruntime: nothing embeds by ONNX
+        return
+
+
 @pytest.fixture(scope="session")
 def extractor() -> SignalExtractor:
     return SignalExtractor()

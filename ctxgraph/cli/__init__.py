@@ -202,14 +202,14 @@ def warn(message: str) -> None:
         click.echo(f"ctxgraph: warning: {message}", err=True)
 
 
-def _embed_finished(svc: Any, skip_flag: str) -> int | None:
-    """``svc.embed_tasks()``: how many finished tasks were embedded, or None
-    (with one warning naming the install command and the calling command's
-    ``skip_flag``) when the model cannot load."""
+def _embed_finished(svc: Any, skip_flag: str, tasks: list[str] | None = None) -> int | None:
+    """``svc.embed_tasks(tasks=tasks)``: how many finished tasks were embedded
+    (``tasks``: only among these), or None (with one warning naming the install
+    command and the calling command's ``skip_flag``) when the model cannot load."""
     from ctxgraph.memory.embed import EmbeddingUnavailableError
 
     try:
-        return int(svc.embed_tasks())
+        return int(svc.embed_tasks(tasks=tasks))
     except EmbeddingUnavailableError as exc:
         warn(f"tasks not embedded: {exc} (or pass {skip_flag} to skip this step)")
         return None

@@ -46,8 +46,9 @@ def ingest_handoff(paths: tuple[str, ...], batch_size: int, embed: bool, fmt: st
     each: an interrupted run keeps the batches that committed, and running it
     again finishes it. Ingesting the same handoff again changes nothing.
     Finally the tasks they finished are embedded for the history's neighbours
-    by meaning (--no-embed skips it; without the model installed it is
-    skipped with a warning, and `embed-tasks` catches up later).
+    by meaning, those without a vector of their current text only (--no-embed
+    skips it; without the model installed it is skipped with a warning, and
+    `embed-tasks` catches up later).
     """
     from ctxgraph.service import ContextService
 
@@ -70,7 +71,7 @@ def ingest_handoff(paths: tuple[str, ...], batch_size: int, embed: bool, fmt: st
         with bar:
             results = svc.ingest_handoffs(inputs, progress=bar.update, batch_size=batch_size)
         if embed:
-            embedded = _embed_finished(svc, "--no-embed") or 0
+            embedded = _embed_finished(svc, "--no-embed", tasks=sorted({r.task_id for r in results})) or 0
     if fmt == "json":
         _echo_json([r.model_dump(mode="json") for r in results])
         return

@@ -2,8 +2,9 @@
 // key, properties replaced whole. Knowledge nodes ($knowledge_labels) are
 // merged on the shared Knowledge label (its id constraint) and given their
 // specific label; File is keyed by path, Tag and Term by name (props.id
-// holds the same value). A task keeps the vector of its text (exports leave
-// vectors out; its embedding_hash tells whether it is still of this text) and
+// holds the same value). A task keeps the vectors of its text (exports leave
+// vectors out; embedding_hash and query_hash tell whether they are still of
+// this text) and
 // gets its task_text document (`doc`: its terms when finished) and, when
 // finished, the Completed label; a file's `doc`
 // comes with the recount after the import (files_refresh).
@@ -11,9 +12,11 @@ UNWIND $rows AS row
 CALL (row) {
   WITH * WHERE row.label = 'Task'
   MERGE (n:Task {id: row.id})
-  WITH n, row.props AS props, n.embedding AS old_vector, n.embedding_hash AS old_hash
+  WITH n, row.props AS props, n.embedding AS old_vector, n.embedding_hash AS old_hash,
+       n.query_vector AS old_query, n.query_hash AS old_query_hash
   SET n = props {.*, doc: CASE WHEN props.status = 'completed' THEN coalesce(props.terms, []) END}
-  SET n.embedding = old_vector, n.embedding_hash = old_hash
+  SET n.embedding = old_vector, n.embedding_hash = old_hash, n.query_vector = old_query,
+      n.query_hash = old_query_hash
   FOREACH (_ IN CASE WHEN n.status = 'completed' THEN [1] ELSE [] END | SET n:Completed)
   FOREACH (_ IN CASE WHEN n.status = 'completed' THEN [] ELSE [1] END | REMOVE n:Completed)
 }

@@ -1,6 +1,6 @@
 // Create or replace tasks ($rows: [{props, tags, deps}]): properties replaced
-// whole (created_at and the text's vector kept: its embedding_hash tells
-// whether it is still of this text), tags and full-text terms re-linked,
+// whole (created_at and the text's vectors kept: their embedding_hash and
+// query_hash tell whether they are still of this text), tags and full-text terms re-linked,
 // dependency edges added. `doc` (the task_text index's document) is its terms
 // when finished, else absent; set in the same SET so that an unchanged
 // document is not rewritten in the index. A finished task also has the
@@ -8,10 +8,10 @@
 UNWIND $rows AS row
 MERGE (t:Task {id: row.props.id})
 WITH t, row, row.props AS props, t.created_at AS old_created, t.embedding AS old_vector,
-     t.embedding_hash AS old_hash
+     t.embedding_hash AS old_hash, t.query_vector AS old_query, t.query_hash AS old_query_hash
 SET t = props {.*, doc: CASE WHEN props.status = 'completed' THEN coalesce(props.terms, []) END}
 SET t.created_at = coalesce(old_created, row.props.created_at),
-    t.embedding = old_vector, t.embedding_hash = old_hash
+    t.embedding = old_vector, t.embedding_hash = old_hash, t.query_vector = old_query, t.query_hash = old_query_hash
 FOREACH (_ IN CASE WHEN t.status = 'completed' THEN [1] ELSE [] END | SET t:Completed)
 FOREACH (_ IN CASE WHEN t.status = 'completed' THEN [] ELSE [1] END | REMOVE t:Completed)
 WITH t, row

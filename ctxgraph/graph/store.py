@@ -130,12 +130,26 @@ class KnowledgeStore(Protocol):
         handoff created or modified and its vector (None without one), and every
         file with its own terms: what ``ctxgraph tune`` replays. One snapshot."""
 
-    def tasks_to_embed(self, limit: int) -> list[tuple[str, str]]:
+    def tasks_to_embed(self, limit: int, ids: Sequence[str] | None = None) -> list[tuple[str, str]]:
         """(id, text) of up to ``limit`` finished tasks, by id, whose text has no
-        vector yet or one of another text (``records.text_hash``)."""
+        vector yet or one of another text (``records.text_hash``); ``ids``: only
+        among these tasks."""
 
     def write_task_vectors(self, rows: Sequence[tuple[str, str, Sequence[float]]]) -> None:
         """Store (task id, text hash, vector) rows; rows of unknown tasks are skipped."""
+
+    def task_query_vectors(self, ids: Sequence[str]) -> dict[str, tuple[str, list[float]]]:
+        """The stored query vectors of these tasks (those that have one): id ->
+        (``records.text_hash`` of the text it was made from, vector). A task's
+        query vector is what its contexts search by (``QUERY_PIECES`` word
+        pieces), kept apart from the finished tasks' vectors searched."""
+
+    def task_with_query_vector(self, task_id: str) -> tuple[Task | None, tuple[str, list[float]] | None]:
+        """``get_task`` and the task's stored query vector (``task_query_vectors``),
+        in one read."""
+
+    def write_task_query_vectors(self, rows: Sequence[tuple[str, str, Sequence[float]]]) -> None:
+        """Store (task id, text hash, query vector) rows; rows of unknown tasks are skipped."""
 
     def has_task_vectors(self) -> bool:
         """Whether any task has a vector (without counting them)."""

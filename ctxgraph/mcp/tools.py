@@ -328,7 +328,7 @@ class CtxgraphTools:
                 from ctxgraph.memory.embed import EmbeddingUnavailableError
 
                 try:
-                    return result, svc.embed_tasks(), None
+                    return result, svc.embed_tasks(tasks=[result.task_id]), None
                 except EmbeddingUnavailableError as exc:
                     return result, None, f"tasks not embedded: {exc} (or pass embed=false to skip this step)"
             result, embedded, warning = proj.call(run)

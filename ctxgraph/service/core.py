@@ -170,6 +170,7 @@ class ContextService(AdminMixin, KnowledgeMixin, IngestMixin):
                 update.setdefault("blocked_at", now)
             prepared.append(task.model_copy(update=update))
         self.store.upsert_tasks(prepared)
+        self.store_query_vectors(prepared)  # after the write, one batch: their contexts read them
         return prepared
 
     def add_dependency(self, task_id: str, depends_on: str) -> None:
@@ -218,8 +219,12 @@ class ContextService(AdminMixin, KnowledgeMixin, IngestMixin):
 
     # -- compute -------------------------------------------------------------------
 
-    def gather(self, task: Task, signals: TaskSignals) -> Candidates:
+    def gather(self, task: Task, signals: TaskSignals, *, stored: bool = False,
+               query_vector: tuple[str, list[float]] | None = None) -> Candidates:
         """Phase 2-4 candidates and working memory from the store (the IO half).
+        ``stored``: ``task`` was read from the store, with ``query_vector`` (its
+        stored query vector: text hash, vector), used when of its current text;
+        one made here is stored with it.
 
         One read transaction (two statements on Neo4j). If it fails (server down, timeout)
         the context is computed from nothing stored, with a note in the debug
@@ -235,7 +240,7 @@ class ContextService(AdminMixin, KnowledgeMixin, IngestMixin):
         query_terms = tuple(terms(task.text))
         notes: list[str] = []
         try:
-            vector = self._query_vector(task.text, notes)
+            vector = self._query_vector(task, notes, stored=stored, known=query_vector)
             # The history ranks the files; the seed's context-map filter is the
             # fallback for a graph without files only. One read transaction.
             found, history = self.store.gather_with_history(query, query_terms, lim.CONTEXT_MAP_TOP, vector)
@@ -243,6 +248,8 @@ class ContextService(AdminMixin, KnowledgeMixin, IngestMixin):
             if self.memory:
                 from ctxgraph.memory.recall import recall
 
+                if vector is None and any(p.embeddings for p in found.memory_projects):
+                    vector = self._query_vector(task, notes, stored=stored, known=query_vector, needed=True)
                 memory, memory_notes = recall(self.store, found.memory_projects, task.text, query_terms,
                                               project=self.memory_project,
                                               stale_hours=self.config.memory_stale_hours,
@@ -279,8 +286,12 @@ class ContextService(AdminMixin, KnowledgeMixin, IngestMixin):
             raise InvalidArgumentError(f"strategy: {strategy!r} is not one of {', '.join(STRATEGIES)}")
         if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 1):
             raise InvalidArgumentError(f"budget: {budget!r} is not a whole number of tokens of at least 1")
+        stored, known = isinstance(task, str), None
         if isinstance(task, str):
-            task = self.get_task(task)
+            found, known = self.store.task_with_query_vector(task)
+            if found is None:
+                raise UnknownTaskError(task)
+            task = found
         elif not isinstance(task, Task):
             raise InvalidArgumentError(f"task: expected a task id (str) or a Task, got {type(task).__name__}")
         signals = task.signals or self.signals_for(task)
@@ -295,7 +306,7 @@ class ContextService(AdminMixin, KnowledgeMixin, IngestMixin):
             config = ContextConfig.model_validate({**config.model_dump(), **update})
         from ctxgraph.compute.context import compute_context  # here: commands computing no context skip it
 
-        candidates = self.gather(task, signals)
+        candidates = self.gather(task, signals, stored=stored, query_vector=known)
         ctx = compute_context(
             task, signals, candidates, lim.limits_for(tier), complexity=tier.value, config=config,
             now=now, debug=debug, template=template, explain=explain,

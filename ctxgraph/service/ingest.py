@@ -1,14 +1,13 @@
-"""Handoffs in, task vectors out: a finished task's structured handoff
-validated, prepared (its knowledge items through the signal extractor) and
-written whole; the documents the CLI reads (tasks files, context maps); and
-the finished tasks' texts embedded for the history's neighbours by embedding.
+"""Handoffs in: a finished task's structured handoff validated, prepared (its
+knowledge items through the signal extractor) and written whole; the
+documents the CLI reads (tasks files, context maps). The finished tasks'
+vectors are made after the write (:mod:`.vectors`, ``embed_tasks``).
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,19 +29,12 @@ from ctxgraph.graph.documents import (
     validate,
 )
 from ctxgraph.graph.handoff_batch import HANDOFF_BATCH
-from ctxgraph.graph.records import FileLink, HandoffRecord, canonical_json, stable_id, text_hash
+from ctxgraph.graph.records import FileLink, HandoffRecord, canonical_json, stable_id
 from ctxgraph.service.feedback import FeedbackMixin
+from ctxgraph.service.vectors import TASK_WRITE_BATCH, VectorsMixin
 from ctxgraph.signals import TaskSignals
 
 log = logging.getLogger(__name__)
-
-#: Task texts embedded per batch (``embed_tasks``) and the word pieces kept of each.
-TASK_EMBED_BATCH = 64
-TASK_PIECES = 256
-#: Task vectors stored per write (``embed_tasks``).
-TASK_WRITE_BATCH = 512
-#: How often a service asks the store again whether any task has a vector.
-VECTORS_RECHECK_SECONDS = 60.0
 
 class IngestResult(BaseModel):
     """What one handoff did: ``written`` is False when it was already there."""
@@ -56,7 +48,7 @@ class IngestResult(BaseModel):
     files: int
 
 
-class IngestMixin(FeedbackMixin):
+class IngestMixin(VectorsMixin, FeedbackMixin):
     """Handoff ingestion and task embedding."""
 
     # -- documents (parsed and validated, no IO on the store) ----------------------
@@ -197,76 +189,6 @@ class IngestMixin(FeedbackMixin):
                 progress(len(batch))
         self._score_outcomes(records)
         return results
-
-    # -- task vectors ----------------------------------------------------------------
-
-    def _embedder(self) -> Any:
-        if self.embedder is None:
-            from ctxgraph.memory.embed import shared_embedder
-
-            self.embedder = shared_embedder()
-        return self.embedder
-
-    def embed_tasks(self, pending: Sequence[tuple[str, str]] | None = None, *, batch: int = TASK_EMBED_BATCH,
-                    progress: Callable[[int], None] | None = None) -> int:
-        """Embed the finished tasks that have no vector of their current text
-        (all-MiniLM-L6-v2, local), ``batch`` texts at a time, stored every
-        :data:`TASK_WRITE_BATCH` vectors and at the end: an interrupted run keeps
-        what it wrote. (On Neo4j each write adds a segment to the vector index,
-        which a query searches one by one: 1,500 vectors written 64 at a time
-        answer in ~25 ms, 512 at a time in ~6.) ``pending``: the store's
-        ``tasks_to_embed`` when the caller has read them already. Returns how
-        many were embedded; ``progress(n)`` after each batch of ``n``. Raises
-        :class:`~ctxgraph.memory.embed.EmbeddingUnavailableError` when the model
-        cannot load."""
-        if pending is None:
-            pending = self.tasks_to_embed()
-        if not pending:
-            return 0
-        embedder = self._embedder()
-        done = 0
-        unwritten: list[tuple[str, str, list[float]]] = []
-        for start in range(0, len(pending), batch):
-            chunk = pending[start:start + batch]
-            vectors = embedder.embed([text for _, text in chunk], max_pieces=TASK_PIECES)
-            unwritten += [(tid, text_hash(text), [float(x) for x in vec])
-                          for (tid, text), vec in zip(chunk, vectors, strict=True)]
-            done += len(chunk)
-            if len(unwritten) >= TASK_WRITE_BATCH or done == len(pending):
-                self.store.write_task_vectors(unwritten)
-                unwritten = []
-            if progress:
-                progress(len(chunk))
-        self._vectors_seen = None
-        return done
-
-    def _query_vector(self, text: str, notes: list[str]) -> list[float] | None:
-        """The query's embedding when finished tasks have vectors (checked once a
-        minute), else None; an embedding failure is a note, not an error."""
-        if not self.task_vectors or not text.strip():
-            return None
-        now = time.monotonic()
-        if self._vectors_seen is None or now - self._vectors_seen[0] > VECTORS_RECHECK_SECONDS:
-            self._vectors_seen = (now, self.store.has_task_vectors())
-        if not self._vectors_seen[1]:
-            return None
-        from ctxgraph.memory.embed import QUERY_PIECES  # (numpy, with the embedder)
-
-        try:
-            vector = self._embedder().embed([text], max_pieces=QUERY_PIECES)[0]
-        except Exception as exc:  # any embedding failure only costs the neighbours by embedding
-            log.warning("embedding the task failed: %s", exc)
-            notes.append(f"history: embedding the task failed ({exc}); neighbours by full text only")
-            return None
-        return [float(x) for x in vector]
-
-    def tasks_to_embed(self) -> list[tuple[str, str]]:
-        """The finished tasks (id, text) that have no vector of their current text."""
-        return self.store.tasks_to_embed(10**9)
-
-    def task_vector_count(self) -> int:
-        """How many tasks have a vector."""
-        return self.store.task_vector_count()
 
 
 #: A knowledge item a handoff names: (kind, text, extra fields, applies_to).

@@ -259,10 +259,11 @@ def test_one_context_waits_for_one_round_trip_on_neo4j(neo4j_store: object, extr
     svc = ContextService(neo4j_store, extractor)
     _setup(svc)
     task = svc.get_task("t-refresh")
-    # The first context also asks whether any task has a vector (once a minute).
+    # Whether any task has a vector is asked once a minute: here when the tasks
+    # were added (their query vectors are made then when some task has one).
     before = neo4j_store.statements_run
     svc.compute(task)
-    assert neo4j_store.statements_run - before == 4
+    assert neo4j_store.statements_run - before == 3
     threads: list[str] = []
     rows = neo4j_store._rows
 
@@ -289,6 +290,13 @@ def test_one_context_waits_for_one_round_trip_on_neo4j(neo4j_store: object, extr
     before = neo4j_store.statements_run
     ctx = svc.compute(task)
     assert ctx.prior_work and neo4j_store.statements_run - before == 3
+    # By id, the task's stored query vector comes with the task's own read.
+    svc.compute("t-refresh")  # made and stored here (a task added before any vector)
+    before = neo4j_store.statements_run
+    svc.embedder = object()  # not embedded again: it would fail
+    ctx = svc.compute("t-refresh", debug=True)
+    assert ctx.prior_work and neo4j_store.statements_run - before == 4
+    assert "embedding the task failed" not in ctx.markdown
     neo4j_store.clear()
 
 

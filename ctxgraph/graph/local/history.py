@@ -64,6 +64,7 @@ class History:
         self.db = db
         self._corpus_cache: _Corpus | None = None
         self._has_vector_table: bool | None = None  # a store written before task vectors has none
+        self._has_query_table: bool | None = None  # nor one written before task query vectors
 
     def finished_seen(self) -> int:
         """The finished tasks of the last corpus read (0 before the first): a
@@ -245,11 +246,18 @@ class History:
 
     # -- task vectors (what the neighbours by embedding are found with) --------------
 
-    def tasks_to_embed(self, limit: int) -> list[tuple[str, str]]:
+    def tasks_to_embed(self, limit: int, ids: Sequence[str] | None = None) -> list[tuple[str, str]]:
         with self.db.read() as cur:
-            have = dict(cur.execute(sql.TASK_VECTOR_HASHES)) if self.vector_table(cur) else {}
+            table = self.vector_table(cur)
+            if ids is None:
+                have = dict(cur.execute(sql.TASK_VECTOR_HASHES)) if table else {}
+                rows = cur.execute(sql.COMPLETED_TASKS)
+            else:
+                wanted = json.dumps(sorted(set(ids)))
+                have = dict(cur.execute(sql.TASK_VECTOR_HASHES_AMONG, (wanted,))) if table else {}
+                rows = cur.execute(sql.COMPLETED_TASKS_AMONG, (wanted,))
             out: list[tuple[str, str]] = []
-            for tid, props in cur.execute(sql.COMPLETED_TASKS):
+            for tid, props in rows:
                 text = task_text(nodes.loads(props))
                 if text and have.get(tid) != text_hash(text):
                     out.append((tid, text))
@@ -267,6 +275,34 @@ class History:
                 [(tid, digest, np.asarray(vec, dtype=np.float32).tobytes()) for tid, digest, vec in rows
                  if tid in known],
             )
+
+    def task_query_vectors(self, ids: Sequence[str], cur: sqlite3.Cursor | None = None,
+                           ) -> dict[str, tuple[str, list[float]]]:
+        """By id, the stored query vectors (``cur``: within that read)."""
+        if cur is None:
+            with self.db.read() as own:
+                return self.task_query_vectors(ids, own)
+        if not self.query_table(cur):
+            return {}
+        return {tid: (digest, np.frombuffer(blob, dtype=np.float32).tolist())
+                for tid, digest, blob in cur.execute(sql.TASK_QUERIES_AMONG, (json.dumps(list(ids)),))}
+
+    def write_task_query_vectors(self, rows: Sequence[tuple[str, str, Sequence[float]]]) -> None:
+        # Not counted as a change of the history: its cached corpus stays valid.
+        with self.db.write(counted=False) as cur:
+            known = {tid for (tid,) in cur.execute(sql.TASK_IDS_AMONG, (json.dumps([r[0] for r in rows]),))}
+            cur.executemany(
+                sql.TASK_QUERIES_PUT,
+                [(tid, digest, np.asarray(vec, dtype=np.float32).tobytes()) for tid, digest, vec in rows
+                 if tid in known],
+            )
+
+    def query_table(self, cur: sqlite3.Cursor) -> bool:
+        """Whether the task_queries table exists (not in a store written by an
+        older ctxgraph and opened read-only)."""
+        if self._has_query_table is None:
+            self._has_query_table = cur.execute(sql.QUERY_TABLE_EXISTS).fetchone() is not None
+        return self._has_query_table
 
     def has_task_vectors(self) -> bool:
         with self.db.read() as cur:  # stops at the first row

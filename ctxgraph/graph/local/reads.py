@@ -76,6 +76,10 @@ class Reads:
         with self.db.read() as cur:
             return _task(cur, task_id)
 
+    def get_task_in(self, cur: sqlite3.Cursor, task_id: str) -> Task | None:
+        """``get_task`` within the read ``cur``."""
+        return _task(cur, task_id)
+
     def get_tasks(self, task_ids: Sequence[str]) -> list[Task]:
         with self.db.read() as cur:
             found = (_task(cur, tid) for tid in sorted(set(task_ids)))

@@ -51,6 +51,11 @@ CREATE TABLE IF NOT EXISTS task_vectors (
     text_hash TEXT NOT NULL,
     vec       BLOB NOT NULL
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS task_queries (
+    id        TEXT PRIMARY KEY,
+    text_hash TEXT NOT NULL,
+    vec       BLOB NOT NULL
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS deliveries (
     id      TEXT PRIMARY KEY,
     task_id TEXT NOT NULL,
@@ -119,11 +124,13 @@ SCHEMA_VERSION_SET = "INSERT INTO meta (key, value) VALUES ('schema_version', ?)
 TABLES = "SELECT name FROM sqlite_master WHERE type = 'table'"
 INDEXES = "SELECT name FROM sqlite_master WHERE type = 'index'"
 VECTOR_TABLE_EXISTS = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'task_vectors'"
+QUERY_TABLE_EXISTS = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'task_queries'"
 DELIVERIES_TABLE_EXISTS = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'deliveries'"
 
 CLEAR_EDGES = "DELETE FROM edges"
 CLEAR_NODES = "DELETE FROM nodes"
 CLEAR_TASK_VECTORS = "DELETE FROM task_vectors"
+CLEAR_TASK_QUERIES = "DELETE FROM task_queries"
 CLEAR_DELIVERIES = "DELETE FROM deliveries"
 
 # -- nodes and edges -----------------------------------------------------------------
@@ -291,6 +298,13 @@ TASK_IDS_AMONG = "SELECT id FROM nodes WHERE label = 'Task' AND id IN (SELECT va
 TASK_VECTORS_ORDERED = "SELECT id, vec FROM task_vectors ORDER BY id"
 TASK_VECTORS = "SELECT id, vec FROM task_vectors"
 TASK_VECTOR_HASHES = "SELECT id, text_hash FROM task_vectors"
+TASK_VECTOR_HASHES_AMONG = "SELECT id, text_hash FROM task_vectors WHERE id IN (SELECT value FROM json_each(?))"
+COMPLETED_TASKS_AMONG = (
+    "SELECT id, props FROM nodes WHERE label = 'Task' AND id IN (SELECT value FROM json_each(?)) "
+    "AND json_extract(props, '$.status') = 'completed' ORDER BY id"
+)
+TASK_QUERIES_AMONG = "SELECT id, text_hash, vec FROM task_queries WHERE id IN (SELECT value FROM json_each(?))"
+TASK_QUERIES_PUT = "INSERT OR REPLACE INTO task_queries (id, text_hash, vec) VALUES (?, ?, ?)"
 TASK_VECTORS_PUT = "INSERT OR REPLACE INTO task_vectors (id, text_hash, vec) VALUES (?, ?, ?)"
 TASK_VECTOR_ANY = "SELECT 1 FROM task_vectors LIMIT 1"
 TASK_VECTOR_COUNT = "SELECT count(*) FROM task_vectors"

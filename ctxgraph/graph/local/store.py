@@ -309,8 +309,21 @@ class LocalStore:
         with self.db.read() as cur:
             return replay.replay_corpus(cur, vectors=self._history.vector_table(cur))
 
-    def tasks_to_embed(self, limit: int) -> list[tuple[str, str]]:
-        return self._history.tasks_to_embed(limit)
+    def tasks_to_embed(self, limit: int, ids: Sequence[str] | None = None) -> list[tuple[str, str]]:
+        return self._history.tasks_to_embed(limit, ids)
+
+    def task_query_vectors(self, ids: Sequence[str]) -> dict[str, tuple[str, list[float]]]:
+        return self._history.task_query_vectors(ids)
+
+    def task_with_query_vector(self, task_id: str) -> tuple[Task | None, tuple[str, list[float]] | None]:
+        with self.db.read() as cur:
+            task = self._reads.get_task_in(cur, task_id)
+            if task is None:
+                return None, None
+            return task, self._history.task_query_vectors([task_id], cur).get(task_id)
+
+    def write_task_query_vectors(self, rows: Sequence[tuple[str, str, Sequence[float]]]) -> None:
+        self._history.write_task_query_vectors(rows)
 
     def write_task_vectors(self, rows: Sequence[tuple[str, str, Sequence[float]]]) -> None:
         self._history.write_task_vectors(rows)

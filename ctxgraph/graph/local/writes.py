@@ -170,5 +170,7 @@ def clear(db: Connection) -> None:
         cur.execute(sql.CLEAR_EDGES)
         cur.execute(sql.CLEAR_NODES)
         cur.execute(sql.CLEAR_TASK_VECTORS)
+        if cur.execute(sql.QUERY_TABLE_EXISTS).fetchone():
+            cur.execute(sql.CLEAR_TASK_QUERIES)
         outcomes.clear(cur)
         memory.bump_generation(cur)

@@ -70,8 +70,12 @@ class History(Neo4jConnection):
             self._has_text_indexes = found
         return found
 
-    def tasks_to_embed(self, limit: int) -> list[tuple[str, str]]:
-        rows = self._read(lambda tx: self._rows(tx, "task_vectors_pending"))
+    def tasks_to_embed(self, limit: int, ids: Sequence[str] | None = None) -> list[tuple[str, str]]:
+        if ids is None:
+            rows = self._read(lambda tx: self._rows(tx, "task_vectors_pending"))
+        else:
+            wanted = sorted(set(ids))
+            rows = self._read(lambda tx: self._rows(tx, "task_vectors_pending_among", ids=wanted))
         out: list[tuple[str, str]] = []
         for r in rows:
             text = task_text(r)
@@ -85,6 +89,15 @@ class History(Neo4jConnection):
         self._refuse_write("storing task vectors")
         payload = [{"id": tid, "hash": digest, "vector": [float(x) for x in vec]} for tid, digest, vec in rows]
         self._write(lambda tx: tx.run(cypher.load("task_vectors_write"), rows=payload).consume())
+
+    def task_query_vectors(self, ids: Sequence[str]) -> dict[str, tuple[str, list[float]]]:
+        rows = self._read(lambda tx: self._rows(tx, "task_query_vectors_read", ids=list(ids)))
+        return {r["id"]: (r["hash"], [float(x) for x in r["vector"]]) for r in rows}
+
+    def write_task_query_vectors(self, rows: Sequence[tuple[str, str, Sequence[float]]]) -> None:
+        self._refuse_write("storing task query vectors")
+        payload = [{"id": tid, "hash": digest, "vector": [float(x) for x in vec]} for tid, digest, vec in rows]
+        self._write(lambda tx: tx.run(cypher.load("task_query_vectors_write"), rows=payload).consume())
 
     def has_task_vectors(self) -> bool:
         probe = [1.0] + [0.0] * (DIMENSIONS - 1)

