@@ -329,6 +329,9 @@ def _limits(doc: BaseModel) -> list[tuple[str, str]]:
             ("decisions", "decision", doc.decisions),
             ("open_questions", "question", doc.open_questions),
         ]
+        for i, pattern in enumerate(doc.patterns_discovered):
+            if pattern.location:
+                path_ok(f"patterns_discovered[{i}].location", pattern.location)
         for name, field, items in groups:
             for i, item in enumerate(items):
                 text_ok(f"{name}[{i}].{field}", getattr(item, field), MAX_KNOWLEDGE_CHARS)

@@ -4,6 +4,15 @@ and the lengths its arguments may have."""
 
 from __future__ import annotations
 
+from ctxgraph.core.limits import (
+    MAX_CRITERIA,
+    MAX_CRITERION_CHARS,
+    MAX_ID_CHARS,
+    MAX_ITEMS,
+    MAX_NAME_CHARS,
+    MAX_TEXT_CHARS,
+)
+
 #: The default cap on one response, in estimated tokens (clients refuse tool
 #: results over 25,000 tokens; Claude Code's MAX_MCP_OUTPUT_TOKENS default).
 DEFAULT_MAX_TOKENS = 20_000
@@ -14,21 +23,9 @@ TOKEN_ENV = "CTXGRAPH_MCP_TOKEN"
 
 # Lengths, in characters, checked (with the argument types) before a call does
 # any work; the input schemas clients see carry them as maxLength / maxItems.
-#: A task id, a dependency, a knowledge or file id, a document's source name.
-MAX_ID_CHARS = 200
+# Those of texts a document may also hold are in ctxgraph.core.limits.
 #: A project's name (as ``--project NAME=...`` allows).
 MAX_PROJECT_CHARS = 64
-#: A task's name, its type, a section's name; a blocked_at timestamp.
-MAX_NAME_CHARS = 500
-#: A task's objective, a search text, a blocker's reason.
-MAX_TEXT_CHARS = 20_000
-#: One acceptance criterion.
-MAX_CRITERION_CHARS = 2_000
-#: Items of a list argument (dependencies, kinds).
-MAX_ITEMS = 100
-#: Acceptance criteria of a task (with the limits above, a task's text is at
-#: most ~120,000 characters, far below spaCy's 1,000,000).
-MAX_CRITERIA = 50
 #: A cursor (what next_cursor holds is far shorter).
 MAX_CURSOR_CHARS = 512
 #: A resource URI.

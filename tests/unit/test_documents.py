@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from ctxgraph.core.models import Severity, infer_component, split_location
@@ -77,6 +79,42 @@ def test_oversized_document_is_refused() -> None:
     with pytest.raises(InvalidDocumentError, match="the limit is"):
         load_handoff(b"#" * (6 * 1024 * 1024), "big.yaml")
 
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (b"task_id: " + b"t" * 201 + b"\nsummary: s\n", "task_id: String should have at most 200 characters"),
+        (b"task_id: t\nsummary: " + b"w " * 10_001 + b"\n", "summary: String should have at most 20000 characters"),
+        (b"task_id: t\nsummary: s\ndecisions: [{decision: d, rationale: " + b"r" * 20_001 + b"}]\n",
+         "decisions[0].rationale: String should have at most 20000 characters"),
+        (b"task_id: t\nsummary: s\npatterns_discovered: [{pattern: p, location: " + b"d/" * 2_100 + b"x}]\n",
+         "patterns_discovered[0].location: path is 4,201 bytes"),
+        (b"task_id: t\nsummary: s\ngotchas: [{issue: i, applies_to: [" + b"a, " * 101 + b"]}]\n",
+         "gotchas[0].applies_to: List should have at most 100 items"),
+    ],
+)
+def test_every_handoff_text_has_a_limit(data: bytes, expected: str) -> None:
+    """A handoff's texts are bounded (a summary of megabytes would be stored and overfill every listing)."""
+    with pytest.raises(InvalidDocumentError) as err:
+        load_handoff(data, "h.yaml")
+    assert expected in str(err.value)
+    assert len(str(err.value)) < 1_000  # the input is not repeated whole
+
+
+def test_every_task_text_has_a_limit() -> None:
+    for field, value, expected in [
+        ("objective", "o " * 10_001, "objective: String should have at most 20000 characters"),
+        ("name", "n" * 501, "name: String should have at most 500 characters"),
+        ("acceptance_criteria", ["c" * 2_001], "acceptance_criteria.0: String should have at most 2000 characters"),
+        ("acceptance_criteria", ["c"] * 51, "acceptance_criteria: List should have at most 50 items"),
+        ("depends_on", [f"t{i}" for i in range(101)], "depends_on: List should have at most 100 items"),
+    ]:
+        data = json.dumps({"tasks": [{"id": "t1", field: value}]}).encode()
+        with pytest.raises(InvalidDocumentError) as err:
+            load_tasks(data, "tasks.json")
+        assert expected.replace(f"{field}.0", f"tasks[0].{field}[0]").replace(f"{field}:", f"tasks[0].{field}:") \
+            in str(err.value), str(err.value)[:300]
 
 def test_tasks_file_forbids_unknown_keys() -> None:
     doc = load_tasks(b"tasks:\n  - id: t1\n    depends_on: t0\n", "tasks.yaml")

@@ -4,14 +4,28 @@ keeps unknown keys (``extra="allow"``) and its raw form."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from ctxgraph.core.limits import (
+    MAX_CRITERIA,
+    MAX_CRITERION_CHARS,
+    MAX_ID_CHARS,
+    MAX_ITEMS,
+    MAX_NAME_CHARS,
+    MAX_TEXT_CHARS,
+)
 from ctxgraph.core.models.base import normalize_timestamp
 from ctxgraph.core.models.files import FileEntry, clean_path, infer_component, split_location
 from ctxgraph.core.models.knowledge import Severity
 from ctxgraph.core.models.tasks import Complexity, Task, TaskStatus
+
+# Every text has a length limit, checked when the document is read: these (ctxgraph.core.limits), and
+# paths, tags and knowledge texts by graph.documents (index keys, spaCy).
+Id = Annotated[str, Field(min_length=1, max_length=MAX_ID_CHARS)]
+Name = Annotated[str, Field(max_length=MAX_NAME_CHARS)]
+Text = Annotated[str, Field(max_length=MAX_TEXT_CHARS)]
 
 
 def _as_list(value: Any) -> Any:
@@ -28,9 +42,9 @@ class _Doc(BaseModel):
 
 class FileChange(_Doc):
     path: str = Field(min_length=1)
-    purpose: str | None = None
-    description: str | None = None
-    lines: str | None = None
+    purpose: Text | None = None
+    description: Text | None = None
+    lines: Name | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -50,7 +64,7 @@ class FileChange(_Doc):
 
 class FileToRead(_Doc):
     file: str = Field(min_length=1)
-    reason: str = ""
+    reason: Text = ""
 
     @model_validator(mode="before")
     @classmethod
@@ -69,7 +83,7 @@ class FileToRead(_Doc):
 
 
 class _Tagged(_Doc):
-    applies_to: list[str] = Field(default_factory=list)
+    applies_to: list[str] = Field(default_factory=list, max_length=MAX_ITEMS)
 
     @field_validator("applies_to", mode="before")
     @classmethod
@@ -94,23 +108,23 @@ class GotchaDoc(_Tagged):
 
 class DecisionDoc(_Tagged):
     decision: str = Field(min_length=1)
-    rationale: str | None = None
+    rationale: Text | None = None
 
 
 class OpenQuestionDoc(_Tagged):
     question: str = Field(min_length=1)
-    context: str | None = None
-    recommendation: str | None = None
+    context: Text | None = None
+    recommendation: Text | None = None
     blocking: bool = False
 
 
 class HandoffDoc(_Doc):
     """The structured handoff an agent writes when it finishes a task."""
 
-    task_id: str = Field(min_length=1)
-    summary: str = Field(min_length=1)
+    task_id: Id
+    summary: str = Field(min_length=1, max_length=MAX_TEXT_CHARS)
     success: bool = True
-    completed_at: str | None = None
+    completed_at: Name | None = None
     files_created: list[FileChange] = Field(default_factory=list)
     files_modified: list[FileChange] = Field(default_factory=list)
     dependencies_for_next: list[FileToRead] = Field(default_factory=list)
@@ -149,16 +163,17 @@ class TaskDoc(_Doc):
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
-    id: str = Field(min_length=1, max_length=200)
-    name: str = ""
-    objective: str = ""
-    acceptance_criteria: list[str] = Field(default_factory=list)
-    type: str = "feature"
+    id: Id
+    name: Name = ""
+    objective: Text = ""
+    acceptance_criteria: list[Annotated[str, Field(max_length=MAX_CRITERION_CHARS)]] = Field(
+        default_factory=list, max_length=MAX_CRITERIA)
+    type: Name = "feature"
     complexity: Complexity = Complexity.NORMAL
-    depends_on: list[str] = Field(default_factory=list)
+    depends_on: list[Id] = Field(default_factory=list, max_length=MAX_ITEMS)
     status: TaskStatus = TaskStatus.PENDING
-    blocked_reason: str | None = None
-    blocked_at: str | None = None
+    blocked_reason: Text | None = None
+    blocked_at: Name | None = None
     requires_context: bool = True
 
     @field_validator("acceptance_criteria", "depends_on", mode="before")
@@ -204,8 +219,8 @@ class ContextMapEntryDoc(_Doc):
     model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
 
     path: str = Field(min_length=1)
-    component: str | None = None
-    notes: str = ""
+    component: Name | None = None
+    notes: Text = ""
 
     @model_validator(mode="before")
     @classmethod
