@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -50,15 +51,23 @@ def fails(code: int, *args: str, cwd: Path, stdin: str | None = None,
     return lines[0]
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    """A folder with a store holding two tasks and one handoff (default store path)."""
+@pytest.fixture(scope="module")
+def made_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder with a store holding two tasks and one handoff (default store path), made once by the CLI."""
+    folder = tmp_path_factory.mktemp("project")
     ok("task", "add", "t-auth", "--name", "Add JWT validation middleware",
-       "--objective", "Verify JWT tokens on api routes", cwd=tmp_path)
+       "--objective", "Verify JWT tokens on api routes", cwd=folder)
     ok("task", "add", "t-refresh", "--name", "Refresh tokens", "--objective",
-       "Rotate the JWT on login refresh", "--depends-on", "t-auth", cwd=tmp_path)
-    (tmp_path / "h.yaml").write_text(HANDOFF)
-    ok("ingest", "handoff", "h.yaml", cwd=tmp_path)
+       "Rotate the JWT on login refresh", "--depends-on", "t-auth", cwd=folder)
+    (folder / "h.yaml").write_text(HANDOFF)
+    ok("ingest", "handoff", "h.yaml", cwd=folder)
+    return folder
+
+
+@pytest.fixture
+def project(made_project: Path, tmp_path: Path) -> Path:
+    """A copy of that folder of the test's own (no process has the store open between commands)."""
+    shutil.copytree(made_project, tmp_path, dirs_exist_ok=True)
     return tmp_path
 
 
