@@ -18,11 +18,13 @@ Without them it is skipped — except with CI=true, where that is a failure.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -162,6 +164,27 @@ def ingest(server: FaultServer, corpus: Corpus, retry_seconds: int, cwd: Path) -
         text=True,
     )
 
+
+
+def http_root(port: int) -> dict[str, object]:
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/", headers={"Accept": "application/json"})
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # no proxy for loopback
+    with opener.open(request, timeout=10) as response:
+        document: dict[str, object] = json.loads(response.read())
+        return document
+
+
+@pytest.mark.neo4j
+def test_a_named_instance_advertises_its_own_bolt_port(server: FaultServer) -> None:
+    """`scripts/neo4j_local.py --instance` on ports of its own (this module's server): the HTTP discovery
+    document (what Neo4j Browser's connect form reads) advertises the instance's own Bolt port, and `env`
+    prints that port. (Here, not in tests/e2e/test_neo4j_local.py, so the suite starts one server less.)"""
+    root = http_root(server.http_port)
+    assert root["bolt_direct"] == f"bolt://127.0.0.1:{server.bolt_port}", root
+    assert str(root["bolt_routing"]).endswith(f":{server.bolt_port}"), root
+    env = server.script("env")
+    assert env.returncode == 0, env.stderr
+    assert f"export NEO4J_URI=bolt://127.0.0.1:{server.bolt_port}\n" in env.stdout
 
 @pytest.mark.slow
 @pytest.mark.neo4j
