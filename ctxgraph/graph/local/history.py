@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from array import array
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Sequence
@@ -266,13 +267,11 @@ class History:
         return out
 
     def write_task_vectors(self, rows: Sequence[tuple[str, str, Sequence[float]]]) -> None:
-        import numpy as np
-
         with self.db.write() as cur:
             known = {tid for (tid,) in cur.execute(sql.TASK_IDS_AMONG, (json.dumps([r[0] for r in rows]),))}
             cur.executemany(
                 sql.TASK_VECTORS_PUT,
-                [(tid, digest, np.asarray(vec, dtype=np.float32).tobytes()) for tid, digest, vec in rows
+                [(tid, digest, array("f", vec).tobytes()) for tid, digest, vec in rows
                  if tid in known],
             )
 
@@ -284,7 +283,7 @@ class History:
                 return self.task_query_vectors(ids, own)
         if not self.query_table(cur):
             return {}
-        return {tid: (digest, np.frombuffer(blob, dtype=np.float32).tolist())
+        return {tid: (digest, array("f", blob).tolist())  # float32, as written
                 for tid, digest, blob in cur.execute(sql.TASK_QUERIES_AMONG, (json.dumps(list(ids)),))}
 
     def write_task_query_vectors(self, rows: Sequence[tuple[str, str, Sequence[float]]]) -> None:
@@ -293,7 +292,7 @@ class History:
             known = {tid for (tid,) in cur.execute(sql.TASK_IDS_AMONG, (json.dumps([r[0] for r in rows]),))}
             cur.executemany(
                 sql.TASK_QUERIES_PUT,
-                [(tid, digest, np.asarray(vec, dtype=np.float32).tobytes()) for tid, digest, vec in rows
+                [(tid, digest, array("f", vec).tobytes()) for tid, digest, vec in rows
                  if tid in known],
             )
 
