@@ -6,6 +6,7 @@ are ``python -m benchmarks.cli``)."""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -139,3 +140,38 @@ def test_the_public_api_still_resolves() -> None:
     from ctxgraph.errors import UnknownTaskError as TaskError
 
     assert (TaskDoc, InvalidDocumentError, UnknownTaskError) == (ModelTaskDoc, DocError, TaskError)
+
+
+def _lazy_names(tree: ast.Module) -> set[str]:
+    """Names a module imports only for type checking (``if TYPE_CHECKING:``)."""
+    runtime: set[str] = set()
+    typing_only: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            runtime.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.Import | ast.ImportFrom):
+                    typing_only.update((a.asname or a.name).split(".")[0] for a in sub.names)
+    return typing_only - runtime
+
+
+def test_names_imported_for_type_checking_are_imported_where_they_run() -> None:
+    """A module that imports numpy (or another heavy package) only under TYPE_CHECKING must import it in
+    each function that uses it at run time; ruff and mypy cannot tell (the name is defined for them)."""
+    missing = []
+    for path in sorted(Path(ctxgraph.__file__).parent.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        lazy = _lazy_names(tree)
+        functions = [f for f in ast.walk(tree) if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)]
+        for fn in functions:
+            local = {(a.asname or a.name).split(".")[0] for sub in ast.walk(fn)
+                     if isinstance(sub, ast.Import | ast.ImportFrom) for a in sub.names}
+            outer = {(a.asname or a.name).split(".")[0] for f in functions if f is not fn and fn in ast.walk(f)
+                     for sub in ast.walk(f) if isinstance(sub, ast.Import | ast.ImportFrom) for a in sub.names}
+            annotations = {id(x) for sub in ast.walk(fn) for attr in ("annotation", "returns")
+                           if getattr(sub, attr, None) is not None for x in ast.walk(getattr(sub, attr))}
+            missing += [f"{path.name}:{node.lineno} {fn.name} uses {node.id}" for node in ast.walk(fn)
+                        if isinstance(node, ast.Name) and node.id in lazy and id(node) not in annotations
+                        and node.id not in local | outer]
+    assert missing == []
