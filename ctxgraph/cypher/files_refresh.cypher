@@ -7,8 +7,14 @@
 // (handoffs, task status and text, the context map, imports) so a context's
 // history reads them instead of walking every file's handoffs. Linear in the
 // touching tasks' terms (collected, not concatenated one list at a time).
+// Each file is locked before its history is read (the first SET): a
+// concurrent writer's recount waits for this one's commit and then sees its
+// links, so the last to commit counts every writer's ($paths sorted: the
+// writers lock in one order).
 UNWIND $paths AS path
 MATCH (f:File {path: path})
+SET f.path = f.path
+WITH f
 CALL (f) {
   UNWIND [(f)<-[:MODIFIED|CREATED]-(:Handoff)<-[:HANDED_OFF]-(t:Task) WHERE t.status = 'completed' | t] AS t
   WITH DISTINCT t
