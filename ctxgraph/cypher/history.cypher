@@ -1,23 +1,17 @@
-// The history's evidence for one query, bounded as core/evidence.py says, in
-// one round trip. The text ranking is Lucene's BM25 (the full-text indexes
-// task_text and file_text over `doc`, whitespace-analyzed: see schema.cypher,
-// task_upsert and files_refresh for the documents); $query is the query's
-// terms as a Lucene query (memory_records.fulltext_query; null: no terms, no
-// index lookups):
+// The history's evidence for one query, bounded as core/evidence.py says.
+// The text ranking comes first (history_text and graph/neo4j_store/text.py:
+// BM25 over the full-text indexes' documents, exact): $task_ids the best
+// finished tasks, $text_paths the best files by text. Here:
 // - the number of finished tasks (the count store's count of the Completed
 //   label), whether a context map is loaded;
-// - the $task_top finished tasks best matching the query (task_text), with
-//   their Lucene scores, the query terms ($terms) they mention and the files
-//   their handoffs created or modified;
-// - the $file_top rankable files best matching the query (file_text), with
-//   their scores;
+// - the files the handoffs of the tasks $task_ids created or modified;
 // - with $vector (the query's embedding; null: none), the $dense_top finished
 //   tasks nearest to it (the task_embedding index, $dense_fetch candidates;
 //   the index scores (1 + cosine) / 2, turned back into the cosine, rounded to
 //   $cosine_decimals; ties: newer, then smaller id), each with the query terms
 //   it mentions and its files;
-// - the files returned, each once, in path order: those best by text (with
-//   their score), those the returned tasks and neighbours touched (and, for a
+// - the files returned, each once, in path order: those best by text, those
+//   the returned tasks and neighbours touched (and, for a
 //   module gone from the map, the files of the folder it became: pkg/data.py
 //   -> pkg/data/, as records.moved_folder) and the $top_files most touched —
 //   of the map's files when one is loaded, else of every file.
@@ -31,24 +25,17 @@ CALL () {
 CALL () {
   RETURN EXISTS { MATCH (f:File) WHERE coalesce(f.in_map, true) } AS mapped
 }
-// the finished tasks best matching the query
+// the best finished tasks' files
 CALL () {
-  WITH $query AS query
-  WHERE query IS NOT NULL
-  CALL db.index.fulltext.queryNodes('task_text', query, {limit: $task_top}) YIELD node, score
-  WITH node AS t, score
-  RETURN collect({
-    id: t.id, score: score, completed_at: coalesce(t.completed_at, ''),
-    matched: [name IN $terms WHERE name IN t.terms],
-    files: [(t)-[:HANDED_OFF]->(:Handoff)-[:MODIFIED|CREATED]->(f:File) | f.path]
-  }) AS tasks
+  UNWIND $task_ids AS id
+  MATCH (t:Task {id: id})
+  RETURN collect({id: t.id, files: [(t)-[:HANDED_OFF]->(:Handoff)-[:MODIFIED|CREATED]->(f:File) | f.path]}) AS tasks
 }
-// the rankable files best matching the query
+// the best files by text
 CALL () {
-  WITH $query AS query
-  WHERE query IS NOT NULL
-  CALL db.index.fulltext.queryNodes('file_text', query, {limit: $file_top}) YIELD node, score
-  RETURN collect({f: node, score: score}) AS by_text
+  UNWIND $text_paths AS path
+  MATCH (f:File {path: path})
+  RETURN collect(f) AS by_text
 }
 // the finished tasks nearest to the query's embedding
 CALL () {
@@ -110,20 +97,19 @@ CALL (mapped, found) {
 WITH *, (touched + untouched)[..$top_files] AS most_touched
 CALL (by_text, voted, most_touched, mapped) {
   CALL (by_text, voted, most_touched) {
-    UNWIND by_text AS x
-    RETURN x.f AS f, x.score AS score
-    UNION ALL
+    UNWIND by_text AS f
+    RETURN f
+    UNION
     UNWIND voted AS path
     MATCH (f:File {path: path})
-    RETURN f, null AS score
-    UNION ALL
+    RETURN f
+    UNION
     UNWIND most_touched AS f
-    RETURN f, null AS score
+    RETURN f
   }
-  WITH mapped, f, max(score) AS score
+  WITH mapped, f
   WHERE NOT mapped OR coalesce(f.in_map, true)
   ORDER BY f.path
-  RETURN collect({props: f {.path, .component, .notes, .in_map}, touches: coalesce(f.touches, 0), score: score})
-    AS files
+  RETURN collect({props: f {.path, .component, .notes, .in_map}, touches: coalesce(f.touches, 0)}) AS files
 }
 RETURN n, mapped, tasks, files, near

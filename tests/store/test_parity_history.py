@@ -147,8 +147,8 @@ def _run(open_store: Callable[[], KnowledgeStore], clear: Callable[[], None], ex
     def write(n: int, store: KnowledgeStore) -> None:
         try:
             mine = [d for i, v in enumerate(handoffs) if i % 4 == n for d in v]
-            for start in range(0, len(mine), 8):
-                _ingest(ContextService(store, extractor), mine[start:start + 8], 8)
+            for start in range(0, len(mine), 20):
+                _ingest(ContextService(store, extractor), mine[start:start + 20], 20)
         except BaseException as exc:  # reported by the main thread
             failures.append(exc)
 

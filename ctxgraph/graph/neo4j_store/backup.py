@@ -56,6 +56,7 @@ class Backup(Schema):
                             "an end is not in the store"))])
 
             self._write(work)
+        self.refresh_all_tasks()
         self.refresh_all_files()
 
 
@@ -70,7 +71,7 @@ def _exported(props: dict[str, Any]) -> dict[str, Any]:
     return props
 
 
-_DERIVED = ("touches", "task_len", "doc", "embedding", "embedding_hash")
+_DERIVED = ("touches", "task_len", "doc", "embedding", "embedding_hash", "task_df", "file_df")
 
 
 def _export_label(labels: list[str], node_id: Any) -> str:

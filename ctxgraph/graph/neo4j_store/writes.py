@@ -45,6 +45,7 @@ class Writes(Schema):
             if missing:
                 raise UnknownTaskError(missing[0]["id"])
             tx.run(cypher.load("task_upsert"), rows=rows).consume()
+            self._task_docs(tx, [t.id for t in tasks])
             self._refresh_files(tx, self._touched_files(tx, tasks=[t.id for t in tasks]))
 
         self._write(work)
@@ -57,6 +58,7 @@ class Writes(Schema):
                 tx, "task_set_status", id=task_id, status=status.value,
                 reason=(reason or "") if blocked else None, blocked_at=at if blocked else None, at=at,
             )
+            self._task_docs(tx, [task_id])
             self._refresh_files(tx, self._touched_files(tx, tasks=[task_id]))
             return found
 
@@ -95,6 +97,7 @@ class Writes(Schema):
                 rows = _handoff_rows(batch)
                 # the links after the nodes they join (an UNWIND over no rows does nothing)
                 tx.run(cypher.load("handoff_write"), rows=rows["handoffs"]).consume()
+                self._task_docs(tx, [h.task_id for h in batch.handoffs])
                 merge_knowledge(self, tx, batch)
                 tx.run(cypher.load("handoff_discovered"), rows=rows["discovered"]).consume()
                 fill_files(self, tx, batch.files)

@@ -1,0 +1,123 @@
+"""The history's text ranking on Neo4j, exact: Lucene finds, the graph's
+statistics score.
+
+Lucene's BM25 counts the documents a write replaced until its segments merge
+(their terms in ``docFreq``, their lengths in the average), so after a real
+write history its scores drift from the embedded store's, and which of two
+near-equal documents it ranks first depends on what was rewritten. Here
+Lucene's full-text indexes only find the candidates (``history_text.cypher``);
+each candidate is scored again by :func:`ctxgraph.core.bm25.score_documents`
+from its document (length, the query terms' frequencies) and the statistics
+the store keeps exact at write time (``tasks_doc``, ``files_refresh``), and
+the best are cut in the one order both stores use (``core.evidence``).
+
+The candidates are the ``FETCH`` x as many as wanted that Lucene ranks best.
+They hold the exact best unless a document Lucene ranked lower scores, with
+exact statistics, at least the last one chosen: so the cut is checked —
+every document not fetched has a Lucene score at most the lowest fetched,
+and its exact score is taken to be at most that times the largest ratio of
+exact to Lucene score among the candidates, with ``SPREAD`` to spare (the
+drift of one document's score against another's) — and when the check fails
+(equal or near-equal scores at the cut), ``GROWTH`` x as many are fetched
+again, until it passes or Lucene has no more.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxgraph.core import evidence
+from ctxgraph.core.bm25 import SCORE_DECIMALS, score_documents
+
+#: Candidates fetched per result wanted at first, and the growth when a cut fails its check.
+FETCH = 2
+GROWTH = 4
+#: How much more than the candidates' largest exact-to-Lucene ratio a
+#: document not fetched is assumed to be able to gain.
+SPREAD = 0.25
+_UNIT = 10.0 ** -SCORE_DECIMALS
+
+
+@dataclass(frozen=True)
+class TaskHit:
+    id: str
+    score: float
+    completed_at: str
+    matched: tuple[str, ...]
+
+
+@dataclass
+class TextTop:
+    """The best finished tasks (``core.evidence.best_first`` order, at most
+    ``TASK_TOP``) and the best files by text (path -> score, at most ``FILE_TOP``)."""
+
+    tasks: list[TaskHit] = field(default_factory=list)
+    files: dict[str, float] = field(default_factory=dict)
+    fetches: int = 0
+
+
+Fetch = Callable[[int, int], dict[str, Any]]
+
+
+def text_top(fetch: Fetch, terms: Sequence[str]) -> TextTop:
+    """The exact best tasks and files for the distinct query ``terms``;
+    ``fetch(task_fetch, file_fetch)`` runs ``history_text`` (0: that index not asked)."""
+    task_fetch, file_fetch = FETCH * evidence.TASK_TOP, FETCH * evidence.FILE_TOP
+    tasks: list[TaskHit] | None = None
+    files: dict[str, float] | None = None
+    out = TextTop()
+    while tasks is None or files is None:
+        row = fetch(0 if tasks is not None else task_fetch, 0 if files is not None else file_fetch)
+        out.fetches += 1
+        if tasks is None:
+            tasks = _best_tasks(row, terms, task_fetch)
+            task_fetch *= GROWTH
+        if files is None:
+            files = _best_files(row, terms, file_fetch)
+            file_fetch *= GROWTH
+    out.tasks, out.files = tasks, files
+    return out
+
+
+def _best_tasks(row: dict[str, Any], terms: Sequence[str], fetched: int) -> list[TaskHit] | None:
+    found = row["tasks"]
+    count, total = row["task_corpus"]
+    df = {name: task_df for name, task_df, _ in row["df"]}
+    scores = score_documents(terms, [(dict.fromkeys(t["matched"], 1), t["length"]) for t in found],
+                             count=count, total=total, df=df)
+    hits = [TaskHit(t["id"], s, t["completed_at"], tuple(sorted(set(t["matched"]))))
+            for t, s in zip(found, scores, strict=True) if s > 0]
+    best = evidence.best_first(hits)[:evidence.TASK_TOP]
+    if _complete(found, scores, fetched, best[-1].score if len(best) == evidence.TASK_TOP else None):
+        return best
+    return None
+
+
+def _best_files(row: dict[str, Any], terms: Sequence[str], fetched: int) -> dict[str, float] | None:
+    found = row["files"]
+    count, total = row["file_corpus"]
+    df = {name: file_df for name, _, file_df in row["df"]}
+    scores = score_documents(terms, [(Counter(f["hits"]), f["length"]) for f in found],
+                             count=count, total=total, df=df)
+    best = evidence.best_files(((f["path"], s) for f, s in zip(found, scores, strict=True) if s > 0),
+                               evidence.FILE_TOP)
+    last = min(best.values()) if len(best) == evidence.FILE_TOP else None
+    return best if _complete(found, scores, fetched, last) else None
+
+
+def _complete(found: Sequence[dict[str, Any]], scores: Sequence[float], fetched: int, last: float | None) -> bool:
+    """Whether the candidates hold every document that could score ``last``
+    (the lowest score cut in; None: fewer than wanted, so any) or more."""
+    if len(found) < fetched:
+        return True  # Lucene had no more
+    if last is None:
+        return False
+    lowest = min(float(f["lucene"]) for f in found)
+    ratio = max(s / float(f["lucene"]) for f, s in zip(found, scores, strict=True) if float(f["lucene"]) > 0)
+    return lowest * ratio * (1 + SPREAD) < last - _UNIT
+
+
+__all__ = ["FETCH", "GROWTH", "SPREAD", "TaskHit", "TextTop", "text_top"]
