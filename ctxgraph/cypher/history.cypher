@@ -1,20 +1,32 @@
-// The history's evidence for one query, bounded as core/evidence.py says.
-// The text ranking comes first (history_text and graph/neo4j_store/text.py:
-// BM25 over the full-text indexes' documents, exact): $task_ids the best
-// finished tasks, $text_paths the best files by text. Here:
+// The history's evidence for one query, bounded as core/evidence.py says, in
+// one round trip. The text ranking: Lucene's full-text indexes task_text and
+// file_text (over `doc`, whitespace-analyzed: see schema.cypher, tasks_doc and
+// files_refresh for the documents) find the candidates, which
+// graph/neo4j_store/text.py scores again (core/bm25.py) from the statistics the
+// graph keeps exact; $query is the query's terms as a Lucene query
+// (memory_records.fulltext_query; null: no terms, no index lookups).
 // - the number of finished tasks (the count store's count of the Completed
 //   label), whether a context map is loaded;
-// - the files the handoffs of the tasks $task_ids created or modified;
+// - the statistics: per index (Corpus task_text / file_text) the documents
+//   with a term and their total length, per query term ($terms) its task_df
+//   and file_df;
+// - the $task_fetch finished tasks Lucene ranks best (task_text), each with
+//   Lucene's score, its document's length, the query terms it has and the
+//   files its handoffs created or modified;
+// - the $file_fetch files Lucene ranks best (file_text), each with Lucene's
+//   score, its document's length and the query terms' occurrences in it;
 // - with $vector (the query's embedding; null: none), the $dense_top finished
 //   tasks nearest to it (the task_embedding index, $dense_fetch candidates;
 //   the index scores (1 + cosine) / 2, turned back into the cosine, rounded to
 //   $cosine_decimals; ties: newer, then smaller id), each with the query terms
 //   it mentions and its files;
-// - the files returned, each once, in path order: those best by text, those
-//   the returned tasks and neighbours touched (and, for a
-//   module gone from the map, the files of the folder it became: pkg/data.py
-//   -> pkg/data/, as records.moved_folder) and the $top_files most touched —
-//   of the map's files when one is loaded, else of every file.
+// - `voted`: each path the candidate tasks and the neighbours touched with,
+//   for a module gone from the map, the files of the folder it became
+//   (pkg/data.py -> pkg/data/, as records.moved_folder);
+// - the files, each once, in path order: the text candidates, the paths voted
+//   (and those folders' files) and the $top_files most touched — of the map's
+//   files when one is loaded, else of every file. text.py keeps those of the
+//   tasks and files it chooses.
 // A file's touches are kept on it at write time (files_refresh).
 // Every expansion starts from the node in hand (pattern comprehensions): with
 // {status: 'completed'} in a MATCH the planner may start from the Task status
@@ -25,17 +37,41 @@ CALL () {
 CALL () {
   RETURN EXISTS { MATCH (f:File) WHERE coalesce(f.in_map, true) } AS mapped
 }
-// the best finished tasks' files
+// the statistics of the full-text indexes
 CALL () {
-  UNWIND $task_ids AS id
-  MATCH (t:Task {id: id})
-  RETURN collect({id: t.id, files: [(t)-[:HANDED_OFF]->(:Handoff)-[:MODIFIED|CREATED]->(f:File) | f.path]}) AS tasks
+  OPTIONAL MATCH (c:Corpus {id: 'task_text'})
+  RETURN [coalesce(c.docs, 0), coalesce(c.length, 0)] AS task_corpus
 }
-// the best files by text
 CALL () {
-  UNWIND $text_paths AS path
-  MATCH (f:File {path: path})
-  RETURN collect(f) AS by_text
+  OPTIONAL MATCH (c:Corpus {id: 'file_text'})
+  RETURN [coalesce(c.docs, 0), coalesce(c.length, 0)] AS file_corpus
+}
+CALL () {
+  WITH $query AS query
+  WHERE query IS NOT NULL
+  UNWIND $terms AS name
+  OPTIONAL MATCH (term:Term {name: name})
+  RETURN collect([name, coalesce(term.task_df, 0), coalesce(term.file_df, 0)]) AS df
+}
+// the finished tasks Lucene ranks best
+CALL () {
+  WITH $query AS query
+  WHERE query IS NOT NULL
+  CALL db.index.fulltext.queryNodes('task_text', query, {limit: $task_fetch}) YIELD node, score
+  WITH node AS t, score
+  RETURN collect({
+    id: t.id, lucene: score, completed_at: coalesce(t.completed_at, ''), length: size(t.doc),
+    matched: [name IN $terms WHERE name IN t.doc],
+    files: [(t)-[:HANDED_OFF]->(:Handoff)-[:MODIFIED|CREATED]->(f:File) | f.path]
+  }) AS tasks
+}
+// the files Lucene ranks best
+CALL () {
+  WITH $query AS query
+  WHERE query IS NOT NULL
+  CALL db.index.fulltext.queryNodes('file_text', query, {limit: $file_fetch}) YIELD node, score
+  RETURN collect({f: node, lucene: score, length: size(node.doc), hits: [name IN node.doc WHERE name IN $terms]})
+    AS by_text
 }
 // the finished tasks nearest to the query's embedding
 CALL () {
@@ -54,8 +90,8 @@ CALL () {
       CASE WHEN p IN seen THEN seen ELSE seen + p END)
   }) AS near
 }
-// the paths the returned tasks and neighbours touched, and the folders touched
-// modules gone from the map became
+// the paths the candidate tasks and the neighbours touched, with the files of
+// the folders touched modules gone from the map became
 CALL (tasks, near, mapped) {
   UNWIND [task IN tasks | task.files] + [n IN near | n.files] AS paths
   UNWIND paths AS path
@@ -67,8 +103,8 @@ CALL (tasks, near, mapped) {
     THEN left(path, size(path) - size(last(split(name, '.'))) - 1) + '/' END AS folder
   OPTIONAL MATCH (kid:File)
   WHERE folder IS NOT NULL AND kid.path STARTS WITH folder AND coalesce(kid.in_map, true)
-  WITH collect(DISTINCT path) AS paths, collect(DISTINCT kid.path) AS kids
-  RETURN paths + kids AS voted
+  WITH path, collect(DISTINCT kid.path) AS kids
+  RETURN collect({path: path, kids: kids}) AS voted
 }
 // the $top_files most touched rankable files (touches, then path): the touched
 // ones read from the file_touches index in descending order (the files tied
@@ -97,10 +133,11 @@ CALL (mapped, found) {
 WITH *, (touched + untouched)[..$top_files] AS most_touched
 CALL (by_text, voted, most_touched, mapped) {
   CALL (by_text, voted, most_touched) {
-    UNWIND by_text AS f
-    RETURN f
+    UNWIND by_text AS x
+    RETURN x.f AS f
     UNION
-    UNWIND voted AS path
+    UNWIND voted AS v
+    UNWIND [v.path] + v.kids AS path
     MATCH (f:File {path: path})
     RETURN f
     UNION
@@ -112,4 +149,6 @@ CALL (by_text, voted, most_touched, mapped) {
   ORDER BY f.path
   RETURN collect({props: f {.path, .component, .notes, .in_map}, touches: coalesce(f.touches, 0)}) AS files
 }
-RETURN n, mapped, tasks, files, near
+RETURN n, mapped, task_corpus, file_corpus, coalesce(df, []) AS df, tasks, near, voted, files,
+       [x IN by_text | {path: x.f.path, lucene: x.lucene, length: x.length, hits: x.hits}] AS text_files,
+       [f IN most_touched | f.path] AS most_touched

@@ -39,7 +39,8 @@ CALL (row) {
 CALL (row) {
   WITH * WHERE row.label = 'Term'
   MERGE (n:Term {name: row.id})
-  SET n = row.props {.*, task_df: n.task_df, file_df: n.file_df}
+  WITH n, row.props AS props, n.task_df AS task_df, n.file_df AS file_df
+  SET n = props {.*, task_df: task_df, file_df: file_df}
 }
 CALL (row) {
   WITH * WHERE row.label = 'Chunk'

@@ -5,7 +5,7 @@
 // finished tasks having it) and on the Corpus node `task_text` the documents
 // with a term and their total length. Each task is locked before its old
 // document is read; the terms are updated in name order. $fresh: count every
-// document as new (a recount from zero, after bm25_reset).
+// document as new (a recount from zero, after text_stats_reset).
 UNWIND $ids AS id
 MATCH (t:Task {id: id})
 SET t.id = t.id

@@ -63,8 +63,9 @@ class Backup(Schema):
 def _exported(props: dict[str, Any]) -> dict[str, Any]:
     """A node's properties as exported: without what the store derives — the
     history counts kept on File (``files_refresh``) and the documents of the
-    full-text indexes (``doc`` on Task and File), which the embedded store does
-    not keep and an import recomputes, and a task's text vector
+    full-text indexes (``doc`` on Task and File) and their statistics
+    (``task_df``/``file_df`` on Term), which the embedded store does not keep
+    and an import recomputes, and a task's text vector
     (``embed-tasks`` makes it again)."""
     if any(k in props for k in _DERIVED):
         return {k: v for k, v in props.items() if k not in _DERIVED}

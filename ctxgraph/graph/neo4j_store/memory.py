@@ -53,7 +53,7 @@ class Memory(Neo4jConnection):
         def work(tx: ManagedTransaction) -> None:
             if replaced:
                 tx.run(cypher.load("memory_remove"), project=project.id, paths=list(replaced)).consume()
-            fill_files(self, tx, files)
+            fill_files(tx, files)
             for start in range(0, len(rows), 500):
                 tx.run(cypher.load("memory_write"), rows=rows[start:start + 500]).consume()
             tx.run(cypher.load("memory_project"), props=project.model_dump(mode="json")).consume()

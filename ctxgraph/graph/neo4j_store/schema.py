@@ -31,7 +31,7 @@ class Schema(Neo4jConnection):
                     session.run(statement).consume()
 
         self._call(run)
-        if not self.read_only and not self._read(lambda tx: self._rows(tx, "bm25_state"))[0]["kept"]:
+        if not self.read_only and not self._read(lambda tx: self._rows(tx, "text_stats_state"))[0]["kept"]:
             self.recount_text()
         self._fill_stale(lambda tx: [r["id"] for r in self._rows(tx, "tasks_stale", batch=_REFRESH_BATCH)],
                          self._task_docs)
@@ -60,7 +60,7 @@ class Schema(Neo4jConnection):
         frequencies forgotten, then every task's and file's document set again,
         ``_REFRESH_BATCH`` per write transaction (a graph written before they
         were kept)."""
-        while self._write(lambda tx: int(self._rows(tx, "bm25_reset", batch=_REFRESH_BATCH)[0]["reset"])):
+        while self._write(lambda tx: int(self._rows(tx, "text_stats_reset", batch=_REFRESH_BATCH)[0]["reset"])):
             pass
         self.refresh_all_tasks(fresh=True)
         self.refresh_all_files(fresh=True)

@@ -5,7 +5,7 @@ Lucene's BM25 counts the documents a write replaced until its segments merge
 (their terms in ``docFreq``, their lengths in the average), so after a real
 write history its scores drift from the embedded store's, and which of two
 near-equal documents it ranks first depends on what was rewritten. Here
-Lucene's full-text indexes only find the candidates (``history_text.cypher``);
+Lucene's full-text indexes only find the candidates (``history.cypher``);
 each candidate is scored again by :func:`ctxgraph.core.bm25.score_documents`
 from its document (length, the query terms' frequencies) and the statistics
 the store keeps exact at write time (``tasks_doc``, ``files_refresh``), and
@@ -19,13 +19,15 @@ and its exact score is taken to be at most that times the largest ratio of
 exact to Lucene score among the candidates, with ``SPREAD`` to spare (the
 drift of one document's score against another's) — and when the check fails
 (equal or near-equal scores at the cut), ``GROWTH`` x as many are fetched
-again, until it passes or Lucene has no more.
+again, until it passes or Lucene has no more. (A graph written before the
+statistics were kept is counted on connect; opened read-only, it is ranked by
+Lucene's own scores.)
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,34 +54,17 @@ class TaskHit:
 @dataclass
 class TextTop:
     """The best finished tasks (``core.evidence.best_first`` order, at most
-    ``TASK_TOP``) and the best files by text (path -> score, at most ``FILE_TOP``)."""
+    ``TASK_TOP``; None: the cut failed its check) and the best files by text
+    (path -> score, at most ``FILE_TOP``; None: likewise), of one ``history`` row."""
 
-    tasks: list[TaskHit] = field(default_factory=list)
-    files: dict[str, float] = field(default_factory=dict)
-    fetches: int = 0
-
-
-Fetch = Callable[[int, int], dict[str, Any]]
+    tasks: list[TaskHit] | None = field(default_factory=list)
+    files: dict[str, float] | None = field(default_factory=dict)
 
 
-def text_top(fetch: Fetch, terms: Sequence[str]) -> TextTop:
-    """The exact best tasks and files for the distinct query ``terms``;
-    ``fetch(task_fetch, file_fetch)`` runs ``history_text`` (0: that index not asked)."""
-    task_fetch, file_fetch = FETCH * evidence.TASK_TOP, FETCH * evidence.FILE_TOP
-    tasks: list[TaskHit] | None = None
-    files: dict[str, float] | None = None
-    out = TextTop()
-    while tasks is None or files is None:
-        row = fetch(0 if tasks is not None else task_fetch, 0 if files is not None else file_fetch)
-        out.fetches += 1
-        if tasks is None:
-            tasks = _best_tasks(row, terms, task_fetch)
-            task_fetch *= GROWTH
-        if files is None:
-            files = _best_files(row, terms, file_fetch)
-            file_fetch *= GROWTH
-    out.tasks, out.files = tasks, files
-    return out
+def text_top(row: dict[str, Any], terms: Sequence[str], task_fetch: int, file_fetch: int) -> TextTop:
+    """The exact best tasks and files for the distinct query ``terms`` among
+    the candidates of a ``history`` row fetched with these limits."""
+    return TextTop(tasks=_best_tasks(row, terms, task_fetch), files=_best_files(row, terms, file_fetch))
 
 
 def _best_tasks(row: dict[str, Any], terms: Sequence[str], fetched: int) -> list[TaskHit] | None:
@@ -87,7 +72,7 @@ def _best_tasks(row: dict[str, Any], terms: Sequence[str], fetched: int) -> list
     count, total = row["task_corpus"]
     df = {name: task_df for name, task_df, _ in row["df"]}
     scores = score_documents(terms, [(dict.fromkeys(t["matched"], 1), t["length"]) for t in found],
-                             count=count, total=total, df=df)
+                             count=count, total=total, df=df) if count else _lucene(found)
     hits = [TaskHit(t["id"], s, t["completed_at"], tuple(sorted(set(t["matched"]))))
             for t, s in zip(found, scores, strict=True) if s > 0]
     best = evidence.best_first(hits)[:evidence.TASK_TOP]
@@ -97,15 +82,21 @@ def _best_tasks(row: dict[str, Any], terms: Sequence[str], fetched: int) -> list
 
 
 def _best_files(row: dict[str, Any], terms: Sequence[str], fetched: int) -> dict[str, float] | None:
-    found = row["files"]
+    found = row["text_files"]
     count, total = row["file_corpus"]
     df = {name: file_df for name, _, file_df in row["df"]}
     scores = score_documents(terms, [(Counter(f["hits"]), f["length"]) for f in found],
-                             count=count, total=total, df=df)
+                             count=count, total=total, df=df) if count else _lucene(found)
     best = evidence.best_files(((f["path"], s) for f, s in zip(found, scores, strict=True) if s > 0),
                                evidence.FILE_TOP)
     last = min(best.values()) if len(best) == evidence.FILE_TOP else None
     return best if _complete(found, scores, fetched, last) else None
+
+
+def _lucene(found: Sequence[dict[str, Any]]) -> list[float]:
+    """Lucene's own scores, rounded: a graph written before the statistics were
+    kept and opened read-only (so not recounted) has no Corpus node."""
+    return [round(float(f["lucene"]), SCORE_DECIMALS) for f in found]
 
 
 def _complete(found: Sequence[dict[str, Any]], scores: Sequence[float], fetched: int, last: float | None) -> bool:

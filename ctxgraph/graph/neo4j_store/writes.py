@@ -14,7 +14,6 @@ from ctxgraph import cypher
 from ctxgraph.core.models import FileEntry, KnowledgeItem, Task, TaskStatus
 from ctxgraph.errors import UnknownTaskError
 from ctxgraph.graph.handoff_batch import FileFill, HandoffBatch, link_props, plan_handoffs
-from ctxgraph.graph.neo4j_store.connection import Neo4jConnection
 from ctxgraph.graph.neo4j_store.schema import Schema
 from ctxgraph.graph.records import HandoffRecord, file_props, knowledge_props, task_props, task_tags
 
@@ -98,9 +97,9 @@ class Writes(Schema):
                 # the links after the nodes they join (an UNWIND over no rows does nothing)
                 tx.run(cypher.load("handoff_write"), rows=rows["handoffs"]).consume()
                 self._task_docs(tx, [h.task_id for h in batch.handoffs])
-                merge_knowledge(self, tx, batch)
+                merge_knowledge(tx, batch)
                 tx.run(cypher.load("handoff_discovered"), rows=rows["discovered"]).consume()
-                fill_files(self, tx, batch.files)
+                fill_files(tx, batch.files)
                 tx.run(cypher.load("handoff_links"), rows=rows["links"]).consume()
                 stale += self._touched_files(tx, tasks=sorted({r.task_id for r in records}))
             self._refresh_files(tx, stale)
@@ -123,24 +122,24 @@ class Writes(Schema):
         self._write(work)
 
 
-def merge_knowledge(conn: Neo4jConnection, tx: ManagedTransaction, batch: HandoffBatch) -> None:
+def merge_knowledge(tx: ManagedTransaction, batch: HandoffBatch) -> None:
     """Merge the batch's knowledge into the stored nodes, locked first
     (``knowledge_lock``; ``handoff_batch.merge_knowledge``), and write it."""
     ids = sorted({props["id"] for _, props in batch.knowledge})
     if not ids:
         return
-    stored = {r["props"]["id"]: r["props"] for r in conn._rows(tx, "knowledge_lock", ids=ids)}
+    stored = {r["props"]["id"]: r["props"] for r in tx.run(cypher.load("knowledge_lock"), ids=ids)}
     rows = [{"label": label, "props": props} for label, props in batch.merged_knowledge(stored)]
     tx.run(cypher.load("knowledge_merge"), rows=rows).consume()
 
 
-def fill_files(conn: Neo4jConnection, tx: ManagedTransaction, fills: Sequence[FileFill]) -> None:
+def fill_files(tx: ManagedTransaction, fills: Sequence[FileFill]) -> None:
     """Create the files ``fills`` name and merge their notes, locked first
     (``files_lock``; ``handoff_batch.merge_file``)."""
     paths = sorted({f.entry.path for f in fills})
     if not paths:
         return
-    stored = {r["props"]["path"]: r["props"] for r in conn._rows(tx, "files_lock", paths=paths)}
+    stored = {r["props"]["path"]: r["props"] for r in tx.run(cypher.load("files_lock"), paths=paths)}
     rows = [{"props": props, "terms_changed": stored.get(props["path"], {}).get("terms") != props["terms"]}
             for props in HandoffBatch.merged_files_of(fills, stored)]
     if rows:
