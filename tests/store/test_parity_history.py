@@ -208,3 +208,48 @@ def test_both_stores_give_the_same_graph_and_contexts(local_runs: dict[str, dict
                                                       neo4j_runs: dict[str, dict[str, Any]]) -> None:
     for name in ("ordered", "shuffled", "concurrent"):
         _same(local_runs[name], neo4j_runs[name], f"local vs neo4j, {name}")
+
+
+def _local_statistics(store: LocalStore) -> dict[str, Any]:
+    """The full-text statistics the embedded store's BM25 indexes hold."""
+    with store.db.read() as cur:
+        corpus = store._history._corpus(cur)
+    out: dict[str, Any] = {}
+    for name, index in (("task", corpus.tasks_index), ("file", corpus.files_index)):
+        out[name] = (index.count, {t: len(rows) for t, (rows, _) in index.postings.items()})
+    return out
+
+
+def _neo4j_statistics(store: KnowledgeStore) -> dict[str, Any]:
+    """The statistics the Neo4j store keeps (Corpus nodes, Term task_df/file_df)."""
+    with store._session() as session:  # type: ignore[attr-defined]
+        corpus = {r["id"]: r["docs"] for r in session.run("MATCH (c:Corpus) RETURN c.id AS id, c.docs AS docs")}
+        terms = list(session.run("MATCH (t:Term) RETURN t.name AS name, t.task_df AS task, t.file_df AS file"))
+    return {name: (corpus.get(f"{name}_text", 0), {r["name"]: r[name] for r in terms if r[name]})
+            for name in ("task", "file")}
+
+
+def test_neo4j_keeps_the_statistics_of_the_embedded_index_and_recounts_them(
+        neo4j_store: KnowledgeStore, tmp_path: Path, extractor: SignalExtractor,
+        history: tuple[list[Task], list[FileEntry], list[list[dict[str, Any]]]]) -> None:
+    """After rewrites, the documents counted and each term's document frequency
+    on Neo4j equal the embedded store's index; a graph that lost them (written
+    before they were kept) counts them again on connect."""
+    tasks, files, handoffs = history
+    local = LocalStore.open(tmp_path / "graph.db")
+    neo4j_store.clear()
+    try:
+        for store in (local, neo4j_store):
+            svc = ContextService(store, extractor)
+            _load(svc, tasks, files)
+            _ingest(svc, _shuffled(handoffs), 50)
+        expected = _local_statistics(local)
+        assert _neo4j_statistics(neo4j_store) == expected
+        with neo4j_store._session() as session:  # type: ignore[attr-defined]
+            session.run("MATCH (c:Corpus) DELETE c").consume()
+            session.run("MATCH (t:Term) SET t.task_df = 7, t.file_df = null").consume()
+        neo4j_store.init_schema()
+        assert _neo4j_statistics(neo4j_store) == expected
+    finally:
+        local.close()
+        neo4j_store.clear()

@@ -139,7 +139,8 @@ def fill_files(tx: ManagedTransaction, fills: Sequence[FileFill]) -> None:
     paths = sorted({f.entry.path for f in fills})
     if not paths:
         return
-    stored = {r["props"]["path"]: r["props"] for r in tx.run(cypher.load("files_lock"), paths=paths)}
+    stored = {r["props"]["path"]: {k: v for k, v in r["props"].items() if v is not None}
+              for r in tx.run(cypher.load("files_lock"), paths=paths)}
     rows = [{"props": props, "terms_changed": stored.get(props["path"], {}).get("terms") != props["terms"]}
             for props in HandoffBatch.merged_files_of(fills, stored)]
     if rows:
