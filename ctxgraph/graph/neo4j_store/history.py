@@ -57,10 +57,12 @@ class History(Neo4jConnection):
                 dense_top=evidence.DENSE_VOTERS, dense_fetch=4 * evidence.DENSE_VOTERS,
                 cosine_decimals=COSINE_DECIMALS)[0]
             top = text_top(row, query, task_fetch, file_fetch)
-            if top.tasks is not None and top.files is not None:
+            if top.tasks_done and top.files_done:
                 return row, top
-            task_fetch *= 1 if top.tasks is not None else GROWTH
-            file_fetch *= 1 if top.files is not None else GROWTH
+            log.debug("history: a text cut failed its check; %d/%d tasks, %d/%d files fetched again",
+                      task_fetch, GROWTH * task_fetch, file_fetch, GROWTH * file_fetch)
+            task_fetch *= 1 if top.tasks_done else GROWTH
+            file_fetch *= 1 if top.files_done else GROWTH
 
     def _text_indexes(self) -> bool:
         """Whether the history's full-text indexes exist: always when the
@@ -123,11 +125,11 @@ def history_of_row(row: dict[str, Any], top: TextTop) -> HistoryEvidence:
     # the HistoryEvidence holding it not
     files_of = {t["id"]: t["files"] for t in row["tasks"]}
     tasks = [TaskEvidence(id=t.id, score=t.score, completed_at=t.completed_at, matched=t.matched,
-                          files=tuple(sorted(set(files_of.get(t.id, ()))))) for t in top.tasks or ()]
+                          files=tuple(sorted(set(files_of.get(t.id, ()))))) for t in top.tasks]
     near = [NeighbourEvidence(id=x["id"], score=float(x["score"]), completed_at=x["completed_at"],
                               matched=tuple(sorted(set(x["matched"]))), files=tuple(sorted(x["files"])))
             for x in row["near"]]
-    text = top.files or {}
+    text = top.files
     returned = {f["props"]["path"] for f in row["files"]}
     kids = {v["path"]: v["kids"] for v in row["voted"]}
     chosen = set(text) | set(row["most_touched"])

@@ -19,7 +19,9 @@ and its exact score is taken to be at most that times the largest ratio of
 exact to Lucene score among the candidates, with ``SPREAD`` to spare (the
 drift of one document's score against another's) — and when the check fails
 (equal or near-equal scores at the cut), ``GROWTH`` x as many are fetched
-again, until it passes or Lucene has no more. (A graph written before the
+again, until it passes, Lucene has no more, or ``MOST`` x as many as wanted
+were fetched: then the best of those is the answer (the only case where the
+two stores may choose differently among near-equal scores). (A graph written before the
 statistics were kept is counted on connect; opened read-only, it is ranked by
 Lucene's own scores.)
 """
@@ -37,9 +39,11 @@ from ctxgraph.core.bm25 import SCORE_DECIMALS, score_documents
 #: Candidates fetched per result wanted at first, and the growth when a cut fails its check.
 FETCH = 2
 GROWTH = 4
+#: At most this many candidates per result wanted.
+MOST = 8
 #: How much more than the candidates' largest exact-to-Lucene ratio a
 #: document not fetched is assumed to be able to gain.
-SPREAD = 0.25
+SPREAD = 0.02
 _UNIT = 10.0 ** -SCORE_DECIMALS
 
 
@@ -57,17 +61,24 @@ class TextTop:
     ``TASK_TOP``; None: the cut failed its check) and the best files by text
     (path -> score, at most ``FILE_TOP``; None: likewise), of one ``history`` row."""
 
-    tasks: list[TaskHit] | None = field(default_factory=list)
-    files: dict[str, float] | None = field(default_factory=dict)
+    tasks: list[TaskHit] = field(default_factory=list)
+    files: dict[str, float] = field(default_factory=dict)
+    #: Whether each cut passed its check (or can fetch no more: ``MOST``).
+    tasks_done: bool = True
+    files_done: bool = True
 
 
 def text_top(row: dict[str, Any], terms: Sequence[str], task_fetch: int, file_fetch: int) -> TextTop:
     """The exact best tasks and files for the distinct query ``terms`` among
     the candidates of a ``history`` row fetched with these limits."""
-    return TextTop(tasks=_best_tasks(row, terms, task_fetch), files=_best_files(row, terms, file_fetch))
+    tasks, tasks_done = _best_tasks(row, terms, task_fetch)
+    files, files_done = _best_files(row, terms, file_fetch)
+    return TextTop(tasks=tasks, files=files,
+                   tasks_done=tasks_done or task_fetch >= MOST * evidence.TASK_TOP,
+                   files_done=files_done or file_fetch >= MOST * evidence.FILE_TOP)
 
 
-def _best_tasks(row: dict[str, Any], terms: Sequence[str], fetched: int) -> list[TaskHit] | None:
+def _best_tasks(row: dict[str, Any], terms: Sequence[str], fetched: int) -> tuple[list[TaskHit], bool]:
     found = row["tasks"]
     count, total = row["task_corpus"]
     df = {name: task_df for name, task_df, _ in row["df"]}
@@ -76,12 +87,10 @@ def _best_tasks(row: dict[str, Any], terms: Sequence[str], fetched: int) -> list
     hits = [TaskHit(t["id"], s, t["completed_at"], tuple(sorted(set(t["matched"]))))
             for t, s in zip(found, scores, strict=True) if s > 0]
     best = evidence.best_first(hits)[:evidence.TASK_TOP]
-    if _complete(found, scores, fetched, best[-1].score if len(best) == evidence.TASK_TOP else None):
-        return best
-    return None
+    return best, _complete(found, scores, fetched, best[-1].score if len(best) == evidence.TASK_TOP else None)
 
 
-def _best_files(row: dict[str, Any], terms: Sequence[str], fetched: int) -> dict[str, float] | None:
+def _best_files(row: dict[str, Any], terms: Sequence[str], fetched: int) -> tuple[dict[str, float], bool]:
     found = row["text_files"]
     count, total = row["file_corpus"]
     df = {name: file_df for name, _, file_df in row["df"]}
@@ -90,7 +99,7 @@ def _best_files(row: dict[str, Any], terms: Sequence[str], fetched: int) -> dict
     best = evidence.best_files(((f["path"], s) for f, s in zip(found, scores, strict=True) if s > 0),
                                evidence.FILE_TOP)
     last = min(best.values()) if len(best) == evidence.FILE_TOP else None
-    return best if _complete(found, scores, fetched, last) else None
+    return best, _complete(found, scores, fetched, last)
 
 
 def _lucene(found: Sequence[dict[str, Any]]) -> list[float]:
@@ -111,4 +120,4 @@ def _complete(found: Sequence[dict[str, Any]], scores: Sequence[float], fetched:
     return lowest * ratio * (1 + SPREAD) < last - _UNIT
 
 
-__all__ = ["FETCH", "GROWTH", "SPREAD", "TaskHit", "TextTop", "text_top"]
+__all__ = ["FETCH", "GROWTH", "MOST", "SPREAD", "TaskHit", "TextTop", "text_top"]
