@@ -4,7 +4,9 @@
 // files_refresh for the documents) find the candidates, which
 // graph/neo4j_store/text.py scores again (core/bm25.py) from the statistics the
 // graph keeps exact; $query is the query's terms as a Lucene query
-// (memory_records.fulltext_query; null: no terms, no index lookups).
+// (memory_records.fulltext_query; null: no terms, no index lookups), $wanted
+// the same terms as a map to true (a document is scanned once, each of its
+// terms looked up in the map, not compared with every query term).
 // - the number of finished tasks (the count store's count of the Completed
 //   label), whether a context map is loaded;
 // - the statistics: per index (Corpus task_text / file_text) the documents
@@ -60,8 +62,8 @@ CALL () {
   CALL db.index.fulltext.queryNodes('task_text', query, {limit: $task_fetch}) YIELD node, score
   WITH node AS t, score
   RETURN collect({
-    id: t.id, lucene: score, completed_at: coalesce(t.completed_at, ''), length: size(t.doc),
-    matched: [name IN $terms WHERE name IN t.doc],
+    id: t.id, lucene: score, completed_at: coalesce(t.completed_at, ''), length: t.term_count,
+    matched: [name IN t.doc WHERE $wanted[name]],
     files: [(t)-[:HANDED_OFF]->(:Handoff)-[:MODIFIED|CREATED]->(f:File) | f.path]
   }) AS tasks
 }
@@ -70,7 +72,7 @@ CALL () {
   WITH $query AS query
   WHERE query IS NOT NULL
   CALL db.index.fulltext.queryNodes('file_text', query, {limit: $file_fetch}) YIELD node, score
-  RETURN collect({f: node, lucene: score, length: size(node.doc), hits: [name IN node.doc WHERE name IN $terms]})
+  RETURN collect({f: node, lucene: score, length: size(node.doc), hits: [name IN node.doc WHERE $wanted[name]]})
     AS by_text
 }
 // the finished tasks nearest to the query's embedding

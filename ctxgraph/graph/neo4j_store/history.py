@@ -51,7 +51,8 @@ class History(Neo4jConnection):
         task_fetch, file_fetch = FETCH * evidence.TASK_TOP, FETCH * evidence.FILE_TOP
         while True:
             row: dict[str, Any] = self._rows(
-                tx, "history", terms=query, query=fulltext_query(query) if text else None, top_files=top_files,
+                tx, "history", terms=query, wanted=dict.fromkeys(query, True),
+                query=fulltext_query(query) if text else None, top_files=top_files,
                 task_fetch=task_fetch, file_fetch=file_fetch,
                 vector=None if vector is None else [float(x) for x in vector],
                 dense_top=evidence.DENSE_VOTERS, dense_fetch=4 * evidence.DENSE_VOTERS,
