@@ -72,8 +72,8 @@ CALL () {
   WITH $query AS query
   WHERE query IS NOT NULL
   CALL db.index.fulltext.queryNodes('file_text', query, {limit: $file_fetch}) YIELD node, score
-  RETURN collect({f: node, lucene: score, length: size(node.doc), hits: [name IN node.doc WHERE $wanted[name]]})
-    AS by_text
+  WITH node, score, node.doc AS doc
+  RETURN collect({f: node, lucene: score, length: size(doc), hits: [name IN doc WHERE $wanted[name]]}) AS by_text
 }
 // the finished tasks nearest to the query's embedding
 CALL () {
