@@ -109,12 +109,8 @@ class Index:
             for term, tf in doc.items():
                 rows.setdefault(term, []).append(i)
                 freqs.setdefault(term, []).append(tf)
-        avgdl = np.float32(total / count) if count else np.float32(1)
-        # Lucene keeps 1 / norm, in float32
-        inverse = np.float32(1) / (np.float32(K1) * (np.float32(1 - B) + np.float32(B) * lengths.astype(np.float32)
-                                                     / avgdl))
         postings = {t: (np.asarray(rows[t], dtype=np.int64), np.asarray(freqs[t], dtype=np.float32)) for t in rows}
-        return cls(postings, inverse.astype(np.float32), count, len(docs))
+        return cls(postings, _inverse(lengths, count, total), count, len(docs))
 
     @classmethod
     def of_words(cls, docs: Iterable[Sequence[str]]) -> Index:
@@ -139,9 +135,7 @@ class Index:
             if posting is None:
                 return None
             rows, tf = posting
-            weight = np.float32(idf(self.count, len(rows)))
-            # Lucene's BM25Scorer: w - w / (1 + tf / norm), which is w x tf / (tf + norm)
-            impact = (weight - weight / (np.float32(1) + tf * self.inverse[rows])).astype(np.float32)
+            impact = _impact(idf(self.count, len(rows)), tf, self.inverse[rows])
             dense = None
             if len(rows) * DENSE_SHARE >= self.size:
                 dense = np.zeros(self.size, dtype=np.float32)
@@ -164,11 +158,13 @@ class Index:
                 out[found.rows] += found.impact
         return out.astype(np.float32).astype(np.float64)
 
-    def top(self, terms: Iterable[str], k: int) -> list[tuple[int, float]]:
+    def top(self, terms: Iterable[str], k: int, *, ties: bool = False) -> list[tuple[int, float]]:
         """The ``k`` best (row, score) pairs with a positive score, rounded to
         :data:`SCORE_DECIMALS`, best first; ties go to the lower row. Equal to
         ranking :meth:`scores`; on long posting lists only the rows that can
-        reach the ``k`` best are scored (:func:`_pruned`)."""
+        reach the ``k`` best are scored (:func:`_pruned`). ``ties``: also every
+        row whose rounded score equals the ``k``-th's, for a caller that orders
+        equal scores its own way (:func:`best`)."""
         import numpy as np
 
         distinct = list(dict.fromkeys(terms))
@@ -181,11 +177,58 @@ class Index:
             values = scores[rows]
         if len(rows) > k:
             part = np.argpartition(-values, k - 1)[:k]
-            chosen = values >= values[part].min()  # every row tied with the k-th
+            # every row that may round to the k-th's score or above
+            chosen = values >= values[part].min() - 10.0 ** -SCORE_DECIMALS
             rows, values = rows[chosen], values[chosen]
         ranked = sorted(((int(i), round(float(v), SCORE_DECIMALS)) for i, v in zip(rows, values, strict=True)),
                         key=lambda rs: (-rs[1], rs[0]))
+        if ties and len(ranked) > k > 0:
+            return [rs for rs in ranked if rs[1] >= ranked[k - 1][1]]
         return ranked[:k]
+
+
+def _inverse(lengths: npt.NDArray[np.float64], count: int, total: int) -> npt.NDArray[np.float32]:
+    """Per document ``1 / (k1 x (1 - b + b x dl / avgdl))`` in float32, as Lucene
+    keeps it: ``lengths`` as :func:`lucene_length` gives them, ``avgdl`` the
+    ``total`` length over the ``count`` documents."""
+    import numpy as np
+
+    avgdl = np.float32(total / count) if count else np.float32(1)
+    inverse = np.float32(1) / (np.float32(K1) * (np.float32(1 - B) + np.float32(B) * lengths.astype(np.float32)
+                                                 / avgdl))
+    return inverse.astype(np.float32)
+
+
+def _impact(weight: float, tf: npt.NDArray[np.float32], inverse: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """A term's score in documents of these frequencies and inverse norms:
+    Lucene's BM25Scorer, ``w - w / (1 + tf / norm)`` (``w x tf / (tf + norm)``), in float32."""
+    import numpy as np
+
+    w = np.float32(weight)
+    return (w - w / (np.float32(1) + tf * inverse)).astype(np.float32)
+
+
+def score_documents(terms: Iterable[str], docs: Sequence[tuple[Mapping[str, int], int]], *,
+                    count: int, total: int, df: Mapping[str, int]) -> list[float]:
+    """BM25 of documents, each given as (its query terms' frequencies, its
+    length), against the distinct ``terms``, in a corpus described by its
+    statistics: ``count`` documents (with a term), ``total`` length, and per
+    term the documents having it (``df``). The same arithmetic, in the same
+    order, as :meth:`Index.scores` for those documents in an index of those
+    statistics, rounded to :data:`SCORE_DECIMALS`: how a store that keeps the
+    statistics itself scores the candidates a search engine found."""
+    import numpy as np
+
+    lengths = np.asarray([lucene_length(n) for _, n in docs], dtype=np.float64)
+    inverse = _inverse(lengths, count, total)
+    out = np.zeros(len(docs), dtype=np.float64)
+    for term in dict.fromkeys(terms):
+        rows = [i for i, (tf, _) in enumerate(docs) if tf.get(term)]
+        if not rows or not df.get(term):
+            continue
+        freqs = np.asarray([docs[i][0][term] for i in rows], dtype=np.float32)
+        out[rows] += _impact(idf(count, df[term]), freqs, inverse[rows])
+    return [round(float(v), SCORE_DECIMALS) for v in out.astype(np.float32).astype(np.float64)]
 
 
 class _Impacts(NamedTuple):
@@ -246,7 +289,8 @@ def _pruned(found: list[_Impacts], k: int, size: int) -> tuple[npt.NDArray[np.in
         if len(seen) < k:
             continue
         values = partial[seen]
-        kth = float(np.partition(values, len(values) - k)[len(values) - k]) * (1 - _MARGIN)  # (the float sums)
+        # (the float sums; and a unit of the rounding: the rows that round to the k-th's score)
+        kth = float(np.partition(values, len(values) - k)[len(values) - k]) * (1 - _MARGIN) - 10.0 ** -SCORE_DECIMALS
         if left >= kth:
             floor = kth
         elif rows is None:
@@ -277,4 +321,5 @@ def _distinct(rows: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     return rows[keep]
 
 
-__all__ = ["K1", "PRUNE_POSTINGS", "SCORE_DECIMALS", "SEARCH_RATIO", "B", "Index", "idf", "lucene_length"]
+__all__ = ["K1", "PRUNE_POSTINGS", "SCORE_DECIMALS", "SEARCH_RATIO", "B", "Index", "idf", "lucene_length",
+           "score_documents"]

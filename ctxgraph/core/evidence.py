@@ -53,11 +53,19 @@ S = TypeVar("S", bound=_Scored)
 
 
 def best_first(found: Iterable[S]) -> list[S]:
-    """Scored tasks best first; equal scores go to the newer task, then to the smaller id."""
+    """Scored tasks best first; equal scores go to the newer task, then to the
+    smaller id. The stores cut the :data:`TASK_TOP` best in this order (equal
+    scores at the cutoff included before the cut), so both choose the same."""
     out = sorted(found, key=lambda t: t.id)
     out.sort(key=lambda t: t.completed_at, reverse=True)
     out.sort(key=lambda t: t.score, reverse=True)
     return out
+
+
+def best_files(scored: Iterable[tuple[str, float]], k: int) -> dict[str, float]:
+    """The ``k`` best (path, score) pairs, best first: equal scores go to the
+    smaller path (the stores cut the :data:`FILE_TOP` best files in this order)."""
+    return dict(sorted(scored, key=lambda ps: (-ps[1], ps[0]))[:k])
 
 
 def choose_files(*, text: Iterable[str], touched: Iterable[str], rankable: Collection[str],
@@ -81,4 +89,5 @@ def choose_files(*, text: Iterable[str], touched: Iterable[str], rankable: Colle
     return chosen
 
 
-__all__: Sequence[str] = ("DENSE_VOTERS", "FILE_TOP", "TASK_TOP", "VOTERS", "best_first", "choose_files")
+__all__: Sequence[str] = ("DENSE_VOTERS", "FILE_TOP", "TASK_TOP", "VOTERS", "best_files", "best_first",
+                          "choose_files")

@@ -1,12 +1,18 @@
-// Files named by a handoff: created when missing (with their terms); notes
-// filled only when empty (terms stay as they were).
+// Files named by a handoff batch, merged in Python (handoff_batch.merge_file,
+// after files_lock): $rows [{props, terms_changed}], the properties added to
+// the node's (the derived history stays for files_refresh); a file whose
+// terms changed is linked to its new ones.
 UNWIND $rows AS row
-MERGE (f:File {path: row.path})
-  ON CREATE SET f = row
-  ON MATCH SET f.notes = CASE WHEN coalesce(f.notes, '') = '' AND row.notes <> ''
-                              THEN row.notes ELSE f.notes END
-WITH f
-CALL (f) {
+MATCH (f:File {path: row.props.path})
+SET f += row.props
+WITH f, row
+CALL (f, row) {
+  WITH * WHERE row.terms_changed
+  OPTIONAL MATCH (f)-[old:MENTIONS]->(:Term)
+  DELETE old
+}
+CALL (f, row) {
+  WITH * WHERE row.terms_changed
   UNWIND coalesce(f.terms, []) AS name
   MERGE (term:Term {name: name})
     ON CREATE SET term.id = name

@@ -7,8 +7,17 @@
 // (handoffs, task status and text, the context map, imports) so a context's
 // history reads them instead of walking every file's handoffs. Linear in the
 // touching tasks' terms (collected, not concatenated one list at a time).
+// The statistics BM25 scores file_text with are kept exact as tasks_doc keeps
+// task_text's: per Term `file_df`, on the Corpus node `file_text` the
+// documents with a term and their total length ($fresh: as tasks_doc).
+// Each file is locked before its history is read (the first SET): a
+// concurrent writer's recount waits for this one's commit and then sees its
+// links, so the last to commit counts every writer's ($paths sorted: the
+// writers lock in one order).
 UNWIND $paths AS path
 MATCH (f:File {path: path})
+SET f.path = f.path
+WITH f
 CALL (f) {
   UNWIND [(f)<-[:MODIFIED|CREATED]-(:Handoff)<-[:HANDED_OFF]-(t:Task) WHERE t.status = 'completed' | t] AS t
   WITH DISTINCT t
@@ -20,6 +29,35 @@ CALL (f, touching) {
   UNWIND coalesce(t.terms, []) AS name
   RETURN collect(name) AS task_terms
 }
+WITH f, touching, CASE WHEN $fresh THEN null ELSE f.doc END AS old,
+     CASE WHEN coalesce(f.in_map, true) THEN coalesce(f.terms, []) + task_terms END AS new
 SET f.touches = size(touching),
     f.task_len = reduce(total = 0, t IN touching | total + coalesce(t.term_count, 0)),
-    f.doc = CASE WHEN coalesce(f.in_map, true) THEN coalesce(f.terms, []) + task_terms END
+    f.doc = new
+WITH collect({old: coalesce(old, []), new: coalesce(new, [])}) AS changes
+CALL (changes) {
+  UNWIND changes AS change
+  CALL (change) {
+    UNWIND change.old AS name
+    WITH DISTINCT name
+    RETURN name, -1 AS step
+    UNION ALL
+    UNWIND change.new AS name
+    WITH DISTINCT name
+    RETURN name, 1 AS step
+  }
+  WITH name, sum(step) AS delta
+  WHERE delta <> 0
+  WITH name, delta
+  ORDER BY name
+  MATCH (term:Term {name: name})
+  SET term.file_df = coalesce(term.file_df, 0) + delta
+}
+CALL (changes) {
+  WITH reduce(n = 0, c IN changes | n + CASE WHEN size(c.new) > 0 THEN 1 ELSE 0 END
+                                        - CASE WHEN size(c.old) > 0 THEN 1 ELSE 0 END) AS docs,
+       reduce(n = 0, c IN changes | n + size(c.new) - size(c.old)) AS length
+  WHERE docs <> 0 OR length <> 0
+  MERGE (c:Corpus {id: 'file_text'})
+  SET c.docs = coalesce(c.docs, 0) + docs, c.length = coalesce(c.length, 0) + length
+}

@@ -1,26 +1,34 @@
 // The history's evidence for one query, bounded as core/evidence.py says, in
-// one round trip. The text ranking is Lucene's BM25 (the full-text indexes
-// task_text and file_text over `doc`, whitespace-analyzed: see schema.cypher,
-// task_upsert and files_refresh for the documents); $query is the query's
-// terms as a Lucene query (memory_records.fulltext_query; null: no terms, no
-// index lookups):
+// one round trip. The text ranking: Lucene's full-text indexes task_text and
+// file_text (over `doc`, whitespace-analyzed: see schema.cypher, tasks_doc and
+// files_refresh for the documents) find the candidates, which
+// graph/neo4j_store/text.py scores again (core/bm25.py) from the statistics the
+// graph keeps exact; $query is the query's terms as a Lucene query
+// (memory_records.fulltext_query; null: no terms, no index lookups), $wanted
+// the same terms as a map to true (a document is scanned once, each of its
+// terms looked up in the map, not compared with every query term).
 // - the number of finished tasks (the count store's count of the Completed
 //   label), whether a context map is loaded;
-// - the $task_top finished tasks best matching the query (task_text), with
-//   their Lucene scores, the query terms ($terms) they mention and the files
-//   their handoffs created or modified;
-// - the $file_top rankable files best matching the query (file_text), with
-//   their scores;
+// - the statistics: per index (Corpus task_text / file_text) the documents
+//   with a term and their total length, per query term ($terms) its task_df
+//   and file_df;
+// - the $task_fetch finished tasks Lucene ranks best (task_text), each with
+//   Lucene's score, its document's length, the query terms it has and the
+//   files its handoffs created or modified;
+// - the $file_fetch files Lucene ranks best (file_text), each with Lucene's
+//   score, its document's length and the query terms' occurrences in it;
 // - with $vector (the query's embedding; null: none), the $dense_top finished
 //   tasks nearest to it (the task_embedding index, $dense_fetch candidates;
 //   the index scores (1 + cosine) / 2, turned back into the cosine, rounded to
 //   $cosine_decimals; ties: newer, then smaller id), each with the query terms
 //   it mentions and its files;
-// - the files returned, each once, in path order: those best by text (with
-//   their score), those the returned tasks and neighbours touched (and, for a
-//   module gone from the map, the files of the folder it became: pkg/data.py
-//   -> pkg/data/, as records.moved_folder) and the $top_files most touched —
-//   of the map's files when one is loaded, else of every file.
+// - `voted`: each path the candidate tasks and the neighbours touched with,
+//   for a module gone from the map, the files of the folder it became
+//   (pkg/data.py -> pkg/data/, as records.moved_folder);
+// - the files, each once, in path order: the text candidates, the paths voted
+//   (and those folders' files) and the $top_files most touched — of the map's
+//   files when one is loaded, else of every file. text.py keeps those of the
+//   tasks and files it chooses.
 // A file's touches are kept on it at write time (files_refresh).
 // Every expansion starts from the node in hand (pattern comprehensions): with
 // {status: 'completed'} in a MATCH the planner may start from the Task status
@@ -31,24 +39,41 @@ CALL () {
 CALL () {
   RETURN EXISTS { MATCH (f:File) WHERE coalesce(f.in_map, true) } AS mapped
 }
-// the finished tasks best matching the query
+// the statistics of the full-text indexes
+CALL () {
+  OPTIONAL MATCH (c:Corpus {id: 'task_text'})
+  RETURN [coalesce(c.docs, 0), coalesce(c.length, 0)] AS task_corpus
+}
+CALL () {
+  OPTIONAL MATCH (c:Corpus {id: 'file_text'})
+  RETURN [coalesce(c.docs, 0), coalesce(c.length, 0)] AS file_corpus
+}
 CALL () {
   WITH $query AS query
   WHERE query IS NOT NULL
-  CALL db.index.fulltext.queryNodes('task_text', query, {limit: $task_top}) YIELD node, score
+  UNWIND $terms AS name
+  OPTIONAL MATCH (term:Term {name: name})
+  RETURN collect([name, coalesce(term.task_df, 0), coalesce(term.file_df, 0)]) AS df
+}
+// the finished tasks Lucene ranks best
+CALL () {
+  WITH $query AS query
+  WHERE query IS NOT NULL
+  CALL db.index.fulltext.queryNodes('task_text', query, {limit: $task_fetch}) YIELD node, score
   WITH node AS t, score
   RETURN collect({
-    id: t.id, score: score, completed_at: coalesce(t.completed_at, ''),
-    matched: [name IN $terms WHERE name IN t.terms],
+    id: t.id, lucene: score, completed_at: coalesce(t.completed_at, ''), length: t.term_count,
+    matched: [name IN t.doc WHERE $wanted[name]],
     files: [(t)-[:HANDED_OFF]->(:Handoff)-[:MODIFIED|CREATED]->(f:File) | f.path]
   }) AS tasks
 }
-// the rankable files best matching the query
+// the files Lucene ranks best
 CALL () {
   WITH $query AS query
   WHERE query IS NOT NULL
-  CALL db.index.fulltext.queryNodes('file_text', query, {limit: $file_top}) YIELD node, score
-  RETURN collect({f: node, score: score}) AS by_text
+  CALL db.index.fulltext.queryNodes('file_text', query, {limit: $file_fetch}) YIELD node, score
+  WITH node, score, node.doc AS doc
+  RETURN collect({f: node, lucene: score, length: size(doc), hits: [name IN doc WHERE $wanted[name]]}) AS by_text
 }
 // the finished tasks nearest to the query's embedding
 CALL () {
@@ -67,8 +92,8 @@ CALL () {
       CASE WHEN p IN seen THEN seen ELSE seen + p END)
   }) AS near
 }
-// the paths the returned tasks and neighbours touched, and the folders touched
-// modules gone from the map became
+// the paths the candidate tasks and the neighbours touched, with the files of
+// the folders touched modules gone from the map became
 CALL (tasks, near, mapped) {
   UNWIND [task IN tasks | task.files] + [n IN near | n.files] AS paths
   UNWIND paths AS path
@@ -80,8 +105,8 @@ CALL (tasks, near, mapped) {
     THEN left(path, size(path) - size(last(split(name, '.'))) - 1) + '/' END AS folder
   OPTIONAL MATCH (kid:File)
   WHERE folder IS NOT NULL AND kid.path STARTS WITH folder AND coalesce(kid.in_map, true)
-  WITH collect(DISTINCT path) AS paths, collect(DISTINCT kid.path) AS kids
-  RETURN paths + kids AS voted
+  WITH path, collect(DISTINCT kid.path) AS kids
+  RETURN collect({path: path, kids: kids}) AS voted
 }
 // the $top_files most touched rankable files (touches, then path): the touched
 // ones read from the file_touches index in descending order (the files tied
@@ -111,19 +136,21 @@ WITH *, (touched + untouched)[..$top_files] AS most_touched
 CALL (by_text, voted, most_touched, mapped) {
   CALL (by_text, voted, most_touched) {
     UNWIND by_text AS x
-    RETURN x.f AS f, x.score AS score
-    UNION ALL
-    UNWIND voted AS path
+    RETURN x.f AS f
+    UNION
+    UNWIND voted AS v
+    UNWIND [v.path] + v.kids AS path
     MATCH (f:File {path: path})
-    RETURN f, null AS score
-    UNION ALL
+    RETURN f
+    UNION
     UNWIND most_touched AS f
-    RETURN f, null AS score
+    RETURN f
   }
-  WITH mapped, f, max(score) AS score
+  WITH mapped, f
   WHERE NOT mapped OR coalesce(f.in_map, true)
   ORDER BY f.path
-  RETURN collect({props: f {.path, .component, .notes, .in_map}, touches: coalesce(f.touches, 0), score: score})
-    AS files
+  RETURN collect({props: f {.path, .component, .notes, .in_map}, touches: coalesce(f.touches, 0)}) AS files
 }
-RETURN n, mapped, tasks, files, near
+RETURN n, mapped, task_corpus, file_corpus, coalesce(df, []) AS df, tasks, near, voted, files,
+       [x IN by_text | {path: x.f.path, lucene: x.lucene, length: x.length, hits: x.hits}] AS text_files,
+       [f IN most_touched | f.path] AS most_touched

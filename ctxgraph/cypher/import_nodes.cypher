@@ -4,21 +4,19 @@
 // specific label; File is keyed by path, Tag and Term by name (props.id
 // holds the same value). A task keeps the vectors of its text (exports leave
 // vectors out; embedding_hash and query_hash tell whether they are still of
-// this text) and
-// gets its task_text document (`doc`: its terms when finished) and, when
-// finished, the Completed label; a file's `doc`
-// comes with the recount after the import (files_refresh).
+// this text) and its task_text document, and a term its document
+// frequencies: the recount after the import (tasks_doc, files_refresh) sets
+// the documents, the Completed labels and the statistics of the full-text
+// indexes.
 UNWIND $rows AS row
 CALL (row) {
   WITH * WHERE row.label = 'Task'
   MERGE (n:Task {id: row.id})
   WITH n, row.props AS props, n.embedding AS old_vector, n.embedding_hash AS old_hash,
-       n.query_vector AS old_query, n.query_hash AS old_query_hash
-  SET n = props {.*, doc: CASE WHEN props.status = 'completed' THEN coalesce(props.terms, []) END}
+       n.query_vector AS old_query, n.query_hash AS old_query_hash, n.doc AS old_doc
+  SET n = props {.*, doc: old_doc}
   SET n.embedding = old_vector, n.embedding_hash = old_hash, n.query_vector = old_query,
       n.query_hash = old_query_hash
-  FOREACH (_ IN CASE WHEN n.status = 'completed' THEN [1] ELSE [] END | SET n:Completed)
-  FOREACH (_ IN CASE WHEN n.status = 'completed' THEN [] ELSE [1] END | REMOVE n:Completed)
 }
 CALL (row) {
   WITH * WHERE row.label = 'Handoff'
@@ -44,7 +42,8 @@ CALL (row) {
 CALL (row) {
   WITH * WHERE row.label = 'Term'
   MERGE (n:Term {name: row.id})
-  SET n = row.props
+  WITH n, row.props AS props, n.task_df AS task_df, n.file_df AS file_df
+  SET n = props {.*, task_df: task_df, file_df: file_df}
 }
 CALL (row) {
   WITH * WHERE row.label = 'Chunk'

@@ -3,13 +3,16 @@
 // task_text and file_text rank the history (history.cypher) with Lucene's BM25
 // over the `doc` property (a list of terms, each list item indexed as a value
 // of the one field): a finished task's terms; a rankable file's own terms plus
-// the terms of every finished task that touched it (files_refresh).
+// the terms of every finished task that touched it (files_refresh). Lucene only
+// finds the candidates: their scores come from statistics the graph keeps
+// exact (Term task_df/file_df, the Corpus nodes; tasks_doc, files_refresh).
 CREATE CONSTRAINT task_id IF NOT EXISTS FOR (n:Task) REQUIRE n.id IS UNIQUE;
 CREATE CONSTRAINT handoff_id IF NOT EXISTS FOR (n:Handoff) REQUIRE n.id IS UNIQUE;
 CREATE CONSTRAINT knowledge_id IF NOT EXISTS FOR (n:Knowledge) REQUIRE n.id IS UNIQUE;
 CREATE CONSTRAINT file_path IF NOT EXISTS FOR (n:File) REQUIRE n.path IS UNIQUE;
 CREATE CONSTRAINT tag_name IF NOT EXISTS FOR (n:Tag) REQUIRE n.name IS UNIQUE;
 CREATE CONSTRAINT term_name IF NOT EXISTS FOR (n:Term) REQUIRE n.name IS UNIQUE;
+CREATE CONSTRAINT corpus_id IF NOT EXISTS FOR (n:Corpus) REQUIRE n.id IS UNIQUE;
 CREATE INDEX task_status IF NOT EXISTS FOR (n:Task) ON (n.status);
 CREATE INDEX task_completed_at IF NOT EXISTS FOR (n:Task) ON (n.completed_at);
 CREATE INDEX file_touches IF NOT EXISTS FOR (n:File) ON (n.touches);

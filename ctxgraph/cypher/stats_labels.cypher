@@ -1,7 +1,8 @@
 // Node counts per label (the shared Knowledge label and the derived Completed
-// label left out, and the deliveries log: ctxgraph.graph.outcome_records).
+// label left out, the deliveries log: ctxgraph.graph.outcome_records, and the
+// full-text statistics, Corpus).
 MATCH (n)
 UNWIND labels(n) AS label
-WITH label WHERE NOT label IN ['Knowledge', 'Completed', 'Delivery']
+WITH label WHERE NOT label IN ['Knowledge', 'Completed', 'Delivery', 'Corpus']
 RETURN label, count(*) AS count
 ORDER BY label

@@ -1,19 +1,18 @@
 // Create or replace tasks ($rows: [{props, tags, deps}]): properties replaced
 // whole (created_at and the text's vectors kept: their embedding_hash and
-// query_hash tell whether they are still of this text), tags and full-text terms re-linked,
-// dependency edges added. `doc` (the task_text index's document) is its terms
-// when finished, else absent; set in the same SET so that an unchanged
-// document is not rewritten in the index. A finished task also has the
-// `Completed` label (counted by the count store: the history's n).
+// query_hash tell whether they are still of this text), tags and full-text
+// terms re-linked, dependency edges added. `doc` (the task_text index's
+// document) stays as it was (the task locked before it is read) for
+// tasks_doc, run next in the same transaction, to set with the index's
+// statistics (and the `Completed` label).
 UNWIND $rows AS row
 MERGE (t:Task {id: row.props.id})
+SET t.id = t.id
 WITH t, row, row.props AS props, t.created_at AS old_created, t.embedding AS old_vector,
-     t.embedding_hash AS old_hash, t.query_vector AS old_query, t.query_hash AS old_query_hash
-SET t = props {.*, doc: CASE WHEN props.status = 'completed' THEN coalesce(props.terms, []) END}
+     t.embedding_hash AS old_hash, t.query_vector AS old_query, t.query_hash AS old_query_hash, t.doc AS old_doc
+SET t = props {.*, doc: old_doc}
 SET t.created_at = coalesce(old_created, row.props.created_at),
     t.embedding = old_vector, t.embedding_hash = old_hash, t.query_vector = old_query, t.query_hash = old_query_hash
-FOREACH (_ IN CASE WHEN t.status = 'completed' THEN [1] ELSE [] END | SET t:Completed)
-FOREACH (_ IN CASE WHEN t.status = 'completed' THEN [] ELSE [1] END | REMOVE t:Completed)
 WITH t, row
 CALL (t) {
   MATCH (t)-[old:TAGGED]->(:Tag)

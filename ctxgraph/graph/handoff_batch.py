@@ -12,24 +12,33 @@ rows in which every node appears once:
   stored hash, or the hash of the last record of the same handoff before it);
 - only the last written version of a handoff keeps its links (a new version
   drops the old one's), and its task takes that version's outcome;
-- a knowledge item named several times keeps the last version's properties,
-  the first version's ``created_at`` and the tags of all versions, in order;
-- a file named several times is created from its first entry, and its notes
-  are filled from the first entry that has any.
+- a knowledge item named several times is merged by :func:`merge_knowledge`;
+- a file named several times is merged by :func:`merge_file`.
 
-The stores then merge these rows with what they hold exactly as the single
-write did (existing tags first, existing ``created_at`` kept, notes filled only
-when empty).
+The stores then merge these rows with what they hold by the same two
+functions (read and written in the batch's transaction, the nodes locked
+first). Both merges are commutative, associative and idempotent, so the graph
+does not depend on the order in which handoffs arrive, nor on how they are
+batched or spread over concurrent writers (``docs/parity.md``):
+
+- knowledge: ``created_at`` the earliest of every version, ``updated_at`` the
+  latest, tags the sorted union, every other property from the latest version
+  (by ``updated_at``, then by the larger ``content_hash`` of its properties);
+- a file named by handoffs: created from its path (component inferred) and,
+  when empty or noted by a handoff, its notes from the earliest note
+  (``noted_at``: the handoff's ``completed_at`` and id; then the smaller
+  note); a file known only from handoffs takes the terms of those notes.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ctxgraph.core.models import FileEntry, KnowledgeItem
-from ctxgraph.graph.records import FileLink, HandoffRecord, file_props, merge_tags
+from ctxgraph.graph.records import FileLink, HandoffRecord, canonical_json, file_props, file_terms, knowledge_props
 
 #: Handoffs written per store transaction by ``ContextService.ingest_handoffs``
 #: (``ctxgraph ingest handoff --batch-size``): large enough that a commit's cost
@@ -39,16 +48,81 @@ HANDOFF_BATCH = 500
 
 @dataclass(frozen=True)
 class FileFill:
-    """A file a batch names: ``entry`` creates it when missing; ``notes`` fills
-    its notes when they are empty (the first non-empty note of the batch)."""
+    """A file a batch names: ``entry`` (path and component) creates it when
+    missing; ``notes`` is the batch's earliest non-empty note ("" when none),
+    ``noted_at`` its key (:func:`note_key`)."""
 
     entry: FileEntry
     notes: str
+    noted_at: str = ""
 
     def props(self) -> dict[str, Any]:
-        """The node a missing file becomes: the first entry's properties (its
-        terms too) with the batch's notes, as if later entries had filled them."""
-        return {**file_props(self.entry, in_map=False), "notes": self.notes}
+        """The node a missing file becomes."""
+        props = file_props(self.entry.model_copy(update={"notes": self.notes}), in_map=False)
+        if self.notes:
+            props["noted_at"] = self.noted_at
+        return props
+
+
+def note_key(record: HandoffRecord) -> str:
+    """What orders the notes of a file named by several handoffs: the earliest
+    completion, then the smaller handoff id."""
+    return f"{record.completed_at} {record.id}"
+
+
+def merge_file(old: dict[str, Any] | None, fill: FileFill) -> dict[str, Any] | None:
+    """The properties of a file once ``fill`` is merged into ``old`` (None:
+    missing), or None when nothing changes. Its notes become the fill's when
+    they are empty, or when they came from a handoff (``noted_at``) with a later
+    key (then the larger note); a file known only from handoffs (``in_map``
+    false) then takes the terms of its new notes. The derived properties a
+    store keeps on the node stay as they were."""
+    if old is None or "id" not in old:  # (a node just locked into being has its key only)
+        return {**(old or {}), **fill.props()}
+    if not fill.notes:
+        return None
+    have = old.get("notes") or ""
+    if have and ("noted_at" not in old or (fill.noted_at, fill.notes) >= (old["noted_at"], have)):
+        return None
+    new = {**old, "notes": fill.notes, "noted_at": fill.noted_at}
+    if not old.get("in_map", True):
+        new["terms"] = file_terms(new["path"], new.get("component") or "", fill.notes)
+    return new
+
+
+def knowledge_version(item: KnowledgeItem) -> dict[str, Any]:
+    """A knowledge item's properties as one version of the node, with the hash
+    of what it says (its properties but the tags and times) and sorted tags."""
+    props = knowledge_props(item)
+    said = {k: v for k, v in props.items() if k not in _MERGED}
+    props["content_hash"] = hashlib.sha1(canonical_json(said).encode("utf-8")).hexdigest()[:16]
+    props["tags"] = sorted(set(props.get("tags") or ()))
+    return props
+
+
+_MERGED = ("tags", "created_at", "updated_at", "content_hash")
+
+
+def merge_knowledge(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
+    """Two versions of a knowledge node (:func:`knowledge_version`) merged:
+    the properties of the later one (``updated_at``, then ``content_hash``),
+    the earliest ``created_at``, the latest ``updated_at``, the sorted union of
+    the tags. Commutative, associative, idempotent."""
+    if old is None or "summary" not in old:
+        return dict(new)
+
+    def rank(props: dict[str, Any]) -> tuple[str, str]:
+        return str(props.get("updated_at") or ""), str(props.get("content_hash") or "")
+
+    out = dict(new if rank(new) > rank(old) else old)
+    out["tags"] = sorted(set(old.get("tags") or ()) | set(new.get("tags") or ()))
+    times = [t for t in (old.get("created_at"), new.get("created_at")) if t]
+    if times:
+        out["created_at"] = min(times)
+    times = [t for t in (old.get("updated_at"), new.get("updated_at")) if t]
+    if times:
+        out["updated_at"] = max(times)
+    return out
 
 
 @dataclass(frozen=True)
@@ -61,12 +135,33 @@ class HandoffBatch:
     handoffs: tuple[HandoffRecord, ...]
     #: Handoffs stored before the batch and written by it: their links go first.
     replaced: tuple[str, ...]
-    knowledge: tuple[KnowledgeItem, ...]
+    #: Per knowledge id: (label, the batch's versions merged: :func:`merge_knowledge`).
+    knowledge: tuple[tuple[str, dict[str, Any]], ...]
     files: tuple[FileFill, ...]
 
     def discovered(self) -> list[tuple[str, KnowledgeItem]]:
         """(handoff id, knowledge item) for the DISCOVERED links of the kept versions."""
         return [(h.id, k) for h in self.handoffs for k in h.knowledge]
+
+    def merged_knowledge(self, stored: Mapping[str, dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+        """(label, properties) of each knowledge node once the batch is merged
+        into the ``stored`` nodes (by id)."""
+        return [(label, merge_knowledge(stored.get(props["id"]), props)) for label, props in self.knowledge]
+
+    def merged_files(self, stored: Mapping[str, dict[str, Any]]) -> list[dict[str, Any]]:
+        """The properties of each file the batch changes (created, or its notes
+        filled), given the ``stored`` files by path."""
+        return self.merged_files_of(self.files, stored)
+
+    @staticmethod
+    def merged_files_of(fills: Sequence[FileFill], stored: Mapping[str, dict[str, Any]]) -> list[dict[str, Any]]:
+        """:meth:`merged_files` of ``fills``."""
+        out = []
+        for fill in fills:
+            props = merge_file(stored.get(fill.entry.path), fill)
+            if props is not None:
+                out.append(props)
+        return out
 
     def links(self) -> list[tuple[str, FileLink]]:
         """(handoff id, file link) for the file links of the kept versions."""
@@ -104,26 +199,24 @@ def plan_handoffs(records: Sequence[HandoffRecord], stored: Mapping[str, str | N
     )
 
 
-def _fold_knowledge(records: Sequence[HandoffRecord]) -> list[KnowledgeItem]:
-    """One item per id: the last version's properties, the first version's
-    ``created_at``, every version's tags merged in order."""
-    first: dict[str, KnowledgeItem] = {}
-    folded: dict[str, KnowledgeItem] = {}
+def _fold_knowledge(records: Sequence[HandoffRecord]) -> list[tuple[str, dict[str, Any]]]:
+    """One merged version per knowledge id (:func:`merge_knowledge`), in first-seen order."""
+    folded: dict[str, tuple[str, dict[str, Any]]] = {}
     for item in (k for r in records for k in r.knowledge):
-        earliest = first.setdefault(item.id, item)
         before = folded.get(item.id)
-        tags = merge_tags(list(before.tags), list(item.tags)) if before else list(item.tags)
-        folded[item.id] = item.model_copy(update={"tags": tuple(tags), "created_at": earliest.created_at})
+        folded[item.id] = (item.label, merge_knowledge(before[1] if before else None, knowledge_version(item)))
     return list(folded.values())
 
 
 def _fold_files(records: Sequence[HandoffRecord]) -> list[FileFill]:
-    """One fill per path: created from its first entry, notes from the first
-    entry that has some."""
+    """One fill per path (first-seen order): its earliest non-empty note."""
     entries: dict[str, FileEntry] = {}
-    notes: dict[str, str] = {}
-    for entry in (f for r in records for f in r.files):
-        entries.setdefault(entry.path, entry)
-        if entry.notes and not notes.get(entry.path):
-            notes[entry.path] = entry.notes
-    return [FileFill(entry=e, notes=notes.get(p, "")) for p, e in entries.items()]
+    notes: dict[str, tuple[str, str]] = {}
+    for record in records:
+        key = note_key(record)
+        for entry in record.files:
+            entries.setdefault(entry.path, entry)
+            if entry.notes and (key, entry.notes) < notes.get(entry.path, ("\uffff", "")):
+                notes[entry.path] = (key, entry.notes)
+    return [FileFill(entry=e, notes=notes.get(p, ("", ""))[1], noted_at=notes.get(p, ("", ""))[0])
+            for p, e in entries.items()]

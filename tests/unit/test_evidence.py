@@ -61,14 +61,11 @@ def _ranked_scores(index: bm25.Index, terms: list[str]) -> np.ndarray:
 
 
 def _ranked(index: bm25.Index, terms: list[str], k: int) -> list[tuple[int, float]]:
-    """What top() must equal: every row scored; the rows tied (before rounding)
-    with the k-th best or above, best first after rounding, ties by row; k of them.
+    """What top() must equal: every row scored, rounded, best first, equal
+    rounded scores by row (one total order, whatever the cutoff); k of them.
     Scored from the posting lists (not the dense rows of the common terms)."""
     scores = _ranked_scores(index, terms)
     rows = [int(r) for r in np.flatnonzero(scores > 0)]
-    if len(rows) > k:
-        kth = np.sort(scores[rows])[::-1][k - 1]
-        rows = [r for r in rows if scores[r] >= kth]
     return sorted(((r, round(float(scores[r]), bm25.SCORE_DECIMALS)) for r in rows), key=lambda rs: (-rs[1], rs[0]))[:k]
 
 
@@ -115,3 +112,22 @@ def test_choose_files_takes_text_touched_successors_and_most_touched() -> None:
     # without a context map nothing is moved
     assert choose_files(text=[], touched=["pkg/data.py"], rankable=rankable, mapped_paths=None,
                         most_touched=[]) == set()
+
+
+def test_scores_from_kept_statistics_equal_the_index() -> None:
+    """A store that keeps a corpus's statistics itself (Neo4j: Lucene only finds
+    the candidates) scores them as an index of the whole corpus does, to the bit."""
+    rng = random.Random(11)
+    vocabulary = [f"w{i}" for i in range(60)]
+    docs = [{w: rng.randrange(1, 4) for w in rng.sample(vocabulary, rng.randrange(1, 40))} for _ in range(500)]
+    docs[7] = {}  # an empty document counts for nothing
+    index = bm25.Index.build(docs)
+    count, total = sum(1 for d in docs if d), sum(sum(d.values()) for d in docs)
+    df = {w: sum(1 for d in docs if w in d) for w in vocabulary}
+    for _ in range(20):
+        terms = [*rng.sample(vocabulary, rng.randrange(1, 12)), "absent"]
+        rows = rng.sample(range(len(docs)), 50)
+        found = bm25.score_documents(terms, [({t: docs[r][t] for t in terms if t in docs[r]}, sum(docs[r].values()))
+                                             for r in rows], count=count, total=total, df=df)
+        expected = [round(float(v), bm25.SCORE_DECIMALS) for v in index.scores(terms)[rows]]
+        assert found == expected

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ctxgraph.core import bm25, evidence, rarity
-from ctxgraph.core.evidence import best_first, choose_files
+from ctxgraph.core.evidence import best_files, best_first, choose_files
 from ctxgraph.core.models import FileEntry, FileEvidence, HistoryEvidence, NeighbourEvidence, TaskEvidence
 from ctxgraph.graph.local import nodes, sql
 from ctxgraph.graph.local.connection import Connection
@@ -140,16 +140,19 @@ class History:
         wanted = set(query)
         # The evidence is validated (pydantic-core does these flat models faster
         # than model_construct); only the HistoryEvidence holding it is not.
+        # the best tasks and files, equal scores at the cutoff included and then
+        # ordered as core.evidence says (as the Neo4j store orders its own)
         tasks = best_first(
             TaskEvidence(
                 id=tid, score=score, completed_at=corpus.completed[tid][0],
                 matched=tuple(sorted(wanted.intersection(corpus.completed[tid][1]))),
                 files=corpus.touched_by.get(tid, ()))
             for tid, score in ((corpus.ids[row], score)
-                               for row, score in corpus.tasks_index.top(query, evidence.TASK_TOP))
-        )
-        text = {corpus.files[corpus.text_rows[row]][0].path: score
-                for row, score in corpus.files_index.top(query, evidence.FILE_TOP)}
+                               for row, score in corpus.tasks_index.top(query, evidence.TASK_TOP, ties=True))
+        )[:evidence.TASK_TOP]
+        text = best_files(((corpus.files[corpus.text_rows[row]][0].path, score)
+                           for row, score in corpus.files_index.top(query, evidence.FILE_TOP, ties=True)),
+                          evidence.FILE_TOP)
         touched = [p for t in tasks for p in t.files] + [p for n in near for p in n.files]
         chosen = choose_files(
             text=text, touched=touched, rankable=corpus.rankable,

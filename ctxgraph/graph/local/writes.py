@@ -10,7 +10,7 @@ from typing import Any
 
 from ctxgraph.core.models import FileEntry, KnowledgeItem, Task, TaskStatus
 from ctxgraph.errors import UnknownTaskError
-from ctxgraph.graph.handoff_batch import FileFill, link_props, plan_handoffs
+from ctxgraph.graph.handoff_batch import FileFill, HandoffBatch, link_props, plan_handoffs
 from ctxgraph.graph.local import memory, nodes, outcomes, sql
 from ctxgraph.graph.local.connection import Connection
 from ctxgraph.graph.records import (
@@ -95,7 +95,7 @@ def apply_handoffs(db: Connection, records: Sequence[HandoffRecord]) -> list[boo
         nodes.put_nodes(cur, [("Task", _finished(tasks[h.task_id], h)) for h in batch.handoffs])
         nodes.put_edges(cur, [(("Task", h.task_id), "HANDED_OFF", ("Handoff", h.id), {})
                               for h in batch.handoffs])
-        _put_knowledge_items(cur, batch.knowledge)
+        _merge_knowledge(cur, batch)
         nodes.put_edges(cur, [(("Handoff", h), "DISCOVERED", (k.label, k.id), {})
                               for h, k in batch.discovered()])
         _fill_files(cur, batch.files)
@@ -105,20 +105,27 @@ def apply_handoffs(db: Connection, records: Sequence[HandoffRecord]) -> list[boo
 
 
 def _fill_files(cur: sqlite3.Cursor, fills: Sequence[FileFill]) -> None:
-    """Create the missing files (with their terms); fill empty notes."""
+    """Create the missing files and merge the others' notes (``handoff_batch.merge_file``);
+    a file whose terms changed is linked to its new ones."""
     existing = nodes.nodes(cur, "File", (f.entry.path for f in fills))
-    created: list[dict[str, Any]] = []
-    changed: list[dict[str, Any]] = []
-    for fill in fills:
-        props = existing.get(fill.entry.path)
-        if props is None:
-            created.append(fill.props())
-        elif fill.notes and not props.get("notes"):
-            changed.append({**props, "notes": fill.notes})
-    changed += created
+    changed = HandoffBatch.merged_files_of(fills, existing)
     nodes.put_nodes(cur, [("File", p) for p in changed])
-    nodes.named(cur, "Term", {t for p in created for t in p["terms"]})
-    nodes.put_edges(cur, [(("File", p["id"]), "MENTIONS", ("Term", t), {}) for p in created for t in p["terms"]])
+    for props in changed:
+        old = existing.get(props["path"])
+        if old is None or old.get("terms") != props["terms"]:
+            nodes.mention(cur, ("File", props["path"]), props["terms"])
+
+
+def _merge_knowledge(cur: sqlite3.Cursor, batch: HandoffBatch) -> None:
+    """Merge the batch's knowledge into the stored nodes (``handoff_batch.merge_knowledge``)
+    and link each to its tags."""
+    existing: dict[str, dict[str, Any]] = {}
+    for label in {label for label, _ in batch.knowledge}:
+        existing.update(nodes.nodes(cur, label, (p["id"] for lb, p in batch.knowledge if lb == label)))
+    merged = batch.merged_knowledge(existing)
+    nodes.put_nodes(cur, merged)
+    nodes.named(cur, "Tag", {t for _, p in merged for t in p["tags"]})
+    nodes.put_edges(cur, [((label, p["id"]), "TAGGED", ("Tag", t), {}) for label, p in merged for t in p["tags"]])
 
 
 def _put_knowledge_items(cur: sqlite3.Cursor, items: Sequence[KnowledgeItem]) -> None:

@@ -56,21 +56,24 @@ class Backup(Schema):
                             "an end is not in the store"))])
 
             self._write(work)
+        self.refresh_all_tasks()
         self.refresh_all_files()
 
 
 def _exported(props: dict[str, Any]) -> dict[str, Any]:
     """A node's properties as exported: without what the store derives — the
     history counts kept on File (``files_refresh``) and the documents of the
-    full-text indexes (``doc`` on Task and File), which the embedded store does
-    not keep and an import recomputes, and a task's text vectors
-    (``embed-tasks`` and its contexts make them again)."""
+    full-text indexes (``doc`` on Task and File) and their statistics
+    (``task_df``/``file_df`` on Term), which the embedded store does not keep
+    and an import recomputes, and a task's text vectors (``embed-tasks`` and
+    its contexts make them again)."""
     if any(k in props for k in _DERIVED):
         return {k: v for k, v in props.items() if k not in _DERIVED}
     return props
 
 
-_DERIVED = ("touches", "task_len", "doc", "embedding", "embedding_hash", "query_vector", "query_hash")
+_DERIVED = ("touches", "task_len", "doc", "embedding", "embedding_hash", "query_vector", "query_hash", "task_df",
+            "file_df")
 
 
 def _export_label(labels: list[str], node_id: Any) -> str:

@@ -1,6 +1,7 @@
 """The history of finished tasks: ``history_evidence`` (the best tasks and
-files by the full-text indexes' BM25 and the nearest tasks by vector, bounded
-on the server, ``history.cypher``), the task vectors it searches
+files by BM25 — found by the full-text indexes, scored from the statistics the
+graph keeps exact: ``text.py`` — and the nearest tasks by vector, bounded on
+the server, ``history.cypher``), the task vectors it searches
 (``embed-tasks``), and the corpus ``ctxgraph tune`` replays."""
 
 from __future__ import annotations
@@ -13,12 +14,11 @@ from neo4j import exceptions as neo4j_errors
 
 from ctxgraph import cypher
 from ctxgraph.core import evidence
-from ctxgraph.core.bm25 import SCORE_DECIMALS
-from ctxgraph.core.evidence import best_first
 from ctxgraph.core.models import FileEvidence, HistoryEvidence, NeighbourEvidence, TaskEvidence
 from ctxgraph.core.vectors import DIMENSIONS
 from ctxgraph.graph.memory_records import COSINE_DECIMALS, fulltext_query, query_terms
 from ctxgraph.graph.neo4j_store.connection import Neo4jConnection, _first_line, log
+from ctxgraph.graph.neo4j_store.text import FETCH, GROWTH, TextTop, text_top
 from ctxgraph.graph.records import file_from_props, task_text, text_hash
 from ctxgraph.graph.replay_records import ReplayFile, ReplayTask, replay_task
 
@@ -38,21 +38,32 @@ class History(Neo4jConnection):
 
     def history_evidence(self, terms: Sequence[str], top_files: int = 10,
                          vector: Sequence[float] | None = None) -> HistoryEvidence:
-        # history.cypher asks the full-text indexes (Lucene's BM25) for the best
-        # tasks and files, so only the chosen ones leave the server.
-        return history_of_row(self._read(lambda tx: self._history_row(tx, terms, top_files, vector)))
+        # history.cypher asks the full-text indexes for the candidates, so only
+        # they leave the server; text.py scores them exactly
+        return history_of_row(*self._read(lambda tx: self._history_row(tx, terms, top_files, vector)))
 
     def _history_row(self, tx: ManagedTransaction, terms: Sequence[str], top_files: int,
-                     vector: Sequence[float] | None) -> dict[str, Any]:
-        """The ``history`` statement's row."""
+                     vector: Sequence[float] | None) -> tuple[dict[str, Any], TextTop]:
+        """The ``history`` statement's row and its exact text ranking: run again
+        with more candidates while a cut fails its check (``text.py``)."""
         query = query_terms(terms)
         text = bool(query) and self._text_indexes()
-        return self._rows(
-            tx, "history", terms=query, query=fulltext_query(query) if text else None, top_files=top_files,
-            task_top=evidence.TASK_TOP, file_top=evidence.FILE_TOP,
-            vector=None if vector is None else [float(x) for x in vector],
-            dense_top=evidence.DENSE_VOTERS, dense_fetch=4 * evidence.DENSE_VOTERS,
-            cosine_decimals=COSINE_DECIMALS)[0]
+        task_fetch, file_fetch = FETCH * evidence.TASK_TOP, FETCH * evidence.FILE_TOP
+        while True:
+            row: dict[str, Any] = self._rows(
+                tx, "history", terms=query, wanted=dict.fromkeys(query, True),
+                query=fulltext_query(query) if text else None, top_files=top_files,
+                task_fetch=task_fetch, file_fetch=file_fetch,
+                vector=None if vector is None else [float(x) for x in vector],
+                dense_top=evidence.DENSE_VOTERS, dense_fetch=4 * evidence.DENSE_VOTERS,
+                cosine_decimals=COSINE_DECIMALS)[0]
+            top = text_top(row, query, task_fetch, file_fetch)
+            if top.tasks_done and top.files_done:
+                return row, top
+            log.debug("history: a text cut failed its check; %d/%d tasks, %d/%d files fetched again",
+                      task_fetch, GROWTH * task_fetch, file_fetch, GROWTH * file_fetch)
+            task_fetch *= 1 if top.tasks_done else GROWTH
+            file_fetch *= 1 if top.files_done else GROWTH
 
     def _text_indexes(self) -> bool:
         """Whether the history's full-text indexes exist: always when the
@@ -118,30 +129,36 @@ class History(Neo4jConnection):
 _TEXT_INDEXES = ("task_text", "file_text")
 
 
-def history_of_row(row: dict[str, Any]) -> HistoryEvidence:
-    """The ``history`` statement's one row as evidence (Lucene's float32 scores
-    rounded as ``core.bm25`` rounds its own)."""
+def history_of_row(row: dict[str, Any], top: TextTop) -> HistoryEvidence:
+    """The ``history`` statement's one row and its text ranking as evidence:
+    the chosen tasks and, of the files returned, those a store returns
+    (``core.evidence.choose_files``): the chosen by text, those the chosen
+    tasks and the neighbours touched (or the folder a touched module became),
+    the most touched."""
     # the evidence validated (faster than model_construct for these flat models),
     # the HistoryEvidence holding it not
-    tasks = best_first(
-        TaskEvidence(id=t["id"], score=round(float(t["score"]), SCORE_DECIMALS),
-                                     completed_at=t["completed_at"], matched=tuple(sorted(set(t["matched"]))),
-                                     files=tuple(sorted(set(t["files"]))))
-        for t in row["tasks"]
-    )
+    files_of = {t["id"]: t["files"] for t in row["tasks"]}
+    tasks = [TaskEvidence(id=t.id, score=t.score, completed_at=t.completed_at, matched=t.matched,
+                          files=tuple(sorted(set(files_of.get(t.id, ()))))) for t in top.tasks]
+    near = [NeighbourEvidence(id=x["id"], score=float(x["score"]), completed_at=x["completed_at"],
+                              matched=tuple(sorted(set(x["matched"]))), files=tuple(sorted(x["files"])))
+            for x in row["near"]]
+    text = top.files
+    returned = {f["props"]["path"] for f in row["files"]}
+    kids = {v["path"]: v["kids"] for v in row["voted"]}
+    chosen = set(text) | set(row["most_touched"])
+    for path in [p for t in tasks for p in t.files] + [p for x in near for p in x.files]:
+        if path in returned:
+            chosen.add(path)
+        chosen.update(k for k in kids.get(path, ()) if k in returned)
     return HistoryEvidence.model_construct(
         n_tasks=row["n"], mapped=bool(row["mapped"]), tasks=tuple(tasks),
         files=tuple(
             FileEvidence(
                 entry=file_from_props(f["props"]), touches=f["touches"],
                 in_map=bool(True if f["props"].get("in_map") is None else f["props"]["in_map"]),
-                text=0.0 if f["score"] is None else round(float(f["score"]), SCORE_DECIMALS))
-            for f in row["files"]
+                text=text.get(f["props"]["path"], 0.0))
+            for f in row["files"] if f["props"]["path"] in chosen
         ),
-        neighbours=tuple(
-            NeighbourEvidence(id=x["id"], score=float(x["score"]), completed_at=x["completed_at"],
-                                              matched=tuple(sorted(set(x["matched"]))),
-                                              files=tuple(sorted(x["files"])))
-            for x in row["near"]
-        ),
+        neighbours=tuple(near),
     )

@@ -10,6 +10,7 @@ from neo4j import ManagedTransaction
 
 from ctxgraph import cypher
 from ctxgraph.core.models import FileEntry, MemoryChunk, MemoryHit, MemoryProject, MemoryState
+from ctxgraph.graph.handoff_batch import FileFill
 from ctxgraph.graph.memory_records import (
     BM25_DECIMALS,
     COSINE_DECIMALS,
@@ -19,7 +20,7 @@ from ctxgraph.graph.memory_records import (
     ranked,
 )
 from ctxgraph.graph.neo4j_store.connection import Neo4jConnection
-from ctxgraph.graph.records import file_props
+from ctxgraph.graph.neo4j_store.writes import fill_files
 
 
 class Memory(Neo4jConnection):
@@ -47,13 +48,12 @@ class Memory(Neo4jConnection):
         """One transaction: drop the chunks of ``replaced`` paths, write
         ``chunks`` (creating missing files), record the project."""
         rows = [chunk_props(project.id, c) for c in chunks]
-        files = [file_props(FileEntry(path=p), in_map=False) for p in sorted({c.path for c in chunks})]
+        files = [FileFill(entry=FileEntry(path=p), notes="") for p in sorted({c.path for c in chunks})]
 
         def work(tx: ManagedTransaction) -> None:
             if replaced:
                 tx.run(cypher.load("memory_remove"), project=project.id, paths=list(replaced)).consume()
-            if files:
-                tx.run(cypher.load("files_fill"), rows=files).consume()
+            fill_files(tx, files)
             for start in range(0, len(rows), 500):
                 tx.run(cypher.load("memory_write"), rows=rows[start:start + 500]).consume()
             tx.run(cypher.load("memory_project"), props=project.model_dump(mode="json")).consume()

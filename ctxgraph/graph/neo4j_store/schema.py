@@ -4,7 +4,9 @@ and its document in the ``file_text`` full-text index, ``doc``
 (``files_refresh.cypher``), recounted in the transaction of every write that
 changes them, after an import, and once for a graph written before they were
 kept; likewise each finished task's ``task_text`` document (its ``doc``, kept
-by every write of a task's status or text)."""
+by every write of a task's status or text). Both keep the statistics the
+history's BM25 is computed from exact (``tasks_doc``, ``files_refresh``):
+Lucene's own count the rewritten documents until its segments merge."""
 
 from __future__ import annotations
 
@@ -29,6 +31,8 @@ class Schema(Neo4jConnection):
                     session.run(statement).consume()
 
         self._call(run)
+        if not self.read_only and not self._read(lambda tx: self._rows(tx, "text_stats_state"))[0]["kept"]:
+            self.recount_text()
         self._fill_stale(lambda tx: [r["id"] for r in self._rows(tx, "tasks_stale", batch=_REFRESH_BATCH)],
                          self._task_docs)
         self._fill_stale(lambda tx: [r["path"] for r in self._rows(tx, "files_stale", batch=_REFRESH_BATCH)],
@@ -39,17 +43,41 @@ class Schema(Neo4jConnection):
         """Paths the handoffs of ``tasks`` (or the ``handoffs``) created or modified."""
         return [r["path"] for r in self._rows(tx, "files_touched_by", ids=list(tasks), handoffs=list(handoffs))]
 
-    def _refresh_files(self, tx: ManagedTransaction, paths: Sequence[str]) -> None:
-        """Recount ``touches``, ``task_len`` and ``doc`` of the files at ``paths`` (same transaction)."""
+    def _refresh_files(self, tx: ManagedTransaction, paths: Sequence[str], *, fresh: bool = False) -> None:
+        """Recount ``touches``, ``task_len`` and ``doc`` of the files at ``paths``
+        (same transaction); ``fresh``: as :meth:`_task_docs`."""
         if paths:
-            tx.run(cypher.load("files_refresh"), paths=sorted(set(paths))).consume()
+            tx.run(cypher.load("files_refresh"), paths=sorted(set(paths)), fresh=fresh).consume()
 
-    def _task_docs(self, tx: ManagedTransaction, ids: Sequence[str]) -> None:
-        """Set the ``task_text`` document of the tasks ``ids`` (same transaction)."""
+    def _task_docs(self, tx: ManagedTransaction, ids: Sequence[str], *, fresh: bool = False) -> None:
+        """Set the ``task_text`` document of the tasks ``ids`` (same
+        transaction); ``fresh``: counted as new documents (a recount from zero)."""
         if ids:
-            tx.run(cypher.load("tasks_doc"), ids=list(ids)).consume()
+            tx.run(cypher.load("tasks_doc"), ids=sorted(set(ids)), fresh=fresh).consume()
 
-    def refresh_all_files(self) -> None:
+    def recount_text(self) -> None:
+        """Count the statistics of the full-text indexes from zero: every term's
+        frequencies forgotten, then every task's and file's document set again,
+        ``_REFRESH_BATCH`` per write transaction (a graph written before they
+        were kept)."""
+        while self._write(lambda tx: int(self._rows(tx, "text_stats_reset", batch=_REFRESH_BATCH)[0]["reset"])):
+            pass
+        self.refresh_all_tasks(fresh=True)
+        self.refresh_all_files(fresh=True)
+
+    def refresh_all_tasks(self, *, fresh: bool = False) -> None:
+        """Set every task's ``task_text`` document again, ``_REFRESH_BATCH``
+        tasks per write transaction (after an import)."""
+        ids = [r["id"] for r in self._read(lambda tx: self._rows(tx, "tasks_ids"))]
+        for start in range(0, len(ids), _REFRESH_BATCH):
+            part = ids[start:start + _REFRESH_BATCH]
+
+            def work(tx: ManagedTransaction, part: list[str] = part) -> None:
+                self._task_docs(tx, part, fresh=fresh)
+
+            self._write(work)
+
+    def refresh_all_files(self, *, fresh: bool = False) -> None:
         """Recount every file's history, ``_REFRESH_BATCH`` files per write
         transaction (after an import, whose rows replace the counts)."""
         paths = [r["path"] for r in self._read(lambda tx: self._rows(tx, "files_paths"))]
@@ -57,7 +85,7 @@ class Schema(Neo4jConnection):
             part = paths[start:start + _REFRESH_BATCH]
 
             def work(tx: ManagedTransaction, part: list[str] = part) -> None:
-                self._refresh_files(tx, part)
+                self._refresh_files(tx, part, fresh=fresh)
 
             self._write(work)
 

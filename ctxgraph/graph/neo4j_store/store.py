@@ -53,7 +53,7 @@ class Neo4jStore(Writes, Reads, History, Memory, Outcomes, Backup):
 
         pending = self._pool().submit(self._read, gather)
         try:
-            history = history_of_row(self._read(lambda tx: self._history_row(tx, terms, top_files, vector)))
+            history = history_of_row(*self._read(lambda tx: self._history_row(tx, terms, top_files, vector)))
         except BaseException:
             wait([pending])  # not left running on the store; the history's error is the one raised
             raise

@@ -13,7 +13,7 @@ from neo4j import ManagedTransaction
 from ctxgraph import cypher
 from ctxgraph.core.models import FileEntry, KnowledgeItem, Task, TaskStatus
 from ctxgraph.errors import UnknownTaskError
-from ctxgraph.graph.handoff_batch import HandoffBatch, link_props, plan_handoffs
+from ctxgraph.graph.handoff_batch import FileFill, HandoffBatch, link_props, plan_handoffs
 from ctxgraph.graph.neo4j_store.schema import Schema
 from ctxgraph.graph.records import HandoffRecord, file_props, knowledge_props, task_props, task_tags
 
@@ -44,6 +44,7 @@ class Writes(Schema):
             if missing:
                 raise UnknownTaskError(missing[0]["id"])
             tx.run(cypher.load("task_upsert"), rows=rows).consume()
+            self._task_docs(tx, [t.id for t in tasks])
             self._refresh_files(tx, self._touched_files(tx, tasks=[t.id for t in tasks]))
 
         self._write(work)
@@ -56,6 +57,7 @@ class Writes(Schema):
                 tx, "task_set_status", id=task_id, status=status.value,
                 reason=(reason or "") if blocked else None, blocked_at=at if blocked else None, at=at,
             )
+            self._task_docs(tx, [task_id])
             self._refresh_files(tx, self._touched_files(tx, tasks=[task_id]))
             return found
 
@@ -94,9 +96,10 @@ class Writes(Schema):
                 rows = _handoff_rows(batch)
                 # the links after the nodes they join (an UNWIND over no rows does nothing)
                 tx.run(cypher.load("handoff_write"), rows=rows["handoffs"]).consume()
-                tx.run(cypher.load("knowledge_merge"), rows=rows["knowledge"]).consume()
+                self._task_docs(tx, [h.task_id for h in batch.handoffs])
+                merge_knowledge(tx, batch)
                 tx.run(cypher.load("handoff_discovered"), rows=rows["discovered"]).consume()
-                tx.run(cypher.load("files_fill"), rows=rows["files"]).consume()
+                fill_files(tx, batch.files)
                 tx.run(cypher.load("handoff_links"), rows=rows["links"]).consume()
                 stale += self._touched_files(tx, tasks=sorted({r.task_id for r in records}))
             self._refresh_files(tx, stale)
@@ -119,6 +122,31 @@ class Writes(Schema):
         self._write(work)
 
 
+def merge_knowledge(tx: ManagedTransaction, batch: HandoffBatch) -> None:
+    """Merge the batch's knowledge into the stored nodes, locked first
+    (``knowledge_lock``; ``handoff_batch.merge_knowledge``), and write it."""
+    ids = sorted({props["id"] for _, props in batch.knowledge})
+    if not ids:
+        return
+    stored = {r["props"]["id"]: r["props"] for r in tx.run(cypher.load("knowledge_lock"), ids=ids)}
+    rows = [{"label": label, "props": props} for label, props in batch.merged_knowledge(stored)]
+    tx.run(cypher.load("knowledge_merge"), rows=rows).consume()
+
+
+def fill_files(tx: ManagedTransaction, fills: Sequence[FileFill]) -> None:
+    """Create the files ``fills`` name and merge their notes, locked first
+    (``files_lock``; ``handoff_batch.merge_file``)."""
+    paths = sorted({f.entry.path for f in fills})
+    if not paths:
+        return
+    stored = {r["props"]["path"]: {k: v for k, v in r["props"].items() if v is not None}
+              for r in tx.run(cypher.load("files_lock"), paths=paths)}
+    rows = [{"props": props, "terms_changed": stored.get(props["path"], {}).get("terms") != props["terms"]}
+            for props in HandoffBatch.merged_files_of(fills, stored)]
+    if rows:
+        tx.run(cypher.load("files_fill"), rows=rows).consume()
+
+
 def _handoff_rows(batch: HandoffBatch) -> dict[str, list[dict[str, Any]]]:
     """The ``$rows`` of each statement writing a folded batch."""
     return {
@@ -128,9 +156,7 @@ def _handoff_rows(batch: HandoffBatch) -> dict[str, list[dict[str, Any]]]:
              "status": (TaskStatus.COMPLETED if h.success else TaskStatus.FAILED).value}
             for h in batch.handoffs
         ],
-        "knowledge": [{"label": k.label, "props": knowledge_props(k)} for k in batch.knowledge],
         "discovered": [{"handoff_id": h, "id": k.id} for h, k in batch.discovered()],
-        "files": [f.props() for f in batch.files],
         "links": [{"handoff_id": h, "rel": link.rel, "path": link.path, "props": link_props(link)}
                   for h, link in batch.links()],
     }
