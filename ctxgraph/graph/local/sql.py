@@ -18,6 +18,8 @@ def busy_timeout(ms: int) -> str:
 
 
 JOURNAL_WAL = "PRAGMA journal_mode = WAL"
+#: Leaving WAL mode (needs the only connection to the file): how an empty store is deleted safely.
+JOURNAL_DELETE = "PRAGMA journal_mode = DELETE"
 SYNCHRONOUS_NORMAL = "PRAGMA synchronous = NORMAL"
 FOREIGN_KEYS_OFF = "PRAGMA foreign_keys = OFF"
 PROBE = "SELECT count(*) FROM sqlite_master"
@@ -25,6 +27,7 @@ PROBE = "SELECT count(*) FROM sqlite_master"
 DATA_VERSION = "PRAGMA data_version"
 BEGIN = "BEGIN"
 BEGIN_IMMEDIATE = "BEGIN IMMEDIATE"
+BEGIN_EXCLUSIVE = "BEGIN EXCLUSIVE"
 COMMIT = "COMMIT"
 ROLLBACK = "ROLLBACK"
 

@@ -53,7 +53,7 @@ from ctxgraph.core.models import (
     TaskHit,
     TaskStatus,
 )
-from ctxgraph.graph.local import backup, memory, outcomes, replay, writes
+from ctxgraph.graph.local import backup, memory, outcomes, replay, sql, writes
 from ctxgraph.graph.local.connection import Connection
 from ctxgraph.graph.local.history import History
 from ctxgraph.graph.local.reads import Reads
@@ -100,9 +100,9 @@ def discard_if_empty(path: Path) -> bool:
     except Exception:  # not a store we can read: not ours to delete
         return False
     try:
-        if str(conn.execute("PRAGMA journal_mode=DELETE").fetchone()[0]).lower() != "delete":
+        if str(conn.execute(sql.JOURNAL_DELETE).fetchone()[0]).lower() != "delete":
             return False
-        conn.execute("BEGIN EXCLUSIVE")  # held while the file goes: nobody starts on it meanwhile
+        conn.execute(sql.BEGIN_EXCLUSIVE)  # held while the file goes: nobody starts on it meanwhile
         for name in (path.name + "-wal", path.name + "-shm", path.name + "-journal", path.name):
             path.with_name(name).unlink(missing_ok=True)
         return True
