@@ -284,10 +284,14 @@ class History:
                 return self.task_query_vectors(ids, own)
         if not self.query_table(cur):
             return {}
+        import numpy as np
+
         return {tid: (digest, np.frombuffer(blob, dtype=np.float32).tolist())
                 for tid, digest, blob in cur.execute(sql.TASK_QUERIES_AMONG, (json.dumps(list(ids)),))}
 
     def write_task_query_vectors(self, rows: Sequence[tuple[str, str, Sequence[float]]]) -> None:
+        import numpy as np
+
         # Not counted as a change of the history: its cached corpus stays valid.
         with self.db.write(counted=False) as cur:
             known = {tid for (tid,) in cur.execute(sql.TASK_IDS_AMONG, (json.dumps([r[0] for r in rows]),))}
