@@ -1,13 +1,17 @@
 """Run the speed-and-scale suite and print a table (or one JSON object).
 
     python -m benchmarks --quick --json        # 1k and 100k nodes, both stores when NEO4J_URI is set
+    python -m benchmarks --quick --full-text   # graphs without vectors: the full-text rows alone
     python -m benchmarks --sizes 1000,10000,100000,1000000 --stores local --out results.json
     python -m benchmarks --sizes 1000000 --keep graphs --warmup 300   # again later: measured, not reloaded
     python -m benchmarks --cli                 # the command line's start-up alone (benchmarks/cli.py)
     python -m benchmarks --embedding          # the embedding runtimes and ingestion with embeddings (embedding.py)
 
-Each (store, size) row runs in its own process (so ``peak_rss_mb`` is that
-row's); progress goes to stderr, the table (or, with ``--json``, exactly one
+Each (store, size) runs in its own process (so ``peak_rss_mb`` is its own):
+one graph with task vectors (the model installed, as ``ingest handoff`` leaves
+it; vectors cached by text in the cache folder) measured in two interleaved
+configurations, a row each — with vectors (the default path) and full text —
+and the ratio of their context p95s. Progress goes to stderr, the table (or, with ``--json``, exactly one
 JSON object ``{"rows": [...], "machine": {...}}``) to stdout. See
 ``benchmarks/README.md`` for what each column means.
 """
@@ -80,6 +84,11 @@ def _parser() -> argparse.ArgumentParser:
         help="instead of the store rows: the embedding runtimes side by side and ingestion with embeddings "
         "(benchmarks/embedding.py; with --quick, --json)",
     )
+    parser.add_argument(
+        "--full-text",
+        action="store_true",
+        help="load no vectors (nothing embedded) and measure the full-text configuration alone",
+    )
     parser.add_argument("--row", help=argparse.SUPPRESS)  # STORE:NODES, one row in this process (internal)
     return parser
 
@@ -99,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     seconds = args.seconds or (15.0 if args.quick else 90.0)
     if args.row:
         store, _, nodes = args.row.partition(":")
-        row = run_row(
+        result = run_row(
             store,
             int(nodes),
             seed=args.seed,
@@ -110,8 +119,9 @@ def main(argv: list[str] | None = None) -> int:
             quick=args.quick,
             warmup=args.warmup,
             keep=args.keep,
+            vectors=not args.full_text,
         )
-        print(json.dumps(row))
+        print(json.dumps(result))
         return 0
 
     sizes = (
@@ -153,11 +163,13 @@ def main(argv: list[str] | None = None) -> int:
                 cmd += ["--warmup", str(args.warmup)]
             if args.keep is not None:
                 cmd += ["--keep", str(args.keep.resolve())]
+            if args.full_text:
+                cmd.append("--full-text")
             done = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, check=False)
             if done.returncode != 0:
                 log(f"row {store}:{nodes} failed (exit {done.returncode})")
                 return 1
-            rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
+            rows += json.loads(done.stdout.strip().splitlines()[-1])
     log(f"suite done in {time.perf_counter() - started:.0f}s")
 
     result = {"rows": rows, "machine": machine()}

@@ -6,7 +6,7 @@ row's graph stays where it was loaded — the embedded store's file in
 the row) — beside ``loaded.json``: what was loaded and the load's figures. A
 later run with the same ``DIR`` measures that graph again and reports the
 load's figures from the file, when the file describes the same load (store,
-size, seed, generator version, API-ingested tail, server) and the store still
+size, seed, generator version, API-ingested tail, server, vectors or not) and the store still
 holds as many graph nodes as were loaded; otherwise the row loads again.
 
 The timed loops record deliveries, so a kept graph gains them (the outcome log
@@ -32,11 +32,12 @@ def folder(keep: Path, store: str, nodes: int, seed: int) -> Path:
     return path
 
 
-def identity(store: str, nodes: int, seed: int, tail: int) -> dict[str, Any]:
-    """What a kept graph must have been loaded as to be measured again."""
+def identity(store: str, nodes: int, seed: int, tail: int, vectors: bool = True) -> dict[str, Any]:
+    """What a kept graph must have been loaded as to be measured again
+    (``vectors``: with the task and query vectors of ``benchmarks.vectors``)."""
     where = os.environ.get("NEO4J_URI", "") if store == "neo4j" else "embedded"
     return {"store": store, "nodes": nodes, "seed": seed, "generator": GENERATOR_VERSION, "tail": tail,
-            "where": where}
+            "where": where, "vectors": vectors}
 
 
 def read(path: Path, expect: dict[str, Any], graph_nodes: int) -> dict[str, Any] | None:

@@ -1,16 +1,23 @@
-"""The speed-and-scale suite: one row per (store, size), through the public API.
+"""The speed-and-scale suite: one (store, size) per process, through the public API.
 
-For each row a synthetic project (``benchmarks.generator``) is loaded into an
-empty store with ``ContextService`` — context map, then tasks, then handoffs,
-all batched — and the query tasks' contexts are computed many times:
+For each (store, size) a synthetic project (``benchmarks.generator``) is
+loaded into an empty store with ``ContextService`` — context map, then tasks,
+then handoffs, all batched — then given the vectors ``ingest handoff`` leaves
+with the model installed (``benchmarks.vectors``: every finished task's vector
+and the measured tasks' stored query vectors), and the query tasks' contexts
+are computed many times in two configurations, interleaved
+(``benchmarks.measure``): with vectors (the default path) and full text. Each
+configuration is a row (``vectors: true/false``); ``--full-text`` loads no
+vectors and measures the full-text row alone. Per row:
 
-- ingest throughput: handoffs/s (``ingest_handoffs`` alone), tasks/s
-  (``add_tasks``, signals included) and nodes/s (content nodes over the whole
-  load);
-- ``compute`` latency p50/p95/p99 with the task's stored signals (signals
-  excluded: ``compute(task)`` of a ``Task`` read once, so the store work is
-  the context's own two reads) and with fresh signals (the same task text
-  with a new suffix each call, so no cache answers);
+- ingest throughput (the same load for both rows; embedding excluded, it is
+  ``embed_s``, mostly cached — ingestion with embeddings is
+  ``python -m benchmarks --embedding``): handoffs/s (``ingest_handoffs``
+  alone), tasks/s (``add_tasks``, signals included) and nodes/s (content nodes
+  over the whole load);
+- ``compute`` latency p50/p95/p99 of a stored task by id, and of an unsaved
+  (inline) task: ``compute_inline_*`` (see ``benchmarks.measure``); the vectors
+  row's ``p95_vs_full_text`` is its p95 over the full-text row's;
 - signals alone: ``SignalExtractor.extract`` of a fresh ~100-word query text;
 - rendered tokens and ``planted_recall`` (the share of the planted items —
   knowledge markers and file paths — the Markdown names), mean over queries;
@@ -21,21 +28,18 @@ all batched — and the query tasks' contexts are computed many times:
   ``accumulated_recall`` what it finds, ``accumulated_full_tokens`` everything,
   and ``accumulated_tokens_same_recall`` the smallest recent window that
   reaches ctxgraph's recall on each query (mean);
-- ``peak_rss_mb``: the peak resident set of the process that ran the row
-  (each row runs in its own process; a Neo4j server's memory is not in it).
+- ``peak_rss_mb``: the peak resident set of the process that ran the rows
+  (a Neo4j server's memory is not in it).
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import gc
 import json
-import math
 import os
 import platform
 import resource
-import statistics
 import sys
 import tempfile
 import time
@@ -46,6 +50,8 @@ from typing import Any
 
 from benchmarks import kept
 from benchmarks.generator import GENERATOR_VERSION, Dataset, generate
+from benchmarks.measure import measure, percentile
+from benchmarks.vectors import embed_graph
 from ctxgraph import ContextService
 from ctxgraph.core.models import FileEntry
 from ctxgraph.core.tokens import estimate_tokens
@@ -58,6 +64,7 @@ HANDOFF_BATCH = 500
 REQUIRED_KEYS = (
     "store",
     "nodes",
+    "vectors",
     "compute_p50_ms",
     "compute_p95_ms",
     "signals_p50_ms",
@@ -71,13 +78,6 @@ REQUIRED_KEYS = (
 
 def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
-
-
-def percentile(values: Sequence[float], p: float) -> float:
-    """The ``p``-th percentile (nearest rank) of ``values``."""
-    ordered = sorted(values)
-    rank = max(1, math.ceil(p / 100 * len(ordered)))
-    return ordered[rank - 1]
 
 
 def peak_rss_mb() -> float:
@@ -229,7 +229,9 @@ def ingest(
     tasks: Sequence[dict[str, Any]] | None = None,
     handoffs: Sequence[dict[str, Any]] | None = None,
 ) -> dict[str, float]:
-    """Load (part of) the dataset through the API; seconds per phase."""
+    """Load (part of) the dataset through the API; seconds per phase. No query
+    vector is embedded meanwhile (``benchmarks.vectors`` adds them after)."""
+    before, svc.task_vectors = svc.task_vectors, False
     tasks = ds.tasks if tasks is None else tasks
     handoffs = ds.handoffs if handoffs is None else handoffs
     t0 = time.perf_counter()
@@ -250,6 +252,7 @@ def ingest(
         if done % (HANDOFF_BATCH * 10) == 0 or done == len(handoffs):
             say(f"handoffs {done:,}/{len(handoffs):,}")
     t3 = time.perf_counter()
+    svc.task_vectors = before
     return {"files_s": t1 - t0, "tasks_s": t2 - t1, "handoffs_s": t3 - t2}
 
 
@@ -299,14 +302,22 @@ def load(svc: ContextService, ds: Dataset, tail: int, say: Callable[[str], None]
     return ingest(svc, ds, say, files=False, tasks=ds.tasks[split:], handoffs=ds.handoffs[split:]) | {"bulk_s": bulk_s}
 
 
-def _found(markdown: str, items: Sequence[str]) -> int:
-    return sum(1 for item in items if item in markdown)
-
-
 def default_tail(ds: Dataset, quick: bool = False) -> int:
     """Handoffs timed through the API: all of them up to 10,000 nodes, else
     1,000 (200 with ``quick``)."""
     return len(ds.handoffs) if ds.nodes <= 10_000 else min(200 if quick else 1_000, len(ds.handoffs))
+
+
+def _embedded(svc: ContextService, queries: Sequence[str], say: Callable[[str], None]) -> dict[str, Any]:
+    """``benchmarks.vectors.embed_graph``; a model that cannot load ends the row
+    with one line saying so."""
+    from ctxgraph.memory.embed import EmbeddingUnavailableError
+
+    try:
+        return embed_graph(svc, queries, cache_dir(), say)
+    except EmbeddingUnavailableError as exc:
+        raise SystemExit(f"the vectors configuration needs the embedding model: {exc} "
+                         "(or pass --full-text to measure the full-text rows alone)") from None
 
 
 def run_row(
@@ -321,8 +332,11 @@ def run_row(
     quick: bool = False,
     warmup: float = 0.0,
     keep: Path | None = None,
-) -> dict[str, Any]:
-    """Measure one row (see the module docstring; ``keep``: ``benchmarks.kept``)."""
+    vectors: bool = True,
+) -> list[dict[str, Any]]:
+    """Measure one (store, size): the vectors row then the full-text row, or the
+    full-text row alone without ``vectors`` (see the module docstring; ``keep``:
+    ``benchmarks.kept``)."""
 
     def say(message: str) -> None:
         log(f"[{store} {nodes:,}] {message}")
@@ -340,14 +354,17 @@ def run_row(
         where = kept.folder(keep, store, nodes, seed) if keep else Path(
             stack.enter_context(tempfile.TemporaryDirectory(prefix="ctxgraph-bench-")))
         svc = stack.enter_context(contextlib.closing(open_service(store, where)))
-        expect = kept.identity(store, nodes, seed, tail)
+        expect = kept.identity(store, nodes, seed, tail, vectors)
         facts = kept.read(where, expect, sum(svc.stats()["labels"].values())) if keep else None
         reused = facts is not None
         if facts is None:
             if keep:
                 kept.forget(where)
             reset(svc, store, say)
-            facts = load(svc, ds, tail, say) | {"graph_nodes": sum(svc.stats()["labels"].values())}
+            facts = load(svc, ds, tail, say)
+            if vectors:
+                facts |= _embedded(svc, ds.queries, say)
+            facts["graph_nodes"] = sum(svc.stats()["labels"].values())
             say(f"loaded in {sum(v for k, v in facts.items() if k.endswith('_s')):.1f}s "
                 f"({facts['graph_nodes']:,} graph nodes)")
             if keep:
@@ -357,120 +374,32 @@ def run_row(
         # The generated documents are not needed any more: released, so that the
         # garbage collector's full passes during the timed loops do not walk the
         # harness's own data (~240,000 lists at 100,000 nodes, ~250 ms a pass).
-        ds = dataclasses.replace(ds, files=[], tasks=[], handoffs=[])
-        del timed
+        queries, planted = ds.queries, ds.planted
+        del ds, timed
         gc.collect()
-        row = measure(svc, ds, base, store=store, calls=calls, signal_calls=signal_calls, say=say, seconds=seconds,
-                      warmup=warmup)
+        rows = measure(svc, queries, planted, base, store=store, nodes=nodes, vectors=vectors, calls=calls,
+                       signal_calls=signal_calls, say=say, seconds=seconds, warmup=warmup)
         if store == "neo4j" and not keep:
             reset(svc, store, say)
     api_s = facts["files_s"] + facts["tasks_s"] + facts["handoffs_s"]
-    row.update(
-        {
-            "graph_nodes": facts["graph_nodes"],
-            "ingest_handoffs_per_s": round(timed_handoffs / facts["handoffs_s"], 1),
-            "ingest_tasks_per_s": round(timed_tasks / facts["tasks_s"], 1),
-            "ingest_nodes_per_s": round(written / api_s, 1),
-            "ingest_timed_handoffs": timed_handoffs,
-            "bulk_load_s": round(facts["bulk_s"], 2),
-            "ingest_s": round(api_s, 2),
-            "peak_rss_mb": round(peak_rss_mb(), 1),
-            "kept_graph": reused,
-        }
-    )
-    return {k: row[k] for k in (*REQUIRED_KEYS, *sorted(set(row) - set(REQUIRED_KEYS)))}
-
-
-def measure(
-    svc: ContextService,
-    ds: Dataset,
-    base: Accumulated,
-    *,
-    store: str,
-    calls: int,
-    signal_calls: int,
-    say: Callable[[str], None],
-    seconds: float = 90.0,
-    warmup: float = 0.0,
-) -> dict[str, Any]:
-    """Quality figures from each query's first context, then ``warmup`` seconds
-    of untimed contexts (a JVM server's compiler settles), then ``calls`` timed
-    contexts (and ``signal_calls`` with fresh signals), each loop stopping early
-    after ``seconds`` (two thirds and one third of it) once every query ran once."""
-    tasks = [svc.get_task(q) for q in ds.queries]
-    recalls, tokens, base_tokens, base_recalls, same_recall = [], [], [], [], []
-    for task in tasks:  # first call of each query: quality figures, and warm-up
-        ctx = svc.compute(task)
-        items = ds.planted[task.id].items
-        found = _found(ctx.markdown, items)
-        recalls.append(found / len(items))
-        tokens.append(ctx.tokens)
-        first, used = base.window(ctx.budget)
-        base_tokens.append(used)
-        base_recalls.append(sum(1 for i in items if base.where[i] >= first) / len(items))
-        same_recall.append(base.tokens_for(items, found))
-
-    warm, until = 0, time.perf_counter() + warmup
-    while time.perf_counter() < until:
-        svc.compute(tasks[warm % len(tasks)])
-        warm += 1
-    if warm:
-        say(f"warm-up: {warm} untimed contexts in {warmup:.0f}s")
-    gc.collect()
-    excluded: list[float] = []
-    deadline = time.perf_counter() + seconds * 2 / 3
-    for i in range(calls):
-        if i >= min(len(tasks), 10) and time.perf_counter() > deadline:
-            break
-        task = tasks[i % len(tasks)]
-        t0 = time.perf_counter()
-        svc.compute(task)
-        excluded.append((time.perf_counter() - t0) * 1000)
-    say(f"compute p50 {statistics.median(excluded):.2f} ms over {len(excluded)} calls")
-
-    included: list[float] = []
-    signals: list[float] = []
-    deadline = time.perf_counter() + seconds / 3
-    for i in range(signal_calls):
-        if i >= min(len(tasks), 10) and time.perf_counter() > deadline:
-            break
-        task = tasks[i % len(tasks)]
-        fresh = task.model_copy(update={"signals": None, "objective": f"{task.objective} Pass {i}."})
-        t0 = time.perf_counter()
-        svc.compute(fresh)
-        included.append((time.perf_counter() - t0) * 1000)
-        text = f"{task.text} Again {i}."
-        t0 = time.perf_counter()
-        svc.extractor.extract(text, task.type)
-        signals.append((time.perf_counter() - t0) * 1000)
-    words = statistics.mean(len(t.text.split()) for t in tasks)
-
-    tokens_mean = statistics.mean(tokens)
-    same = statistics.mean(same_recall)
-    return {
-        "store": store,
-        "nodes": ds.nodes,
-        "queries": len(tasks),
-        "calls": len(excluded),
-        "warmup_calls": warm,
-        "signal_calls": len(included),
-        "compute_p50_ms": round(statistics.median(excluded), 2),
-        "compute_p95_ms": round(percentile(excluded, 95), 2),
-        "compute_p99_ms": round(percentile(excluded, 99), 2),
-        "compute_signals_p50_ms": round(statistics.median(included), 2),
-        "compute_signals_p95_ms": round(percentile(included, 95), 2),
-        "compute_signals_p99_ms": round(percentile(included, 99), 2),
-        "signals_p50_ms": round(statistics.median(signals), 2),
-        "signals_words": round(words),
-        "tokens": round(tokens_mean),
-        "planted_recall": round(statistics.mean(recalls), 3),
-        "accumulated_tokens": round(statistics.mean(base_tokens)),
-        "accumulated_recall": round(statistics.mean(base_recalls), 3),
-        "accumulated_full_tokens": base.total,
-        "accumulated_tokens_same_recall": round(same),
-        "token_ratio": round(tokens_mean / statistics.mean(base_tokens), 4),
-        "token_ratio_same_recall": round(tokens_mean / same, 5) if same else None,
+    shared = {
+        "graph_nodes": facts["graph_nodes"],
+        "ingest_handoffs_per_s": round(timed_handoffs / facts["handoffs_s"], 1),
+        "ingest_tasks_per_s": round(timed_tasks / facts["tasks_s"], 1),
+        "ingest_nodes_per_s": round(written / api_s, 1),
+        "ingest_timed_handoffs": timed_handoffs,
+        "bulk_load_s": round(facts["bulk_s"], 2),
+        "ingest_s": round(api_s, 2),
+        "peak_rss_mb": round(peak_rss_mb(), 1),
+        "kept_graph": reused,
     }
+    if vectors:
+        shared |= {"embed_s": round(facts["embed_s"], 2), "task_vectors": facts["task_vectors"]}
+    out = []
+    for row in rows:
+        row.update(shared)
+        out.append({k: row[k] for k in (*REQUIRED_KEYS, *sorted(set(row) - set(REQUIRED_KEYS)))})
+    return out
 
 
 __all__ = ["REQUIRED_KEYS", "accumulated", "machine", "percentile", "run_row"]

@@ -9,14 +9,16 @@ from typing import Any
 COLUMNS = (
     ("store", "store", "{}"),
     ("nodes", "nodes", "{:,}"),
+    ("vectors", "vectors", "{}"),
     ("graph_nodes", "graph", "{:,}"),
     ("ingest_handoffs_per_s", "handoffs/s", "{:,.0f}"),
     ("ingest_nodes_per_s", "nodes/s", "{:,.0f}"),
     ("compute_p50_ms", "p50 ms", "{:.2f}"),
     ("compute_p95_ms", "p95 ms", "{:.2f}"),
     ("compute_p99_ms", "p99 ms", "{:.2f}"),
-    ("compute_signals_p50_ms", "+sig p50", "{:.2f}"),
-    ("compute_signals_p95_ms", "+sig p95", "{:.2f}"),
+    ("p95_vs_full_text", "p95/ft", "{:.2f}x"),
+    ("compute_inline_p50_ms", "inline p50", "{:.2f}"),
+    ("compute_inline_p95_ms", "inline p95", "{:.2f}"),
     ("signals_p50_ms", "sig ms", "{:.2f}"),
     ("tokens", "tokens", "{:,}"),
     ("planted_recall", "recall", "{:.2f}"),
@@ -29,11 +31,20 @@ COLUMNS = (
 )
 
 
+def _cell(row: dict[str, Any], key: str, fmt: str) -> str:
+    value = row.get(key)
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return fmt.format(value)
+
+
 def table(rows: Sequence[dict[str, Any]]) -> str:
     """The rows as an aligned text table."""
     cells = [[title for _, title, _ in COLUMNS]]
     for row in rows:
-        cells.append([fmt.format(row[key]) if row.get(key) is not None else "-" for key, _, fmt in COLUMNS])
+        cells.append([_cell(row, key, fmt) for key, _, fmt in COLUMNS])
     widths = [max(len(r[i]) for r in cells) for i in range(len(COLUMNS))]
     return "\n".join(
         "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))
@@ -46,7 +57,7 @@ def markdown_table(rows: Sequence[dict[str, Any]]) -> str:
     head = "| " + " | ".join(title for _, title, _ in COLUMNS) + " |"
     rule = "|" + "|".join("---" for _ in COLUMNS) + "|"
     body = [
-        "| " + " | ".join(fmt.format(row[key]) if row.get(key) is not None else "-" for key, _, fmt in COLUMNS) + " |"
+        "| " + " | ".join(_cell(row, key, fmt) for key, _, fmt in COLUMNS) + " |"
         for row in rows
     ]
     return "\n".join([head, rule, *body])

@@ -11,6 +11,7 @@ import pytest
 
 from benchmarks.generator import PLANTED_FILES, PLANTED_KNOWLEDGE, Zipf, generate, vocabulary
 from benchmarks.suite import accumulated, percentile
+from benchmarks.tables import markdown_table, table
 from ctxgraph.core.models import FileEntry, HandoffDoc, TaskDoc
 from ctxgraph.graph.documents import validate
 
@@ -150,3 +151,13 @@ def test_percentile_is_nearest_rank() -> None:
     values = list(range(1, 101))
     assert (percentile(values, 50), percentile(values, 95), percentile(values, 99)) == (50, 95, 99)
     assert percentile([3.0], 99) == 3.0
+
+
+def test_the_table_shows_each_configuration_and_the_ratio_on_the_vectors_row() -> None:
+    rows = [{"store": "local", "nodes": 1000, "vectors": True, "compute_p95_ms": 12.0, "p95_vs_full_text": 1.2},
+            {"store": "local", "nodes": 1000, "vectors": False, "compute_p95_ms": 10.0}]
+    header, with_vectors, full_text = table(rows).splitlines()
+    assert header.split()[:3] == ["store", "nodes", "vectors"] and "p95/ft" in header
+    assert with_vectors.split()[:3] == ["local", "1,000", "yes"] and "1.20x" in with_vectors
+    assert full_text.split()[:3] == ["local", "1,000", "no"] and "x" not in full_text.replace("local", "")
+    assert "| yes |" in markdown_table(rows) and "| 1.20x |" in markdown_table(rows)
