@@ -17,6 +17,7 @@ import hashlib
 import logging
 import math
 import os
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -221,9 +222,16 @@ class CachedEmbedder:
         if not self._dirty:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(self.path.name + ".tmp.npz")
-        np.savez(tmp, **self._vectors)  # type: ignore[arg-type]
-        os.replace(tmp, self.path)
+        # A temporary file of this process's own (two processes saving one cache
+        # at once each replace it whole; a fixed name made one of them fail).
+        fd, name = tempfile.mkstemp(dir=self.path.parent, prefix=self.path.name + ".", suffix=".tmp.npz")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                np.savez(out, **self._vectors)  # type: ignore[arg-type]
+            os.replace(name, self.path)
+        except BaseException:
+            Path(name).unlink(missing_ok=True)
+            raise
         self._dirty = False
 
 

@@ -112,3 +112,37 @@ def test_the_default_runtime_falls_back_to_numpy_when_onnx_cannot_run(tmp_path: 
             embed.shared_embedder()
     finally:
         embed.shared_embedder.cache_clear()
+
+
+class _Constant:
+    """A stand-in runtime: every text's vector is the same (only the cache's file is tested)."""
+
+    def embed(self, texts: list[str], max_pieces: int = 256) -> np.ndarray:
+        return np.ones((len(texts), 384), dtype=np.float32)
+
+
+def test_caches_saved_at_once_to_one_file_all_succeed(tmp_path: Path) -> None:
+    """Each save writes a temporary file of its own and replaces the cache whole: savers at the same
+    moment (two benchmark processes) never fail and never leave a temporary behind."""
+    import threading
+
+    path = tmp_path / "vectors.npz"
+    failures: list[BaseException] = []
+
+    def saver(n: int) -> None:
+        for i in range(25):
+            cache = CachedEmbedder(path, _Constant())  # type: ignore[arg-type]
+            cache.embed([f"text {n} {i}"])
+            try:
+                cache.save()
+            except BaseException as exc:
+                failures.append(exc)
+
+    threads = [threading.Thread(target=saver, args=(n,)) for n in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    assert [p.name for p in tmp_path.iterdir()] == ["vectors.npz"]
+    assert CachedEmbedder(path, _Constant()).embed(["text 0 0"]).shape == (1, 384)  # type: ignore[arg-type]
