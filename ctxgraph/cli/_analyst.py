@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from ctxgraph.cli import CliError, _echo_json, format_option
+from ctxgraph.cli._common import CliError, echo_json, format_option
 
 
 @click.command("analyst-queries")
@@ -33,7 +33,7 @@ def analyst_command(zip_path: Path | None, task_id: str, force: bool, fmt: str) 
         rows = [{"name": n, "title": cypher.analyst_title(n), "parameters": cypher.analyst_parameters(n)}
                 for n in cypher.analyst_names()]
         if fmt == "json":
-            _echo_json(rows)
+            echo_json(rows)
             return
         for row in rows:
             params = ", ".join(f"${p}" for p in row["parameters"]) or "-"
@@ -64,7 +64,7 @@ def analyst_command(zip_path: Path | None, task_id: str, force: bool, fmt: str) 
         raise CliError(f"{zip_path}: cannot write: {exc.strerror or exc}") from None
     n = len(cypher.analyst_names())
     if fmt == "json":
-        _echo_json({"zip": str(zip_path), "queries": n, "task_id": task_id})
+        echo_json({"zip": str(zip_path), "queries": n, "task_id": task_id})
     else:
         click.echo(f"wrote {n} saved queries and a parameter script (task_id {task_id}) to {zip_path}: "
                    "drop it onto Neo4j Browser")

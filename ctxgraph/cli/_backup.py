@@ -13,7 +13,8 @@ from typing import Any
 
 import click
 
-from ctxgraph.cli import CliError, _mark_stdin_used, _store_params, open_service, store_options
+from ctxgraph.cli._common import CliError, mark_stdin_used
+from ctxgraph.cli._stores import open_service, store_options, store_params
 
 
 @click.command("export")
@@ -35,7 +36,7 @@ def export_command(path: str, **kwargs: Any) -> None:
             raise CliError(f"{target}: is a folder; expected a file", 2)
         if not target.parent.is_dir():
             raise CliError(f"{target.parent}: no such folder", 2)
-    with open_service(_store_params(kwargs), read_only=True) as svc:
+    with open_service(store_params(kwargs), read_only=True) as svc:
         try:
             summary = svc.export_to(path)
         except OSError as exc:
@@ -64,7 +65,7 @@ def import_command(path: str, check: bool, **kwargs: Any) -> None:
     from ctxgraph.service import IMPORT_BATCH, ExportReader
 
     if path == "-":
-        _mark_stdin_used()
+        mark_stdin_used()
         reader = ExportReader.from_bytes(sys.stdin.buffer.read())
     else:
         p = Path(path)
@@ -83,7 +84,7 @@ def import_command(path: str, check: bool, **kwargs: Any) -> None:
         return
     bar = click.progressbar(length=summary.rows, label="Importing", file=sys.stderr,
                             hidden=summary.rows < IMPORT_BATCH)
-    with open_service(_store_params(kwargs)) as svc, bar:
+    with open_service(store_params(kwargs)) as svc, bar:
         try:
             svc.import_from(reader, progress=bar.update, validated=summary)
         except OSError as exc:

@@ -9,11 +9,8 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from ctxgraph.cli import CliError, _echo_json, neo4j_options, open_service
-from ctxgraph.cli._stores import one_store
-
-#: Where the demo goes when no store is named: its own file, never the project's graph.
-DEMO_STORE = Path(".ctxgraph") / "demo.db"
+from ctxgraph.cli._common import CliError, echo_json
+from ctxgraph.cli._stores import DEMO_STORE, neo4j_options, one_store, open_service
 
 
 def _foreign_contents(svc: Any, demo_ids: set[str]) -> str | None:
@@ -70,7 +67,7 @@ def demo_command(store_path: Path | None, task_id: str | None, reset: bool, fmt:
     click.echo(f"Loaded {n_tasks} tasks, {n_files} context-map entries and {n_handoffs} handoffs "
                f"into {location}.", err=True)
     if fmt == "json":
-        _echo_json(ctx.model_dump(mode="json", by_alias=True))
+        echo_json(ctx.model_dump(mode="json", by_alias=True))
     else:
         click.echo(f"Context of {task_id or DEMO_TASK} ({ctx.tokens} tokens):\n", err=True)
         click.echo(ctx.markdown, nl=False)

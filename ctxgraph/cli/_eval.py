@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from ctxgraph.cli import COMPLEXITIES, CliError, format_option, warn
+from ctxgraph.cli._common import COMPLEXITIES, CliError, format_option, warn
 from ctxgraph.errors import CtxgraphError
 
 

@@ -8,24 +8,15 @@ from typing import Any
 
 import click
 
-from ctxgraph.cli import (
-    CliError,
-    _echo_json,
-    _embed_finished,
-    _Group,
-    _read_input,
-    _store_params,
-    format_option,
-    open_service,
-    store_options,
-)
+from ctxgraph.cli._common import CliError, Group, echo_json, embed_finished, format_option, read_input
+from ctxgraph.cli._stores import open_service, store_options, store_params
 
 #: ctxgraph.service.HANDOFF_BATCH, spelled out so that the help needs no service
 #: import (tests/unit/test_cli_imports.py checks they agree).
 HANDOFF_BATCH = 500
 
 
-@click.group(cls=_Group)
+@click.group(cls=Group)
 def ingest() -> None:
     """Load handoffs, tasks and context maps."""
 
@@ -55,7 +46,7 @@ def ingest_handoff(paths: tuple[str, ...], batch_size: int, embed: bool, fmt: st
     inputs: list[tuple[str, bytes]] = []
     for raw in paths:
         if raw == "-":
-            inputs.append(_read_input("-"))
+            inputs.append(read_input("-"))
             continue
         p = Path(raw)
         if not p.exists():
@@ -63,17 +54,17 @@ def ingest_handoff(paths: tuple[str, ...], batch_size: int, embed: bool, fmt: st
         files = ContextService.document_files([p])
         if p.is_dir() and not files:
             raise CliError(f"{p}: no .yaml, .yml or .json files in this folder", 2)
-        inputs.extend(_read_input(str(f)) for f in files)
+        inputs.extend(read_input(str(f)) for f in files)
     bar = click.progressbar(length=len(inputs), label="Ingesting handoffs", file=sys.stderr,
                             hidden=len(inputs) < 10)
     embedded = 0
-    with open_service(_store_params(kwargs)) as svc:
+    with open_service(store_params(kwargs)) as svc:
         with bar:
             results = svc.ingest_handoffs(inputs, progress=bar.update, batch_size=batch_size)
         if embed:
-            embedded = _embed_finished(svc, "--no-embed", tasks=sorted({r.task_id for r in results})) or 0
+            embedded = embed_finished(svc, "--no-embed", tasks=sorted({r.task_id for r in results})) or 0
     if fmt == "json":
-        _echo_json([r.model_dump(mode="json") for r in results])
+        echo_json([r.model_dump(mode="json") for r in results])
         return
     written = sum(r.written for r in results)
     for r in results:
@@ -90,9 +81,9 @@ def ingest_tasks(path: str, **kwargs: Any) -> None:
     """Add the tasks of a file (YAML `tasks:` list, or JSON lines), all or none."""
     from ctxgraph.service import ContextService
 
-    source, data = _read_input(path)
+    source, data = read_input(path)
     tasks = ContextService.read_tasks(data, source)
-    with open_service(_store_params(kwargs)) as svc:
+    with open_service(store_params(kwargs)) as svc:
         svc.add_tasks(tasks)
     click.echo(f"{len(tasks)} tasks added or updated")
 
@@ -105,9 +96,9 @@ def ingest_context_map(path: str, **kwargs: Any) -> None:
     path or location, component, notes)."""
     from ctxgraph.service import ContextService
 
-    source, data = _read_input(path)
+    source, data = read_input(path)
     entries = ContextService.read_context_map(data, source)
-    with open_service(_store_params(kwargs)) as svc:
+    with open_service(store_params(kwargs)) as svc:
         svc.add_files(entries)
     click.echo(f"{len(entries)} context-map entries loaded")
 

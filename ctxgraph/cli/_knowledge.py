@@ -6,19 +6,20 @@ from typing import Any
 
 import click
 
-from ctxgraph.cli import _echo_json, _Group, _store_params, format_option, open_service, store_options
+from ctxgraph.cli._common import Group, echo_json, format_option
+from ctxgraph.cli._stores import open_service, store_options, store_params
 
 KINDS = ["adr", "pattern", "gotcha", "plan", "module_memory", "decision", "changelog"]
 
 
-@click.group(cls=_Group)
+@click.group(cls=Group)
 def knowledge() -> None:
     """Add knowledge by hand (ADRs, plans, module memories...) and revise it."""
 
 
 def _knowledge_out(item: Any, fmt: str) -> None:
     if fmt == "json":
-        _echo_json(item.model_dump(mode="json"))
+        echo_json(item.model_dump(mode="json"))
     else:
         chain = f", chain {item.chain_id} v{item.version}" if item.chain_id else ""
         click.echo(f"{item.id} ({item.kind}, {item.scope}{chain}): {item.summary}")
@@ -41,7 +42,7 @@ def knowledge_add(kind: str, summary: str, tags: tuple[str, ...], scope: str, im
                   location: str | None, rationale: str | None, severity: str | None, fmt: str,
                   **kwargs: Any) -> None:
     """Add a knowledge node of KIND saying SUMMARY."""
-    with open_service(_store_params(kwargs)) as svc:
+    with open_service(store_params(kwargs)) as svc:
         item = svc.add_knowledge(kind, summary, tags=tags, scope=scope, importance=importance,
                                  location=location, rationale=rationale, severity=severity)
     _knowledge_out(item, fmt)
@@ -62,7 +63,7 @@ def knowledge_revise(knowledge_id: str, summary: str, rationale: str | None, imp
     only a chain's latest version is ever put in a context, and a revised
     decision is marked superseded.
     """
-    with open_service(_store_params(kwargs)) as svc:
+    with open_service(store_params(kwargs)) as svc:
         item = svc.revise_knowledge(knowledge_id, summary, rationale=rationale, importance=importance)
     _knowledge_out(item, fmt)
 
@@ -73,7 +74,7 @@ def knowledge_revise(knowledge_id: str, summary: str, rationale: str | None, imp
 @format_option
 def knowledge_show(knowledge_id: str, fmt: str, **kwargs: Any) -> None:
     """Show one knowledge node."""
-    with open_service(_store_params(kwargs), read_only=True) as svc:
+    with open_service(store_params(kwargs), read_only=True) as svc:
         item = svc.get_knowledge(knowledge_id)
     _knowledge_out(item, fmt)
 

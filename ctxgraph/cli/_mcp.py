@@ -11,21 +11,9 @@ from typing import Any
 
 import click
 
-from ctxgraph.cli import CliError, store_options
-from ctxgraph.cli._stores import one_store
+from ctxgraph.cli._common import CliError, from_command_line, stdin_line, verbose
+from ctxgraph.cli._stores import neo4j_password, one_store, store_options
 from ctxgraph.mcp.limits import DEFAULT_MAX_TOKENS, MIN_MAX_TOKENS, TOKEN_ENV
-
-
-def _from_command_line(name: str) -> bool:
-    ctx = click.get_current_context()
-    return ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE
-
-
-def _stdin_line(what: str) -> str:
-    line = sys.stdin.readline().rstrip("\r\n")
-    if not line:
-        raise CliError(f"{what}: nothing on the first line of standard input", 2)
-    return line
 
 
 @click.command("mcp")
@@ -130,7 +118,7 @@ def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, proj
         raise CliError(f"--token-stdin cannot be used with {other}", 2)
     if project_specs:
         for option, name in (("--store", "store_path"), ("--neo4j", "neo4j_uri")):
-            if _from_command_line(name):
+            if from_command_line(name):
                 raise CliError(f"{option} cannot be used with --project: give every project as --project NAME=...", 2)
         specs = [parse_project(text) for text in project_specs]
     else:
@@ -148,7 +136,7 @@ def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, proj
                 raise CliError(f"--no-auth is allowed on loopback addresses only (127.0.0.0/8, ::1, localhost), "
                                f"not {address[0]}: give a token", 2)
         elif token_stdin:
-            token = check_token(_stdin_line("--token-stdin"))
+            token = check_token(stdin_line("--token-stdin", "token"))
         elif os.environ.get(TOKEN_ENV):
             token = check_token(os.environ[TOKEN_ENV])
         elif not project_tokens_file:
@@ -175,16 +163,12 @@ def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, proj
 
     verifier = StaticTokenVerifier(token, project_tokens) if token or project_tokens else None
     password = None
-    on_neo4j = any(s.kind == "neo4j" for s in specs)
-    if password_stdin:
-        if not on_neo4j:
-            raise CliError("--password-stdin needs a Neo4j project", 2)
-        password = _stdin_line("--password-stdin")
-    elif (on_neo4j and address is not None and not token_stdin and sys.stdin is not None and sys.stdin.isatty()
-          and not (os.environ.get("NEO4J_PASSWORD") or os.environ.get("NEO4J_PASSWORD_FILE"))):
-        user = neo4j_user or os.environ.get("NEO4J_USER") or "neo4j"
-        password = str(click.prompt(f"Neo4j password for {user}", hide_input=True, err=True, default="",
-                                    show_default=False)) or None
+    servers = ", ".join(s.location for s in specs if s.kind == "neo4j")
+    if password_stdin and not servers:
+        raise CliError("--password-stdin needs a Neo4j project", 2)
+    if servers and address is not None and not token_stdin:
+        # over stdio, standard input carries the protocol: no prompt, no password line
+        password = neo4j_password(from_stdin=password_stdin, user=neo4j_user, server=servers)
 
     projects = Projects([Project(s, neo4j_user=neo4j_user, neo4j_password=password, read_only=read_only)
                          for s in specs], default_project)
@@ -207,7 +191,7 @@ def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, proj
                                   token_verifier=verifier, auth=auth_settings(host, port) if verifier else None)
             say(f"serving {url_of(sock)} (projects: {names}; "
                 f"{'bearer token required' if verifier else 'no auth, loopback only'})")
-            serve_http(server, sock, access_log=_verbose())
+            serve_http(server, sock, access_log=verbose())
         finally:
             sock.close()
     finally:
@@ -259,12 +243,7 @@ def _given_options() -> list[tuple[str, Any]]:
     given: list[tuple[str, Any]] = []
     for flag, name in (("--read-only", "read_only"), ("--max-response-tokens", "max_response_tokens"),
                        ("--default-project", "default_project")):
-        if _from_command_line(name):
+        if from_command_line(name):
             value = params[name]
             given.append((flag, value if value is True else str(value)))
     return given
-
-
-def _verbose() -> bool:
-    ctx: Any = click.get_current_context(silent=True)
-    return bool(ctx and ctx.find_root().params.get("verbose"))

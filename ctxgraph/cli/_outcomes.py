@@ -6,7 +6,8 @@ from typing import Any
 
 import click
 
-from ctxgraph.cli import CliError, _echo_json, _store_params, format_option, open_service, store_options
+from ctxgraph.cli._common import CliError, echo_json, format_option
+from ctxgraph.cli._stores import open_service, store_options, store_params
 
 
 def _since(value: str | None) -> str | None:
@@ -47,10 +48,10 @@ def outcomes_command(since: str | None, last: int | None, fmt: str, **kwargs: An
     delivered and used and the tokens wasted.
     """
     since = _since(since)
-    with open_service(_store_params(kwargs), read_only=True) as svc:
+    with open_service(store_params(kwargs), read_only=True) as svc:
         report = svc.outcomes(since=since, last=last)
     if fmt == "json":
-        _echo_json(report.model_dump(mode="json"))
+        echo_json(report.model_dump(mode="json"))
         return
     window = " ".join(x for x in (f"since {report.since}" if report.since else "",
                                   f"last {report.last}" if report.last else "") if x) or "all kept"

@@ -1,18 +1,139 @@
-"""Which store a command opens, and what a failing command leaves: one store
+"""Which store a command opens, and what a failing command leaves: the store
+options (--store, --neo4j and its user, database and password), one store
 per command (--store and --neo4j, or their variables, are not both taken),
-no new file after a failure, and where the demo is when the project's store
-is missing."""
+the service opened on it, no new file after a failure, and where the demo is
+when the project's store is missing."""
 
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from click.core import ParameterSource
 
-from ctxgraph.cli import CliError, note
+from ctxgraph.cli._common import CliError, F, note, stdin_line, stdin_used
+from ctxgraph.errors import StoreUnavailableError
+
+if TYPE_CHECKING:
+    from ctxgraph.service import ContextService
+
+#: Where the demo goes when no store is named: its own file, never the project's graph.
+DEMO_STORE = Path(".ctxgraph") / "demo.db"
+
+
+def store_options(fn: F) -> F:
+    """--store / --neo4j and friends, on every command that opens a store."""
+    return click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path),
+                        envvar="CTXGRAPH_STORE", show_envvar=True,
+                        help="Embedded store file [default: the nearest .ctxgraph/graph.db from here "
+                             "upwards, else ./.ctxgraph/graph.db].")(neo4j_options(fn))
+
+
+def neo4j_options(fn: F) -> F:
+    """--neo4j URI and its user, database and password options."""
+    options = [
+        click.option("--neo4j", "neo4j_uri", metavar="URI", envvar="NEO4J_URI", show_envvar=True,
+                     help="Use a Neo4j server (neo4j://, bolt://, +s/+ssc variants) instead of "
+                          "the embedded store. Password from NEO4J_PASSWORD or NEO4J_PASSWORD_FILE, "
+                          "--password-stdin, or a prompt when standard input is a terminal."),
+        click.option("--neo4j-user", metavar="NAME", envvar="NEO4J_USER", show_envvar=True,
+                     help="Neo4j user [default: neo4j]."),
+        click.option("--neo4j-database", metavar="NAME", envvar="NEO4J_DATABASE", show_envvar=True,
+                     help="Neo4j database [default: the server's default]."),
+        click.option("--password-stdin", is_flag=True,
+                     help="Read the Neo4j password from the first line of standard input."),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def neo4j_password(*, from_stdin: bool, user: str | None, server: str) -> str | None:
+    """The Neo4j password when the command must supply it: the first line of
+    standard input with ``from_stdin`` (--password-stdin), else a prompt
+    (hidden input) for ``user`` at ``server`` when no NEO4J_PASSWORD /
+    NEO4J_PASSWORD_FILE is set and standard input is a terminal; else None
+    (the environment's, if any). The caller has checked that a Neo4j server
+    is used and that standard input is free."""
+    if from_stdin:
+        return stdin_line("--password-stdin", "password")
+    if os.environ.get("NEO4J_PASSWORD") or os.environ.get("NEO4J_PASSWORD_FILE"):
+        return None
+    if sys.stdin is not None and sys.stdin.isatty():
+        password = click.prompt(f"Neo4j password for {user or 'neo4j'} at {server}", hide_input=True, err=True,
+                                default="", show_default=False)
+        return str(password) or None
+    return None
+
+
+def _password(params: dict[str, Any]) -> str | None:
+    """The password a store command supplies for the server its options name."""
+    uri = params.get("neo4j_uri")
+    if not uri:
+        if params.get("password_stdin"):
+            raise CliError("--password-stdin needs a Neo4j server (--neo4j URI or NEO4J_URI)", 2)
+        return None
+    if params.get("password_stdin") and stdin_used():
+        raise CliError("--password-stdin cannot be used when a document comes from standard input (-); "
+                       "use NEO4J_PASSWORD_FILE", 2)
+    return neo4j_password(from_stdin=bool(params.get("password_stdin")), user=params.get("neo4j_user"), server=uri)
+
+
+def store_params(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The store options taken out of a command's ``kwargs``, naming one store."""
+    keys = ("store_path", "neo4j_uri", "neo4j_user", "neo4j_database", "password_stdin")
+    return one_store({k: kwargs.pop(k) for k in keys})
+
+
+def service_opener(params: dict[str, Any], *, read_only: bool = False) -> Callable[[], ContextService]:
+    """A function that opens the service on the store the options name (the
+    Neo4j password, if the CLI must supply it, is read now, once)."""
+    from ctxgraph.service import ContextService
+
+    return partial(
+        ContextService.open,
+        params.get("store_path"),
+        neo4j_uri=params.get("neo4j_uri"),
+        neo4j_user=params.get("neo4j_user"),
+        neo4j_password=_password(params),
+        neo4j_database=params.get("neo4j_database"),
+        read_only=read_only,
+    )
+
+
+@contextmanager
+def open_service(params: dict[str, Any], *, read_only: bool = False) -> Iterator[ContextService]:
+    """The service on the store the options name; ``read_only`` for commands
+    that only read (the store is then opened so that it cannot be written).
+
+    A command that fails leaves no new file: an embedded store this command
+    created (with its folder) is removed again when the command fails and
+    the store holds no node (what a failed write left is nothing)."""
+    created = [] if read_only or params.get("neo4j_uri") else new_paths(embedded_path(params))
+    try:
+        svc = service_opener(params, read_only=read_only)()
+    except StoreUnavailableError as exc:
+        remove_if_empty(created)
+        hint = demo_hint(params) if read_only else None
+        if hint:
+            raise StoreUnavailableError(f"{exc}; {hint}") from None
+        raise
+    except BaseException:
+        remove_if_empty(created)
+        raise
+    try:
+        yield svc
+    except BaseException:
+        svc.close()
+        remove_if_empty(created)
+        raise
+    svc.close()
 
 
 def embedded_path(params: dict[str, Any]) -> Path:
@@ -54,8 +175,6 @@ def demo_hint(params: dict[str, Any]) -> str | None:
     """Where the demo is, when the default store does not exist but the demo's does."""
     if params.get("neo4j_uri") or params.get("store_path") or os.environ.get("CTXGRAPH_STORE"):
         return None
-    from ctxgraph.cli._demo import DEMO_STORE
-
     store = embedded_path(params)
     demo = store.with_name(DEMO_STORE.name)
     if store.exists() or not demo.is_file():
@@ -84,4 +203,5 @@ def one_store(params: dict[str, Any], store_option: str = "store_path") -> dict[
     return {**params, "store_path": None}
 
 
-__all__ = ["demo_hint", "embedded_path", "new_paths", "one_store", "remove_if_empty"]
+__all__ = ["DEMO_STORE", "demo_hint", "embedded_path", "neo4j_options", "neo4j_password", "new_paths", "one_store",
+           "open_service", "remove_if_empty", "service_opener", "store_options", "store_params"]

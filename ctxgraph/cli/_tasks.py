@@ -6,22 +6,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ctxgraph.cli import (
-    COMPLEXITIES,
-    STATUSES,
-    _echo_json,
-    _Group,
-    _store_params,
-    format_option,
-    open_service,
-    store_options,
-)
+from ctxgraph.cli._common import COMPLEXITIES, STATUSES, Group, echo_json, format_option
+from ctxgraph.cli._stores import open_service, store_options, store_params
 
 if TYPE_CHECKING:
     from ctxgraph.core.models import Task
 
 
-@click.group(cls=_Group)
+@click.group(cls=Group)
 def task() -> None:
     """Add, show, list and block tasks."""
 
@@ -44,10 +36,10 @@ def task_add(task_id: str, name: str, objective: str, criteria: tuple[str, ...],
     doc = {"id": task_id, "name": name, "objective": objective, "acceptance_criteria": list(criteria),
            "type": task_type, "complexity": complexity, "depends_on": list(depends_on),
            "requires_context": not no_context}
-    with open_service(_store_params(kwargs)) as svc:
+    with open_service(store_params(kwargs)) as svc:
         saved = svc.add_task(doc)
     if fmt == "json":
-        _echo_json(saved.model_dump(mode="json"))
+        echo_json(saved.model_dump(mode="json"))
     else:
         click.echo(f"added {saved.id}")
 
@@ -81,10 +73,10 @@ def _task_lines(t: Task) -> list[str]:
 @format_option
 def task_show(task_id: str, fmt: str, **kwargs: Any) -> None:
     """Show one task with its signals and outcome."""
-    with open_service(_store_params(kwargs), read_only=True) as svc:
+    with open_service(store_params(kwargs), read_only=True) as svc:
         t = svc.get_task(task_id)
     if fmt == "json":
-        _echo_json(t.model_dump(mode="json"))
+        echo_json(t.model_dump(mode="json"))
     else:
         click.echo("\n".join(_task_lines(t)))
 
@@ -97,10 +89,10 @@ def task_list(status: str | None, fmt: str, **kwargs: Any) -> None:
     """List tasks, in id order."""
     from ctxgraph.core.models import TaskStatus
 
-    with open_service(_store_params(kwargs), read_only=True) as svc:
+    with open_service(store_params(kwargs), read_only=True) as svc:
         tasks = svc.list_tasks(TaskStatus(status) if status else None)
     if fmt == "json":
-        _echo_json([t.model_dump(mode="json") for t in tasks])
+        echo_json([t.model_dump(mode="json") for t in tasks])
         return
     for t in tasks:
         click.echo(f"{t.id}\t{t.status.value}\t{t.intent}")
@@ -112,7 +104,7 @@ def task_list(status: str | None, fmt: str, **kwargs: Any) -> None:
 @store_options
 def task_block(task_id: str, reason: str, **kwargs: Any) -> None:
     """Mark a task blocked (it shows under Active Blockers)."""
-    with open_service(_store_params(kwargs)) as svc:
+    with open_service(store_params(kwargs)) as svc:
         svc.block(task_id, reason)
     click.echo(f"blocked {task_id}")
 
@@ -122,7 +114,7 @@ def task_block(task_id: str, reason: str, **kwargs: Any) -> None:
 @store_options
 def task_unblock(task_id: str, **kwargs: Any) -> None:
     """Set a blocked task back to pending."""
-    with open_service(_store_params(kwargs)) as svc:
+    with open_service(store_params(kwargs)) as svc:
         svc.unblock(task_id)
     click.echo(f"unblocked {task_id}")
 
@@ -133,7 +125,7 @@ def task_unblock(task_id: str, **kwargs: Any) -> None:
 @store_options
 def depend(task_id: str, dependency_id: str, **kwargs: Any) -> None:
     """Make TASK_ID depend on DEPENDENCY_ID (cycles are refused)."""
-    with open_service(_store_params(kwargs)) as svc:
+    with open_service(store_params(kwargs)) as svc:
         svc.add_dependency(task_id, dependency_id)
     click.echo(f"{task_id} depends on {dependency_id}")
 

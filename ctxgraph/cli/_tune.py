@@ -8,7 +8,8 @@ from typing import Any
 
 import click
 
-from ctxgraph.cli import CliError, _echo_json, _store_params, format_option, open_service, store_options
+from ctxgraph.cli._common import CliError, echo_json, format_option
+from ctxgraph.cli._stores import open_service, store_options, store_params
 from ctxgraph.errors import CtxgraphError
 
 
@@ -42,7 +43,7 @@ def tune_command(seed: int, settings_path: Path | None, dry_run: bool, fmt: str,
         target, _ = (settings_path, True) if settings_path else settings_target()
         # read once: a broken settings file is refused before the work
         settings = load_settings(target) if target.exists() else None
-        with open_service(_store_params(kwargs), read_only=True) as svc:
+        with open_service(store_params(kwargs), read_only=True) as svc:
             if settings_path is not None and settings is not None:
                 svc.config = settings.context
             with click.progressbar(length=1, label="Replaying the history", file=sys.stderr,
@@ -58,7 +59,7 @@ def tune_command(seed: int, settings_path: Path | None, dry_run: bool, fmt: str,
     except CtxgraphError as exc:
         raise CliError(str(exc), exc.exit_code) from None
     if fmt == "json":
-        _echo_json({"tasks": result.tasks, "seed": seed, "settings": str(target), "written": written,
+        echo_json({"tasks": result.tasks, "seed": seed, "settings": str(target), "written": written,
                     "weights": result.weights.model_dump(), "fits": [f.as_dict() for f in result.fits]})
         return
     click.echo(f"finished tasks replayed: {result.tasks}")

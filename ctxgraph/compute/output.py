@@ -160,3 +160,15 @@ class ComputedContext(BaseModel):
     tokens: int = 0
     budget: int = 0
     explain: tuple[ExplainEntry, ...] | None = None
+
+
+def store_warning(ctx: ComputedContext) -> str | None:
+    """What ``ctxgraph context`` says on stderr (and an MCP result carries as
+    its warning) when the store did not (fully) answer, without the
+    ``ctxgraph: warning: `` prefix; None when it did."""
+    notes = ctx.computed.notes
+    if not notes:
+        return None
+    more = len(notes) - 1
+    extra = f" (and {more} more parts; --debug lists them)" if more else ""
+    return f"context computed without the store's answer: {notes[0]}{extra}"

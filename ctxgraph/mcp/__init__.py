@@ -4,7 +4,7 @@ orchestrator that speaks MCP.
 
 - :mod:`ctxgraph.mcp.projects`: the served projects, one ``ContextService`` each;
 - :mod:`ctxgraph.mcp.tools`: the tools and resources (``build_server``);
-- :mod:`ctxgraph.mcp.ops`: contexts within a size cap, and the store warning;
+- :mod:`ctxgraph.mcp.ops`: contexts within a size cap;
 - :mod:`ctxgraph.mcp.responses`: results, errors, the size cap, cursors;
 - :mod:`ctxgraph.mcp.transport`: stdio, HTTP, the bearer tokens, DNS-rebinding protection;
 - :mod:`ctxgraph.mcp.startup`: the command line's checks, before the SDK is imported;

@@ -3,9 +3,9 @@
 service and works through its ``compute`` — no second code path.
 
 - :func:`compute_within`: ``compute`` with the budget lowered until the
-  response built from the context fits a size cap;
-- :func:`store_warning`: the warning ``ctxgraph context`` prints when a
-  context was computed without (part of) the store's answer.
+  response built from the context fits a size cap (the warning a context
+  computed without the store's answer carries is
+  :func:`ctxgraph.compute.output.store_warning`, the CLI's too).
 """
 
 from __future__ import annotations
@@ -58,14 +58,3 @@ def _too_large(task_id: str, cap: int, budget: int) -> CtxgraphError:
     return CtxgraphError(
         f"the context of {task_id} does not fit the response cap of {cap:,} tokens, not even at a budget of "
         f"{budget:,} (the blocks that are never compressed must fit); raise --max-response-tokens")
-
-
-def store_warning(ctx: ComputedContext) -> str | None:
-    """What ``ctxgraph context`` says on stderr when the store did not (fully)
-    answer, without its ``ctxgraph: warning: `` prefix; None when it did."""
-    notes = ctx.computed.notes
-    if not notes:
-        return None
-    more = len(notes) - 1
-    extra = f" (and {more} more parts; --debug lists them)" if more else ""
-    return f"context computed without the store's answer: {notes[0]}{extra}"

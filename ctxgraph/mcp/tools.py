@@ -21,7 +21,7 @@ from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from ctxgraph import Task, TaskStatus
-from ctxgraph.compute.context import ComputedContext
+from ctxgraph.compute.output import ComputedContext, store_warning
 from ctxgraph.core.tokens import estimate_tokens
 from ctxgraph.errors import CtxgraphError
 from ctxgraph.mcp import ops
@@ -118,7 +118,7 @@ class CtxgraphTools:
             return error(f"unexpected {type(exc).__name__}: {exc} (the server's log has the traceback)")
 
     def context_result(self, project: str, ctx: ComputedContext, lowered: int | None) -> CallToolResult:
-        warning = ops.store_warning(ctx)
+        warning = store_warning(ctx)
         notes = [f"ctxgraph: warning: {warning}"] if warning else []
         if lowered is not None:
             notes.append(f"ctxgraph: warning: budget lowered from {lowered:,} to {ctx.budget:,} tokens to fit "
@@ -198,7 +198,7 @@ class CtxgraphTools:
                        if (item_id is None or e.id == item_id) and (fate is None or e.fate == fate)
                        and (section is None or e.section == section)]
             head = {"project": name, "task_id": ctx.task_id, "tokens": ctx.tokens, "budget": ctx.budget,
-                    "strategy": ctx.computed.strategy, "total": len(entries), "warning": ops.store_warning(ctx)}
+                    "strategy": ctx.computed.strategy, "total": len(entries), "warning": store_warning(ctx)}
 
             def build(items: list[Any], more: str | None) -> CallToolResult:
                 return ok({**head, "entries": [e.model_dump(mode="json") for e in items], "next_cursor": more})
@@ -374,7 +374,7 @@ class CtxgraphTools:
             _, ctx, _ = self.computed(project, task_id, lambda c: estimate_tokens(c.markdown) + 200)
         except CtxgraphError as exc:
             raise ResourceError(error_line(str(exc))) from None
-        warning = ops.store_warning(ctx)
+        warning = store_warning(ctx)
         return f"ctxgraph: warning: {warning}\n\n{ctx.markdown}" if warning else ctx.markdown
 
     def stats_json(self, project: str | None) -> str:

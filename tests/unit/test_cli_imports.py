@@ -121,7 +121,7 @@ def test_commands_that_need_no_signals_load_nothing_heavy(store_dir: Path, args:
 
 
 def test_spelled_out_choices_match_the_models() -> None:
-    from ctxgraph.cli import COMPLEXITIES, STATUSES
+    from ctxgraph.cli._common import COMPLEXITIES, STATUSES
     from ctxgraph.cli._ingest import HANDOFF_BATCH
     from ctxgraph.core.models import Complexity, TaskStatus
     from ctxgraph.service import HANDOFF_BATCH as SERVICE_HANDOFF_BATCH
