@@ -30,6 +30,7 @@ from pydantic import ValidationError
 from ctxgraph.compute.config import ContextConfig
 from ctxgraph.compute.ranking import RankingWeights
 from ctxgraph.errors import ConfigurationError
+from ctxgraph.files import atomic_write
 from ctxgraph.signals import DEFAULT_DOMAINS
 
 
@@ -105,8 +106,6 @@ def write_ranking(path: Path, weights: RankingWeights) -> None:
     ``pyproject.toml``), keeping every other setting, comment and layout. The
     file is replaced whole (a temporary file renamed over it), never half-written;
     a file that is not valid TOML is refused and left as it is."""
-    import os
-    import tempfile
 
     import tomlkit
     from tomlkit.exceptions import TOMLKitError
@@ -131,16 +130,9 @@ def write_ranking(path: Path, weights: RankingWeights) -> None:
     table["ranking"] = ranking
     out = tomlkit.dumps(doc)
     tomllib.loads(out)  # what was written must read back
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        with atomic_write(path, text=True) as handle:
             handle.write(out)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if path.exists():
-            os.chmod(tmp, path.stat().st_mode & 0o7777)
-        os.replace(tmp, path)
     except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
         raise ConfigurationError(f"{path}: cannot write settings: {exc}") from None
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import click
 
 from ctxgraph.cli._common import CliError, echo_json, format_option
+from ctxgraph.files import atomic_write
 
 
 @click.command("analyst-queries")
@@ -49,17 +48,8 @@ def analyst_command(zip_path: Path | None, task_id: str, force: bool, fmt: str) 
         raise CliError(f"{zip_path.parent}: no such folder", 2)
     data = browser_zip(task_id)
     try:
-        fd, tmp = tempfile.mkstemp(dir=zip_path.parent, prefix=".ctxgraph-", suffix=".zip.tmp")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-            mask = os.umask(0)  # mkstemp makes the file 0600; give it the mode a plain open() would
-            os.umask(mask)
-            os.chmod(tmp, 0o666 & ~mask)
-            os.replace(tmp, zip_path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        with atomic_write(zip_path) as handle:
+            handle.write(data)
     except OSError as exc:
         raise CliError(f"{zip_path}: cannot write: {exc.strerror or exc}") from None
     n = len(cypher.analyst_names())

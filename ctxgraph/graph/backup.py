@@ -25,7 +25,6 @@ import io
 import json
 import math
 import os
-import secrets
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -34,6 +33,7 @@ from typing import IO, Any
 
 from ctxgraph.core.models import KIND_LABELS
 from ctxgraph.errors import InvalidDocumentError
+from ctxgraph.files import atomic_write
 from ctxgraph.graph.store import KnowledgeStore
 
 FORMAT = "ctxgraph-export"
@@ -258,18 +258,8 @@ def export_to_path(store: KnowledgeStore, path: str | os.PathLike[str]) -> Expor
         finally:
             out.flush()
             out.detach()  # leave sys.stdout open
-    target = Path(path)
-    tmp = target.parent / f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-    try:
-        with open(tmp, "x", encoding="utf-8", newline="\n") as out:
-            summary = write_export(store, out)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return summary
+    with atomic_write(Path(path), text=True) as handle:
+        return write_export(store, handle)
 
 
 class ExportReader:

@@ -17,7 +17,6 @@ import hashlib
 import logging
 import math
 import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ctxgraph.core.vectors import DIMENSIONS, MAX_PIECES, QUERY_PIECES
+from ctxgraph.files import atomic_write
 from ctxgraph.memory.model import (
     BATCH,
     MODEL_INSTALL,
@@ -222,16 +222,9 @@ class CachedEmbedder:
         if not self._dirty:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        # A temporary file of this process's own (two processes saving one cache
-        # at once each replace it whole; a fixed name made one of them fail).
-        fd, name = tempfile.mkstemp(dir=self.path.parent, prefix=self.path.name + ".", suffix=".tmp.npz")
-        try:
-            with os.fdopen(fd, "wb") as out:
-                np.savez(out, **self._vectors)  # type: ignore[arg-type]
-            os.replace(name, self.path)
-        except BaseException:
-            Path(name).unlink(missing_ok=True)
-            raise
+        # Two processes saving one cache at once each replace it whole.
+        with atomic_write(self.path) as out:
+            np.savez(out, **self._vectors)  # type: ignore[arg-type]
         self._dirty = False
 
 

@@ -1,8 +1,9 @@
 """The import graph holds the layering: cli -> mcp/evaluation/demo -> service
 -> outcomes -> memory -> compute / graph -> core (with errors, signals and
-cypher beside it). Every import counts, at module level or inside a function (a lazy import
-is no way around a layer); only ``if TYPE_CHECKING:`` imports, which never
-run, are left out."""
+cypher beside it, and files, the atomic write, for the parts that do IO:
+core and compute do none). Every import counts, at module level or inside a
+function (a lazy import is no way around a layer); only ``if TYPE_CHECKING:``
+imports, which never run, are left out."""
 
 from __future__ import annotations
 
@@ -16,16 +17,18 @@ PACKAGE = Path(__file__).resolve().parents[2] / "ctxgraph"
 
 #: What each part of the package may not import (the parts above it).
 FORBIDDEN: dict[str, set[str]] = {
-    "core": {"graph", "compute", "memory", "outcomes", "service", "settings", "evaluation", "mcp", "demo",
-             "cli"},
+    "core": {"files", "graph", "compute", "memory", "outcomes", "service", "settings", "evaluation", "mcp",
+             "demo", "cli"},
     "signals": {"core", "graph", "compute", "memory", "outcomes", "service", "settings", "evaluation", "mcp",
                 "demo", "cli"},
     "cypher": {"core", "graph", "compute", "memory", "outcomes", "service", "settings", "evaluation", "mcp",
                "demo", "cli"},
     "errors": {"core", "signals", "graph", "compute", "memory", "outcomes", "service", "settings", "evaluation",
                "mcp", "demo", "cli"},
+    "files": {"core", "signals", "cypher", "errors", "graph", "compute", "memory", "outcomes", "service", "settings",
+              "evaluation", "mcp", "demo", "cli"},
     "graph": {"compute", "memory", "outcomes", "service", "settings", "evaluation", "mcp", "demo", "cli"},
-    "compute": {"memory", "outcomes", "service", "settings", "evaluation", "mcp", "demo", "cli"},
+    "compute": {"files", "memory", "outcomes", "service", "settings", "evaluation", "mcp", "demo", "cli"},
     "memory": {"outcomes", "service", "settings", "evaluation", "mcp", "demo", "cli"},
     "settings": {"graph", "memory", "outcomes", "service", "evaluation", "mcp", "demo", "cli"},
     "outcomes": {"service", "settings", "evaluation", "mcp", "demo", "cli"},
