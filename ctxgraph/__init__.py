@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from ctxgraph.compute.context import ComputedContext as ComputedContext
+    from ctxgraph.compute.output import ComputedContext as ComputedContext
     from ctxgraph.core.models import Complexity as Complexity
     from ctxgraph.core.models import FileEntry as FileEntry
     from ctxgraph.core.models import HandoffDoc as HandoffDoc
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 _EXPORTS = {
     "Complexity": "ctxgraph.core.models",
-    "ComputedContext": "ctxgraph.compute.context",
+    "ComputedContext": "ctxgraph.compute.output",
     "ConfigurationError": "ctxgraph.errors",
     "ContextService": "ctxgraph.service",
     "CtxgraphError": "ctxgraph.errors",

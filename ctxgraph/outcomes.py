@@ -30,8 +30,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from ctxgraph.compute import outcomes as scoring
-from ctxgraph.compute.context import ComputedContext
 from ctxgraph.compute.outcomes import OutcomeReport
+from ctxgraph.compute.output import ComputedContext
 from ctxgraph.graph.outcome_records import (
     KNOWLEDGE_SECTIONS,
     TASK_SECTIONS,

@@ -147,12 +147,9 @@ def context(task_id: str | None, task_file: str | None, fmt: str, complexity: st
         service = None
         location = params.get("neo4j_uri") or str(params.get("store_path") or ContextService.default_store_path())
         svc = ContextService.unavailable(location, str(exc))
-    svc.memory = memory
-    if memory_project:
-        svc.memory_project = memory_project
     try:
-        ctx = svc.compute(task, complexity=complexity, budget=budget, strategy=strategy,
-                          debug=debug, explain=explain, template=template_text)
+        ctx = svc.compute(task, complexity=complexity, budget=budget, strategy=strategy, debug=debug,
+                          explain=explain, template=template_text, memory=memory, memory_project=memory_project)
     finally:
         if service is not None:
             service.__exit__(None, None, None)

@@ -33,28 +33,17 @@ from ctxgraph.compute.config import SCOPE_ORDER, ContextConfig
 from ctxgraph.compute.limits import CONTEXT_MAP_TOP, Limits
 from ctxgraph.compute.memory import fuse
 from ctxgraph.compute.output import (
-    BlockingQuestion,
     CodeRef,
     ComputedContext,
     ComputedMeta,
-    DecisionRef,
     ExplainEntry,
-    FileRef,
-    PatternRef,
-    PriorWork,
-    RelatedTask,
-    WarningRef,
 )
 from ctxgraph.compute.ranking import rank_files
 from ctxgraph.compute.relevance import (
     DEPENDENCY_BONUS,
-    DOMAIN_WEIGHT,
-    KEYWORD_WEIGHT,
-    RELEVANCE_DIGITS,
     filter_context_map,
     merge_hits,
     rarity_weights,
-    relevance,
     tag_relevance,
 )
 from ctxgraph.compute.render import render
@@ -62,14 +51,7 @@ from ctxgraph.core.models import Candidates, KnowledgeItem, Severity, Task, Task
 from ctxgraph.core.tokens import estimate_tokens
 from ctxgraph.signals import TaskSignals
 
-#: The pipeline, and (for importers that predate the split) the models and
-#: relevance helpers re-exported from compute.output and compute.relevance.
-__all__ = [
-    "DEPENDENCY_BONUS", "DOMAIN_WEIGHT", "KEYWORD_WEIGHT", "MEMORY_FILES_TOP", "RELEVANCE_DIGITS",
-    "BlockingQuestion", "CodeRef", "ComputedContext", "ComputedMeta", "DecisionRef", "ExplainEntry", "FileRef",
-    "PatternRef", "PriorWork", "RelatedTask", "WarningRef", "apply_caps", "assemble", "collect_blocks",
-    "compute_context", "filter_context_map", "merge_hits", "rarity_weights", "relevance",
-]
+__all__ = ["MEMORY_FILES_TOP", "apply_caps", "assemble", "collect_blocks", "compute_context"]
 
 #: Files named (snippets and code references) when the associative memory ranks them.
 MEMORY_FILES_TOP = 9

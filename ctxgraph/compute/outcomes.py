@@ -48,7 +48,7 @@ from ctxgraph.compute.blocks import (
     frag_snippet,
     frag_warning,
 )
-from ctxgraph.compute.context import ComputedContext
+from ctxgraph.compute.output import ComputedContext
 from ctxgraph.core.tokens import estimate_tokens
 from ctxgraph.graph.outcome_records import (
     FILE_SECTIONS,

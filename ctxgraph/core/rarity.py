@@ -41,11 +41,6 @@ def tag_weights(dfs: Iterable[tuple[str, int]], total: int) -> dict[str, float]:
     return {tag: tag_weight(df, total) for tag, df in dfs}
 
 
-def weighted_sum(tags: Iterable[str], weights: Mapping[str, float]) -> float:
-    """Sum of the weights of ``tags`` (1.0 for a tag without a known degree), rounded."""
-    return round(sum(weights.get(tag, 1.0) for tag in tags), DIGITS)
-
-
 def weighted(tags: Iterable[str], dfs: Mapping[str, int], total: int, max_df: int = 0) -> list[tuple[str, float]]:
     """(tag, weight) of the ``tags`` known to the graph (``dfs``: their degrees)
     and not above the degree cap ``max_df`` (0: no cap), in the given order,
@@ -54,4 +49,4 @@ def weighted(tags: Iterable[str], dfs: Mapping[str, int], total: int, max_df: in
             if t in dfs and (max_df <= 0 or dfs[t] <= max_df)]
 
 
-__all__ = ["DIGITS", "tag_weight", "tag_weights", "weighted", "weighted_sum"]
+__all__ = ["DIGITS", "tag_weight", "tag_weights", "weighted"]

@@ -9,7 +9,7 @@ so their token counts compare with ctxgraph's.
   the seed's context-map cap, so the list is as long as the seed's and as
   ctxgraph's code references on the normal tier.
 * ``seed`` — the seed's context-map scoring alone
-  (:func:`ctxgraph.compute.context.filter_context_map`), top 10.
+  (:func:`ctxgraph.compute.relevance.filter_context_map`), top 10.
 * ``all`` — every context-map file and every history task with the files it
   touched, oldest first: the accumulated-context extreme.
 """

@@ -157,8 +157,7 @@ def run_queries(
     the plain ctxgraph row then has it off); ``tuned``: also the
     :data:`TUNED_SYSTEM` row, ranked with these weights."""
     systems = systems_of(memory, tuned is not None)
-    untuned = svc.config
-    tuned_config = untuned.model_copy(update={"ranking": tuned}) if tuned is not None else untuned
+    tuned_config = svc.config.model_copy(update={"ranking": tuned}) if tuned is not None else svc.config
     known = eval_set.known_paths
     now = eval_set.snapshot
     map_paths = eval_set.map_paths
@@ -176,19 +175,15 @@ def run_queries(
             task = query.task()
 
             def ctxgraph_text(task: Task = task) -> str:
-                svc.memory = False
-                return svc.compute(task, complexity=complexity, budget=budget, now=now).markdown
+                return svc.compute(task, complexity=complexity, budget=budget, now=now, memory=False).markdown
 
             def tuned_text(task: Task = task) -> str:
-                svc.memory, svc.config = False, tuned_config
-                try:
-                    return svc.compute(task, complexity=complexity, budget=budget, now=now).markdown
-                finally:
-                    svc.config = untuned
+                return svc.compute(task, complexity=complexity, budget=budget, now=now, memory=False,
+                                   config=tuned_config).markdown
 
             def memory_text(task: Task = task) -> str:
-                svc.memory = True
-                return svc.compute(task, complexity=complexity, budget=budget, now=now).markdown
+                return svc.compute(task, complexity=complexity, budget=budget, now=now, memory=True,
+                                   memory_project=eval_set.name).markdown
 
             def bm25_text(text: str = query.text) -> str:
                 return render_paths(bm25.rank(text))
@@ -240,7 +235,6 @@ def index_source(svc: ContextService, eval_set: EvalSet, root: Path, *, embeddin
 
         report = index_project(svc.store, root, project=eval_set.name, embeddings=embeddings,
                                embedder=embedder, progress=progress)
-    svc.memory_project = eval_set.name
     return report
 
 

@@ -49,7 +49,7 @@ from ctxgraph.service.knowledge import KnowledgeMixin
 from ctxgraph.signals import SignalExtractor, TaskSignals, terms
 
 if TYPE_CHECKING:
-    from ctxgraph.compute.context import ComputedContext
+    from ctxgraph.compute.output import ComputedContext
 
 log = logging.getLogger(__name__)
 
@@ -220,11 +220,13 @@ class ContextService(AdminMixin, KnowledgeMixin, IngestMixin):
     # -- compute -------------------------------------------------------------------
 
     def gather(self, task: Task, signals: TaskSignals, *, stored: bool = False,
-               query_vector: tuple[str, list[float]] | None = None) -> Candidates:
+               query_vector: tuple[str, list[float]] | None = None, memory: bool | None = None,
+               memory_project: str | None = None, config: ContextConfig | None = None) -> Candidates:
         """Phase 2-4 candidates and working memory from the store (the IO half).
         ``stored``: ``task`` was read from the store, with ``query_vector`` (its
         stored query vector: text hash, vector), used when of its current text;
-        one made here is stored with it.
+        one made here is stored with it. ``memory``, ``memory_project`` and
+        ``config``: as for :meth:`compute`.
 
         One read transaction (two statements on Neo4j). If it fails (server down, timeout)
         the context is computed from nothing stored, with a note in the debug
@@ -244,18 +246,18 @@ class ContextService(AdminMixin, KnowledgeMixin, IngestMixin):
             # The history ranks the files; the seed's context-map filter is the
             # fallback for a graph without files only. One read transaction.
             found, history = self.store.gather_with_history(query, query_terms, lim.CONTEXT_MAP_TOP, vector)
-            memory: MemoryRecall | None = None
-            if self.memory:
+            recalled: MemoryRecall | None = None
+            if self.memory if memory is None else memory:
                 from ctxgraph.memory.recall import recall
 
                 if vector is None and any(p.embeddings for p in found.memory_projects):
                     vector = self._query_vector(task, notes, stored=stored, known=query_vector, needed=True)
-                memory, memory_notes = recall(self.store, found.memory_projects, task.text, query_terms,
-                                              project=self.memory_project,
-                                              stale_hours=self.config.memory_stale_hours,
-                                              embedder=self.embedder, query_vector=vector)
+                recalled, memory_notes = recall(self.store, found.memory_projects, task.text, query_terms,
+                                                project=memory_project or self.memory_project,
+                                                stale_hours=(config or self.config).memory_stale_hours,
+                                                embedder=self.embedder, query_vector=vector)
                 notes += memory_notes
-            return found.model_copy(update={"history": history, "query_terms": query_terms, "memory": memory,
+            return found.model_copy(update={"history": history, "query_terms": query_terms, "memory": recalled,
                                             "memory_notes": tuple(notes)})
         except StoreUnavailableError as exc:
             log.warning("context of %s computed without the store: %s", task.id, exc)
@@ -274,12 +276,18 @@ class ContextService(AdminMixin, KnowledgeMixin, IngestMixin):
         template: str | None = None,
         now: datetime | None = None,
         record: bool = True,
+        memory: bool | None = None,
+        memory_project: str | None = None,
+        config: ContextConfig | None = None,
     ) -> ComputedContext:
         """The computed context of a stored task (by id) or of a ``Task`` value.
 
         ``budget`` (tokens) and ``strategy`` override the settings for this call;
         ``explain`` adds every candidate with its score parts and fate.
         ``record=False``: not recorded as delivered (see :meth:`record_delivery`).
+        ``memory`` (use the associative memory), ``memory_project`` (the indexed
+        project to search) and ``config`` (the settings) are this call's, instead
+        of the service's ``memory``, ``memory_project`` and ``config``.
         """
         tier = _choice("complexity", complexity, Complexity) if complexity is not None else None
         if strategy is not None and strategy not in STRATEGIES:
@@ -296,7 +304,7 @@ class ContextService(AdminMixin, KnowledgeMixin, IngestMixin):
             raise InvalidArgumentError(f"task: expected a task id (str) or a Task, got {type(task).__name__}")
         signals = task.signals or self.signals_for(task)
         tier = tier or task.complexity
-        config = self.config
+        config = config or self.config
         if budget is not None or strategy is not None:
             update: dict[str, Any] = {}
             if budget is not None:
@@ -306,7 +314,8 @@ class ContextService(AdminMixin, KnowledgeMixin, IngestMixin):
             config = ContextConfig.model_validate({**config.model_dump(), **update})
         from ctxgraph.compute.context import compute_context  # here: commands computing no context skip it
 
-        candidates = self.gather(task, signals, stored=stored, query_vector=known)
+        candidates = self.gather(task, signals, stored=stored, query_vector=known, memory=memory,
+                                 memory_project=memory_project, config=config)
         ctx = compute_context(
             task, signals, candidates, lim.limits_for(tier), complexity=tier.value, config=config,
             now=now, debug=debug, template=template, explain=explain,

@@ -14,8 +14,8 @@ from ctxgraph.graph.store import UnavailableStore
 from ctxgraph.service.base import ServiceBase
 
 if TYPE_CHECKING:
-    from ctxgraph.compute.context import ComputedContext
     from ctxgraph.compute.outcomes import OutcomeReport
+    from ctxgraph.compute.output import ComputedContext
     from ctxgraph.compute.tune import TuneResult
     from ctxgraph.graph.records import HandoffRecord
 

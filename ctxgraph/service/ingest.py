@@ -77,14 +77,10 @@ class IngestMixin(VectorsMixin, FeedbackMixin):
 
     # -- handoffs ----------------------------------------------------------------
 
-    def prepare_handoff(self, doc: HandoffDoc, raw: Mapping[str, Any]) -> HandoffRecord:
-        """Turn a validated handoff into the record a store writes (no IO)."""
-        return self.prepare_handoffs([(doc, raw)])[0]
-
     def prepare_handoffs(self, docs: Sequence[tuple[HandoffDoc, Mapping[str, Any]]]) -> list[HandoffRecord]:
-        """:meth:`prepare_handoff` for many handoffs: the knowledge texts of all
-        of them go through the signal extractor in one ``extract_many`` call
-        (one ``nlp.pipe``), not a few texts per handoff."""
+        """Validated handoffs as the records a store writes (no IO): the
+        knowledge texts of all of them go through the signal extractor in one
+        ``extract_many`` call (one ``nlp.pipe``), not a few texts per handoff."""
         items = [_handoff_items(doc) for doc, _ in docs]
         extracted = iter(self.extractor.extract_many([text for found in items for _, text, _, _ in found]))
         return [

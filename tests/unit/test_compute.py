@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxgraph.compute.context import ComputedContext, compute_context
+from ctxgraph.compute.context import compute_context
 from ctxgraph.compute.limits import TIERS, limits_for
+from ctxgraph.compute.output import ComputedContext
 from ctxgraph.compute.relevance import filter_context_map, merge_hits, relevance
 from ctxgraph.compute.seed import score_file
 from ctxgraph.core.models import (
