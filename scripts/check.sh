@@ -31,4 +31,5 @@ python -m ruff check ctxgraph tests scripts benchmarks
 python -m mypy
 if [ -n "$booting" ]; then wait "$booting" || { cat "$log" >&2; exit 1; }; fi
 cat "$log"
-python scripts/neo4j_local.py run -- python -m pytest -q "$@"
+# -m: the slow tests too (plain pytest leaves them out; arguments given here come after and win)
+python scripts/neo4j_local.py run -- python -m pytest -q -m "slow or not slow" "$@"
