@@ -72,3 +72,50 @@ def test_every_relative_link_resolves(path: Path) -> None:
         elif anchor and anchor not in _anchors(resolved):
             broken.append(f"{target}: no such heading")
     assert broken == []
+
+
+def _blocks(path: Path, language: str) -> list[str]:
+    return re.findall(rf"^```{language}\n(.*?)^```", path.read_text(encoding="utf-8"), flags=re.M | re.S)
+
+
+def test_the_settings_snippets_load_and_show_the_defaults(tmp_path: Path) -> None:
+    from ctxgraph.compute.config import ContextConfig
+    from ctxgraph.settings import load_settings
+
+    blocks = _blocks(DOCS / "concepts.md", "toml")
+    assert len(blocks) == 3
+    for i, block in enumerate(blocks):
+        (tmp_path / "ctxgraph.toml").write_text(block, encoding="utf-8")
+        loaded = load_settings(tmp_path / "ctxgraph.toml")
+        if i:  # the ranking's weights and the memory's settings, "defaults shown"
+            assert loaded.context == ContextConfig(), block
+
+
+def test_the_analysts_page_lists_every_saved_query() -> None:
+    listed = re.findall(r"^\| `(\w+\.cypher)` \|", (DOCS / "analysts.md").read_text(encoding="utf-8"), flags=re.M)
+    shipped = sorted(p.name for p in (ROOT / "ctxgraph" / "cypher" / "analyst").glob("*.cypher"))
+    assert sorted(listed) == shipped
+
+
+def test_the_reference_names_every_command_and_exit_code() -> None:
+    import click
+
+    from ctxgraph import errors
+    from ctxgraph.cli import main
+
+    text = (DOCS / "reference.md").read_text(encoding="utf-8")
+    first_cells = re.findall(r"^\| (`ctxgraph .*?) \| ", text, flags=re.M)
+    spans = [span.removeprefix("ctxgraph ") for cell in first_cells for span in re.findall(r"`([^`]*)`", cell)]
+    documented = {" ".join(w for w in span.split()[:2] if re.fullmatch(r"[a-z][a-z-]*", w)) for span in spans}
+
+    def commands(group: click.Group, prefix: str = "") -> list[str]:
+        found = []
+        for name, command in group.commands.items():
+            found += commands(command, f"{prefix}{name} ") if isinstance(command, click.Group) else [prefix + name]
+        return found
+
+    assert sorted(set(commands(main)) - documented) == []
+    codes = {int(c) for c in re.findall(r"^\| (\d) \|", text, flags=re.M)}
+    raised = {cls.exit_code for cls in vars(errors).values()
+              if isinstance(cls, type) and issubclass(cls, errors.CtxgraphError)}
+    assert raised <= codes and {0, 1, 2} <= codes
