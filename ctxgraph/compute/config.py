@@ -69,6 +69,10 @@ class ContextConfig(BaseModel):
     memory_snippet_bm25: float = Field(default=30.0, ge=0,
                                        description="BM25 a chunk needs to be shown without a vector match")
     memory_rrf_k: int = Field(default=60, ge=1, description="reciprocal rank fusion constant")
+    memory_graph_keep: float = Field(
+        default=0.7, ge=0,
+        description="graph files scoring at least this share of its best file's lead the fused "
+                    "files in the graph's order (over 1: none, plain reciprocal rank fusion)")
     memory_stale_hours: float = Field(default=24.0, gt=0,
                                       description="an index older than this is stale and not used")
     # -- context outcomes (ctxgraph.outcomes) --

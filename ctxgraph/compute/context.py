@@ -147,6 +147,7 @@ def collect_blocks(
 
     # Phase 4: context map — ranked with the history's evidence when there is
     # some, else by the seed's scores alone.
+    from_history = candidates.history is not None and bool(candidates.history.files)
     if candidates.history is not None and candidates.history.files:
         ranked = rank_files(candidates.history, signals, config.ranking)
         # without memory to fuse with, only the first CONTEXT_MAP_TOP are shown
@@ -161,7 +162,9 @@ def collect_blocks(
     if candidates.memory is not None:
         # Associative memory: files fused with the graph's ranking; the best
         # chunks shown as snippets, their files not repeated below.
-        fusion = fuse([r.file for r in code_refs], candidates.memory, config)
+        # (the files the history backs keep their places: compute.memory.kept)
+        fusion = fuse([r.file for r in code_refs], candidates.memory, config,
+                      [r.relevance for r in code_refs] if from_history else None)
         known = {r.file: r for r in code_refs}
         shown = {s.path for s in fusion.snippets}
         code_refs = [

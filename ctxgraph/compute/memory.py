@@ -13,7 +13,21 @@ Büttcher, 2009): an item's score is the sum, over the lists it is in, of
 
 A memory hit counts only over its threshold (``memory_min_similarity`` for a
 cosine, ``memory_min_bm25`` for a BM25 score). The fused files are the code
-references. The snippets are the first fused files' best chunks (a chunk ranked
+references.
+
+**What the history backs keeps its place.** When the graph's list comes with
+its scores (files ranked from the history's evidence), the graph files scoring
+at least ``memory_graph_keep`` (0.7) times its best file's score lead the fused
+list, in the graph's order; the memory's files fuse with the rest. A file the
+history backs nearly as well as its best is a confident answer, which two
+weak code matches must not push down (with k = 60 a file in both memory lists
+outscores the graph's first file, whatever the evidence behind it). The ratio
+is dimensionless, so it means the same on any project and history size; a
+graph list without scores (no history, the seed's context map) keeps nothing
+and fuses as a whole, so where the history is thin the memory's gains stay. A
+kept file's fused score is 1 + 1/(k + its graph rank) (the others' stay
+under 1), so the order survives wherever the score ranks. A value over 1
+keeps nothing: plain reciprocal rank fusion. The snippets are the first fused files' best chunks (a chunk ranked
 the same way: its vector rank, its full-text rank, and its file's rank among
 the graph's code references), taken while the next file has a confident one (cosine at least
 ``memory_snippet_similarity``, or BM25 at least ``memory_snippet_bm25``), at most ``memory_snippets`` of them and
@@ -106,8 +120,28 @@ def excerpt(text: str, limit: int) -> str:
     return out[:cut] if cut > limit // 2 else out[:limit - 1].rstrip() + "…"
 
 
-def fuse(graph_files: Sequence[str], recall: MemoryRecall, config: ContextConfig) -> Fusion:
-    """The fused file ranking and the snippets (see the module's docstring)."""
+def kept(graph_files: Sequence[str], graph_scores: Sequence[float] | None, ratio: float) -> list[str]:
+    """The leading graph files the history backs: those scoring at least
+    ``ratio`` times the best score (none without scores or with a non-positive best)."""
+    if not graph_scores or not graph_files or graph_scores[0] <= 0:
+        return []
+    if len(graph_scores) != len(graph_files):
+        raise ValueError("graph_scores must give one score per graph file")
+    bar = ratio * graph_scores[0]
+    out: list[str] = []
+    for path, score in zip(graph_files, graph_scores, strict=True):
+        if score < bar:
+            break
+        if path not in out:
+            out.append(path)
+    return out
+
+
+def fuse(graph_files: Sequence[str], recall: MemoryRecall, config: ContextConfig,
+         graph_scores: Sequence[float] | None = None) -> Fusion:
+    """The fused file ranking and the snippets (see the module's docstring).
+    ``graph_scores``: the graph files' scores, best first (one per file), when
+    they were ranked from the history's evidence."""
     k = config.memory_rrf_k
     vec, txt = passing(recall, config)
     lists = {"graph": {f: n for n, f in enumerate(dict.fromkeys(graph_files), start=1)},
@@ -118,6 +152,11 @@ def fuse(graph_files: Sequence[str], recall: MemoryRecall, config: ContextConfig
         for path, rank in ranks.items():
             scores[path] = scores.get(path, 0.0) + 1.0 / (k + rank)
             parts.setdefault(path, {})[name] = rank
+    # Files the history backs keep their places ahead of the fusion: one tier
+    # up, in the graph's order (a file's reciprocal-rank score is under 1).
+    lead = kept(graph_files, graph_scores, config.memory_graph_keep)
+    for path in lead:
+        scores[path] = 1.0 + 1.0 / (k + lists["graph"][path])
     files = sorted(((p, s, parts[p]) for p, s in scores.items()), key=lambda x: (-x[1], x[0]))
 
     chunk_scores: dict[tuple[str, int], float] = {}
