@@ -73,6 +73,10 @@ class ContextConfig(BaseModel):
         default=0.7, ge=0,
         description="graph files scoring at least this share of its best file's lead the fused "
                     "files in the graph's order (over 1: none, plain reciprocal rank fusion)")
+    memory_graph_margin: float = Field(
+        default=0.1, ge=-2, le=2,
+        description="they lead only when the nearest finished task's cosine exceeds the best "
+                    "code chunk's by this much")
     memory_stale_hours: float = Field(default=24.0, gt=0,
                                       description="an index older than this is stale and not used")
     # -- context outcomes (ctxgraph.outcomes) --

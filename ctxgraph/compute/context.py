@@ -163,8 +163,10 @@ def collect_blocks(
         # Associative memory: files fused with the graph's ranking; the best
         # chunks shown as snippets, their files not repeated below.
         # (the files the history backs keep their places: compute.memory.kept)
+        nearest = candidates.history.neighbours if candidates.history is not None else ()
         fusion = fuse([r.file for r in code_refs], candidates.memory, config,
-                      [r.relevance for r in code_refs] if from_history else None)
+                      [r.relevance for r in code_refs] if from_history else None,
+                      max((n.score for n in nearest), default=None))
         known = {r.file: r for r in code_refs}
         shown = {s.path for s in fusion.snippets}
         code_refs = [

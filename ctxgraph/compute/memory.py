@@ -15,22 +15,28 @@ A memory hit counts only over its threshold (``memory_min_similarity`` for a
 cosine, ``memory_min_bm25`` for a BM25 score). The fused files are the code
 references.
 
-**What the history backs keeps its place.** When the graph's list comes with
-its scores (files ranked from the history's evidence), the graph files scoring
-at least ``memory_graph_keep`` (0.7) times its best file's score lead the fused
-list, in the graph's order; the memory's files fuse with the rest. A file the
-history backs nearly as well as its best is a confident answer, which two
-weak code matches must not push down (with k = 60 a file in both memory lists
-outscores the graph's first file, whatever the evidence behind it). The ratio
-is dimensionless, so it means the same on any project and history size; a
-graph list without scores (no history, the seed's context map) keeps nothing
-and fuses as a whole, so where the history is thin the memory's gains stay. A
-kept file's fused score is 1 + 1/(k + its graph rank) (the others' stay
-under 1), so the order survives wherever the score ranks. A value over 1
-keeps nothing: plain reciprocal rank fusion. The snippets are the first fused files' best chunks (a chunk ranked
-the same way: its vector rank, its full-text rank, and its file's rank among
-the graph's code references), taken while the next file has a confident one (cosine at least
-``memory_snippet_similarity``, or BM25 at least ``memory_snippet_bm25``), at most ``memory_snippets`` of them and
+**What the history backs keeps its place** (:func:`kept`). With k = 60 a file
+in both memory lists outscores the graph's first file whatever the evidence
+behind it, and two weak code matches of a terse task ("tests", "fix typo")
+then push down files the history knows well. So when the graph's files were
+ranked from the history's evidence (they come with their scores) and the
+history holds a finished task closer in meaning to this one than any chunk of
+code is — the nearest task's cosine exceeds the best vector hit's by at least
+``memory_graph_margin`` (0.1; the same model embeds the task for both) — the
+graph files scoring at least ``memory_graph_keep`` (0.7) times its best
+file's score lead the fused list, in the graph's order, and the memory's
+files fuse with the rest. Otherwise (no history scores, the seed's context
+map; no neighbour by embedding; code as close as the history or closer, as
+where the history is thin) the lists fuse as a whole. The share is
+dimensionless, so it means the same whatever the scores' scale. A kept
+file's fused score is 1 + 1/(k + its graph rank) (the others' stay under 1),
+so the order survives wherever the score ranks; a share over 1 keeps nothing.
+
+The snippets are the first fused files' best chunks (a chunk ranked the same
+way: its vector rank, its full-text rank, and its file's rank among the
+graph's code references), taken while the next file has a confident one
+(cosine at least ``memory_snippet_similarity``, or BM25 at least
+``memory_snippet_bm25``), at most ``memory_snippets`` of them and
 ``memory_max_bytes`` of text; a snippet shows the chunk's signatures (code)
 or first lines, cut to ``memory_snippet_chars``.
 """
@@ -137,11 +143,22 @@ def kept(graph_files: Sequence[str], graph_scores: Sequence[float] | None, ratio
     return out
 
 
+def history_leads(history_similarity: float | None, recall: MemoryRecall, config: ContextConfig) -> bool:
+    """Whether the history's nearest finished task is closer to the task than
+    the code's nearest chunk, by ``memory_graph_margin`` at least (cosines of
+    the same task vector); never without a neighbour by embedding."""
+    if history_similarity is None:
+        return False
+    code = max((h.score for h in recall.by_vector), default=0.0)
+    return history_similarity - code >= config.memory_graph_margin
+
+
 def fuse(graph_files: Sequence[str], recall: MemoryRecall, config: ContextConfig,
-         graph_scores: Sequence[float] | None = None) -> Fusion:
+         graph_scores: Sequence[float] | None = None, history_similarity: float | None = None) -> Fusion:
     """The fused file ranking and the snippets (see the module's docstring).
     ``graph_scores``: the graph files' scores, best first (one per file), when
-    they were ranked from the history's evidence."""
+    they were ranked from the history's evidence; ``history_similarity``: the
+    cosine of the finished task nearest to this one by embedding."""
     k = config.memory_rrf_k
     vec, txt = passing(recall, config)
     lists = {"graph": {f: n for n, f in enumerate(dict.fromkeys(graph_files), start=1)},
@@ -154,7 +171,8 @@ def fuse(graph_files: Sequence[str], recall: MemoryRecall, config: ContextConfig
             parts.setdefault(path, {})[name] = rank
     # Files the history backs keep their places ahead of the fusion: one tier
     # up, in the graph's order (a file's reciprocal-rank score is under 1).
-    lead = kept(graph_files, graph_scores, config.memory_graph_keep)
+    lead = kept(graph_files, graph_scores, config.memory_graph_keep) if history_leads(
+        history_similarity, recall, config) else []
     for path in lead:
         scores[path] = 1.0 + 1.0 / (k + lists["graph"][path])
     files = sorted(((p, s, parts[p]) for p, s in scores.items()), key=lambda x: (-x[1], x[0]))
