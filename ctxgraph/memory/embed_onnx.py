@@ -24,7 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ctxgraph.core.vectors import MAX_PIECES
-from ctxgraph.memory.model import BATCH, EmbeddingUnavailableError, model_dir, run_batches, threads
+from ctxgraph.memory.model import BATCH, BATCH_PIECES, EmbeddingUnavailableError, model_dir, run_batches, threads
 
 log = logging.getLogger(__name__)
 
@@ -104,8 +104,11 @@ class OnnxEmbedder:
         to ``max_pieces`` word pieces."""
         # int8: one text a run, since its activations are quantized with one
         # scale per run, and a batch's other texts (and padding) would move it.
-        return run_batches(self.tokenizer, texts, max_pieces, self._forward,
-                           batch=1 if self.runtime == "onnx-int8" else BATCH)
+        # float32: batches of at most BATCH_PIECES word pieces (faster than a
+        # fixed count at every length; the vectors differ by float rounding).
+        if self.runtime == "onnx-int8":
+            return run_batches(self.tokenizer, texts, max_pieces, self._forward, batch=1)
+        return run_batches(self.tokenizer, texts, max_pieces, self._forward, batch=BATCH, pieces=BATCH_PIECES)
 
 
 def load(variant: str) -> Any:
