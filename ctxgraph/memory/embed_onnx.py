@@ -28,8 +28,9 @@ from ctxgraph.memory.model import BATCH, BATCH_PIECES, EmbeddingUnavailableError
 
 log = logging.getLogger(__name__)
 
-#: Bumped when the built graph changes, so older cached files are not used.
-BUILD_VERSION = 1
+#: Bumped when the built graph or its files change, so older cached files are
+#: not used (2: the weights in a ``.data`` file beside the model file).
+BUILD_VERSION = 2
 VARIANTS = ("onnx", "onnx-int8")
 
 
@@ -59,7 +60,7 @@ def model_file(variant: str, where: Path | None = None) -> Path:
     source = where or model_dir()
     weights = source / "model.safetensors"
     target = cache_root() / "models" / f"all-MiniLM-L6-v2.{variant}.{fingerprint(weights)}.onnx"
-    if not target.is_file():
+    if not (target.is_file() and target.with_name(target.name + ".data").is_file()):
         from ctxgraph.memory.onnx_build import build
 
         log.warning("building the %s model of all-MiniLM-L6-v2 once, into %s (a few seconds)", variant, target)

@@ -95,7 +95,9 @@ def test_a_built_model_is_reused_and_a_new_cache_builds_its_own(tmp_path: Path,
     assert built.parent == tmp_path / "models" and built.is_file()
     stamp = built.stat().st_mtime_ns
     assert model_file("onnx") == built and built.stat().st_mtime_ns == stamp
-    assert [p.name for p in (tmp_path / "models").iterdir()] == [built.name]  # no temporary left
+    # The model and its weights beside it (external data), no temporary left.
+    assert sorted(p.name for p in (tmp_path / "models").iterdir()) == [built.name, built.name + ".data"]
+    assert built.stat().st_size < 1_000_000 < (tmp_path / "models" / (built.name + ".data")).stat().st_size
 
 
 def test_cached_vectors_are_kept_apart_by_runtime(tmp_path: Path) -> None:
