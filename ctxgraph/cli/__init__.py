@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
@@ -22,6 +23,10 @@ if TYPE_CHECKING:
     from ctxgraph.service import ContextService
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+#: When the command line started (its import; the interpreter's own start is a
+#: few tens of ms before): ``index --time-limit`` counts from here.
+STARTED = time.monotonic()
 
 # What a command needs is imported when it runs: `ctxgraph --help`, `--version`
 # and the commands that compute no signals load neither spaCy, numpy, the

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ctxgraph.cli import (
+    STARTED,
     CliError,
     _echo_json,
     _embed_finished,
@@ -29,16 +30,17 @@ if TYPE_CHECKING:
     from ctxgraph.service import ContextService
 
 #: Seconds between two progress lines when stderr is not a terminal (on a
-#: terminal the line is redrawn twice a second).
-PLAIN_SECONDS = 2.0
+#: terminal the line is redrawn twice a second): under 2, so that a busy
+#: machine's late wake-ups still give a line every 2 s at least.
+PLAIN_SECONDS = 1.5
 
 
 class ProgressLine:
     """The index run's progress on stderr: files, chunks and chunks/s.
 
     On a terminal, a live line (rich) redrawn twice a second; otherwise (a
-    log, a pipe) a plain line every :data:`PLAIN_SECONDS` seconds and one at
-    the end. A background thread draws it, so it moves on while the model
+    log, a pipe) a plain line when the run begins, every
+    :data:`PLAIN_SECONDS` seconds and at the end. A background thread draws it, so it moves on while the model
     loads or a call of the embedder runs."""
 
     def __init__(self, *, quiet: bool = False, terminal: bool | None = None) -> None:
@@ -47,12 +49,16 @@ class ProgressLine:
         self.latest: IndexProgress | None = None
         self._started = time.monotonic()
         self._stop = threading.Event()
+        self._drawing = threading.Lock()
         self._thread: threading.Thread | None = None
         self._rich: Any = None
         self._task: Any = None
 
     def update(self, progress: IndexProgress) -> None:
+        first = self.latest is None
         self.latest = progress
+        if first and not self.quiet and not self.terminal:
+            self._draw()  # the first line as soon as the run has begun (its input checked)
 
     def text(self) -> str:
         p = self.latest
@@ -85,10 +91,11 @@ class ProgressLine:
             self._draw()
 
     def _draw(self) -> None:
-        if self._rich is not None:
-            self._rich.update(self._task, description=self.text())
-        else:
-            click.echo(self.text(), err=True)
+        with self._drawing:  # the ticker and the run's first update
+            if self._rich is not None:
+                self._rich.update(self._task, description=self.text())
+            else:
+                click.echo(self.text(), err=True)
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
@@ -164,8 +171,9 @@ def index_command(path: Path | None, project: str | None, embeddings: bool, time
     the chunks nearest to the task (see "Relevant Codebase Context").
 
     A progress line on stderr (-q silences it) counts files, chunks and
-    chunks/s. With --time-limit the run stops in time and keeps the files it
-    finished: run it again to go on. --format json prints the run's summary.
+    chunks/s. With --time-limit the run stops in time (counted from the
+    command's start) and keeps the files it finished: run it again to go on.
+    --format json prints the run's summary.
     """
     params = _store_params(kwargs)
     if list_projects:
@@ -190,8 +198,10 @@ def index_command(path: Path | None, project: str | None, embeddings: bool, time
 
     try:
         with open_service(params) as svc, ProgressLine(quiet=quiet) as line:
+            # The limit counts from the command's start: its imports and the store's opening are in it.
+            left = None if time_limit is None else max(0.0, time_limit - (time.monotonic() - STARTED))
             report = svc.index_project(path, project=project, embeddings=embeddings, progress=line.update,
-                                       time_limit=time_limit)
+                                       time_limit=left)
     except EmbeddingUnavailableError as exc:
         raise CliError(f"{exc} (or pass --no-embeddings for the lightweight index)", exc.exit_code) from None
     except CtxgraphError as exc:
