@@ -24,3 +24,14 @@ def test_the_tokenizer_and_tags_are_those_of_spacy_load() -> None:
         ours = [(t.text, t.tag_, t.is_stop, t.like_num) for t in pipeline.nlp(TEXT)]
     theirs = [(t.text, t.tag_, t.is_stop, t.like_num) for t in plain(TEXT)]
     assert ours == theirs
+
+
+def test_stop_words_are_bm25s_english_ones_without_importing_bm25s() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys; from ctxgraph.signals._terms import _stop_words, terms; "
+            "print(terms('The FileStorage of the shell_completion'), sorted(_stop_words()) == sorted(set(__import__("
+            "'bm25s.stopwords', fromlist=['x']).STOPWORDS_EN)) if 'bm25s' not in sys.modules else 'imported')")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.strip() == "['file', 'storage', 'shell', 'completion', 'filestorage'] True"
