@@ -39,9 +39,10 @@ class ProgressLine:
     """The index run's progress on stderr: files, chunks and chunks/s.
 
     On a terminal, a live line (rich) redrawn twice a second; otherwise (a
-    log, a pipe) a plain line when the run begins, every
-    :data:`PLAIN_SECONDS` seconds and at the end. A background thread draws it, so it moves on while the model
-    loads or a call of the embedder runs."""
+    log, a pipe) a plain line when the files are being read (the model
+    loaded), every :data:`PLAIN_SECONDS` seconds and at the end. A background
+    thread draws it, so it moves on while the model loads or a call of the
+    embedder runs."""
 
     def __init__(self, *, quiet: bool = False, terminal: bool | None = None) -> None:
         self.quiet = quiet
@@ -50,15 +51,15 @@ class ProgressLine:
         self._started = time.monotonic()
         self._stop = threading.Event()
         self._drawing = threading.Lock()
+        self._drawn = False
         self._thread: threading.Thread | None = None
         self._rich: Any = None
         self._task: Any = None
 
     def update(self, progress: IndexProgress) -> None:
-        first = self.latest is None
         self.latest = progress
-        if first and not self.quiet and not self.terminal:
-            self._draw()  # the first line as soon as the run has begun (its input checked)
+        if not self._drawn and progress.phase != "model" and not self.quiet and not self.terminal:
+            self._draw()  # the first line once the model is loaded (a missing one is an error alone)
 
     def text(self) -> str:
         p = self.latest
@@ -92,6 +93,7 @@ class ProgressLine:
 
     def _draw(self) -> None:
         with self._drawing:  # the ticker and the run's first update
+            self._drawn = True
             if self._rich is not None:
                 self._rich.update(self._task, description=self.text())
             else:
