@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 #: terminal the line is redrawn twice a second): under 2, so that a busy
 #: machine's late wake-ups still give a line every 2 s at least.
 PLAIN_SECONDS = 1.5
+#: The first plain line comes no sooner than this after the run begins.
+FIRST_SECONDS = 1.0
 
 
 class ProgressLine:
@@ -88,6 +90,13 @@ class ProgressLine:
 
     def _tick(self) -> None:
         interval = 0.5 if self.terminal else PLAIN_SECONDS
+        # The first plain line PLAIN_SECONDS after the command started (its imports
+        # and the store's opening count), though not within FIRST_SECONDS of here:
+        # a model that is missing is reported in one line, without a progress line.
+        first = interval if self.terminal else max(FIRST_SECONDS, STARTED + interval - time.monotonic())
+        if self._stop.wait(first):
+            return
+        self._draw()
         while not self._stop.wait(interval):
             self._draw()
 
