@@ -18,6 +18,18 @@ embedding 64 chunk-sized texts of 256 pieces (what ``index`` and
 agreement of its vectors with numpy's (cosine per text, min and mean, over the
 reference texts, the tiny evaluation set's queries and these texts).
 
+Index rows (what ``ctxgraph index`` does, on this project's own source): a
+fixed share of the files of ``ctxgraph/`` (every 7th, by path; every 14th with
+``--quick``), split into three groups; each round indexes one group into a
+fresh embedded store once per runtime, taking turns (``index_project``:
+scanning, chunking, embedding, writing). Per runtime: chunks, seconds and
+chunks/s over the rounds, and the speed-up against ``numpy, BLAS default``
+(today's path; BLAS given back its default threads inside the index's
+one-thread bound). ``onnx, 16 a batch`` is the onnx runtime with the fixed
+batches of 16 texts it used before (the vectors of both agree to float
+rounding: ``index_max_diff``, the largest difference of a vector component
+against ``numpy, 1 thread`` over the chunks of the first group).
+
 Ingestion rows (embedded store, a synthetic project): handoffs ingested
 through the API alone (as the suite's ingest columns), then with their tasks
 embedded after each batch (what ``ingest handoff`` does), then by four
@@ -51,6 +63,87 @@ SENTENCE = ("parse the multipart form data stream and validate the content lengt
 WORDS = SENTENCE.split(" ")
 
 Embed = Callable[[Sequence[str], int], npt.NDArray[np.float32]]
+
+
+def index_embedders() -> dict[str, Any]:
+    """The embedders the index rows run, by row name (models loaded here)."""
+    import os
+
+    from threadpoolctl import threadpool_limits
+
+    from ctxgraph.memory.embed import BATCH, Embedder, run_batches
+    from ctxgraph.memory.embed_onnx import OnnxEmbedder
+
+    numpy_embedder = Embedder()
+    onnx = OnnxEmbedder("onnx")
+    int8 = OnnxEmbedder("onnx-int8")
+
+    class Today:
+        def embed(self, texts: Sequence[str], max_pieces: int = 256) -> npt.NDArray[np.float32]:
+            # The index bounds numpy's BLAS to one thread; today's path ran it on its default threads.
+            with threadpool_limits(limits=os.cpu_count() or 1, user_api="blas"):
+                return run_batches(numpy_embedder.tokenizer, texts, max_pieces, numpy_embedder._forward)
+
+    class Sixteen:
+        def embed(self, texts: Sequence[str], max_pieces: int = 256) -> npt.NDArray[np.float32]:
+            return run_batches(onnx.tokenizer, texts, max_pieces, onnx._forward, batch=BATCH)
+
+    return {"numpy, BLAS default": Today(), "numpy, 1 thread": numpy_embedder, "onnx": onnx,
+            "onnx, 16 a batch": Sixteen(), "onnx-int8": int8}
+
+
+def index_rows(stride: int, rounds: int = 3) -> list[dict[str, Any]]:
+    """``index_project`` over a share of this project's own source, per runtime, in rounds."""
+    import shutil
+
+    from ctxgraph.graph.local import LocalStore
+    from ctxgraph.memory.index import index_project
+    from ctxgraph.memory.scan import SourceFile, walk
+
+    source = ROOT / "ctxgraph"
+    files = sorted((f for f in walk(source) if isinstance(f, SourceFile)), key=lambda f: f.path)[::stride]
+    embedders = index_embedders()
+    totals = {name: [0, 0, 0.0] for name in embedders}  # files, chunks, seconds
+    vectors: dict[str, dict[str, npt.NDArray[np.float32]]] = {name: {} for name in embedders}
+
+    class Recording:
+        """``embedder``, keeping the vectors it made by text (the first round's)."""
+
+        def __init__(self, name: str, keep: bool) -> None:
+            self.name, self.keep = name, keep
+
+        def embed(self, texts: Sequence[str], max_pieces: int = 256) -> npt.NDArray[np.float32]:
+            out: npt.NDArray[np.float32] = embedders[self.name].embed(texts, max_pieces)
+            if self.keep:
+                vectors[self.name].update(zip(texts, out, strict=True))
+            return out
+
+    with tempfile.TemporaryDirectory(prefix="ctxgraph-embed-index-") as tmp:
+        for r in range(rounds):
+            group = Path(tmp) / f"group{r}" / "ctxgraph"
+            for f in files[r::rounds]:
+                (group / f.path).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(source / f.path, group / f.path)
+            for k, name in enumerate(embedders):
+                store = LocalStore.open(Path(tmp) / f"{r}-{k}.db")
+                try:
+                    report = index_project(store, group, embedder=Recording(name, r == 0))
+                finally:
+                    store.close()
+                totals[name][0] += report.files
+                totals[name][1] += report.chunks
+                totals[name][2] += report.seconds
+            log(f"[embedding] index round {r + 1}/{rounds}")
+    base = totals["numpy, BLAS default"]
+    reference = vectors["numpy, 1 thread"]
+    rows = []
+    for name, (n_files, chunks, seconds) in totals.items():
+        diff = max(float(np.abs(v - reference[text]).max()) for text, v in vectors[name].items())
+        rows.append({"index": name, "files": n_files, "chunks": chunks, "seconds": round(seconds, 2),
+                     "chunks_per_s": round(chunks / seconds, 2),
+                     "speedup": round((chunks / seconds) / (base[1] / base[2]), 1),
+                     "index_max_diff": float(f"{diff:.2g}")})
+    return rows
 
 
 def texts_of(tokenizer: Any) -> dict[str, str]:
@@ -206,6 +299,9 @@ RUNTIME_COLUMNS = (("runtime", "runtime", "{}"), ("60_words_p50_ms", "60w p50", 
                    ("256_tokens_speedup", "256t x", "{:.1f}"), ("chunks_per_s", "chunks/s", "{:.1f}"),
                    ("load_ms", "load ms", "{:.0f}"), ("cosine_min", "cos min", "{:.5f}"),
                    ("cosine_mean", "cos mean", "{:.5f}"))
+INDEX_COLUMNS = (("index", "index", "{}"), ("files", "files", "{:,}"), ("chunks", "chunks", "{:,}"),
+                 ("seconds", "s", "{:.1f}"), ("chunks_per_s", "chunks/s", "{:.2f}"), ("speedup", "x today", "{:.1f}"),
+                 ("index_max_diff", "max diff", "{:.1g}"))
 INGEST_COLUMNS = (("ingest", "ingest", "{}"), ("handoffs", "handoffs", "{:,}"), ("seconds", "s", "{:.2f}"),
                   ("handoffs_per_s", "handoffs/s", "{:.1f}"), ("texts_embedded", "embedded", "{:,}"),
                   ("tasks_embedded_twice", "twice", "{:,}"), ("task_vectors", "vectors", "{:,}"))
@@ -227,19 +323,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, help="timed rounds per runtime and text")
     parser.add_argument("--nodes", type=int, help="the ingestion rows' synthetic project size")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the tables")
+    parser.add_argument("--index-only", action="store_true", help="the index rows alone")
     args = parser.parse_args(argv)
     rounds = args.rounds or (15 if args.quick else 40)
     nodes = args.nodes or (1_000 if args.quick else 2_000)
     started = time.perf_counter()
-    result: dict[str, Any] = {"runtimes": runtime_rows(rounds), "ingestion": ingestion_rows(nodes), "rounds": rounds,
-              "machine": machine()}
+    result: dict[str, Any] = {"index": index_rows(14 if args.quick else 7), "rounds": rounds, "machine": machine()}
+    if not args.index_only:
+        result |= {"runtimes": runtime_rows(rounds), "ingestion": ingestion_rows(nodes)}
     log(f"[embedding] done in {time.perf_counter() - started:.0f}s")
     if args.json:
         print(json.dumps(result))
     else:
-        print(table(result["runtimes"], RUNTIME_COLUMNS))
-        print()
-        print(table(result["ingestion"], INGEST_COLUMNS))
+        if not args.index_only:
+            print(table(result["runtimes"], RUNTIME_COLUMNS))
+            print()
+            print(table(result["ingestion"], INGEST_COLUMNS))
+            print()
+        print(table(result["index"], INDEX_COLUMNS))
     return 0
 
 

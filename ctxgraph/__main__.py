@@ -1,3 +1,3 @@
-from ctxgraph.cli import main
+from ctxgraph.cli import run
 
-main()
+run()

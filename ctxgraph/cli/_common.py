@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -19,6 +20,10 @@ from typing import Any, TypeVar
 import click
 
 from ctxgraph.errors import CtxgraphError
+
+#: When the command line started (this module's import; the interpreter's own
+#: start is a few tens of ms before): ``index --time-limit`` counts from here.
+STARTED = time.monotonic()
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -147,6 +152,6 @@ def embed_finished(svc: Any, skip_flag: str, tasks: list[str] | None = None) -> 
         return None
 
 
-__all__ = ["COMPLEXITIES", "STATUSES", "CliError", "Group", "echo_json", "embed_finished", "format_option",
+__all__ = ["COMPLEXITIES", "STARTED", "STATUSES", "CliError", "Group", "echo_json", "embed_finished", "format_option",
            "from_command_line", "mark_stdin_used", "note", "read_input", "stdin_line", "stdin_used", "verbose",
            "warn"]

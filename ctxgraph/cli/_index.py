@@ -12,16 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ctxgraph.cli import (
-    CliError,
-    _echo_json,
-    _embed_finished,
-    _store_params,
-    format_option,
-    open_service,
-    service_opener,
-    store_options,
-)
+from ctxgraph.cli._common import STARTED, CliError, echo_json, embed_finished, format_option
+from ctxgraph.cli._stores import open_service, service_opener, store_options, store_params
 from ctxgraph.errors import CtxgraphError
 
 if TYPE_CHECKING:
@@ -29,17 +21,21 @@ if TYPE_CHECKING:
     from ctxgraph.service import ContextService
 
 #: Seconds between two progress lines when stderr is not a terminal (on a
-#: terminal the line is redrawn twice a second).
-PLAIN_SECONDS = 2.0
+#: terminal the line is redrawn twice a second): under 2, so that a busy
+#: machine's late wake-ups still give a line every 2 s at least.
+PLAIN_SECONDS = 1.5
+#: The first plain line comes no sooner than this after the run begins.
+FIRST_SECONDS = 1.0
 
 
 class ProgressLine:
     """The index run's progress on stderr: files, chunks and chunks/s.
 
     On a terminal, a live line (rich) redrawn twice a second; otherwise (a
-    log, a pipe) a plain line every :data:`PLAIN_SECONDS` seconds and one at
-    the end. A background thread draws it, so it moves on while the model
-    loads or a call of the embedder runs."""
+    log, a pipe) a plain line when the files are being read (the model
+    loaded), every :data:`PLAIN_SECONDS` seconds and at the end. A background
+    thread draws it, so it moves on while the model loads or a call of the
+    embedder runs."""
 
     def __init__(self, *, quiet: bool = False, terminal: bool | None = None) -> None:
         self.quiet = quiet
@@ -47,12 +43,16 @@ class ProgressLine:
         self.latest: IndexProgress | None = None
         self._started = time.monotonic()
         self._stop = threading.Event()
+        self._drawing = threading.Lock()
+        self._drawn = False
         self._thread: threading.Thread | None = None
         self._rich: Any = None
         self._task: Any = None
 
     def update(self, progress: IndexProgress) -> None:
         self.latest = progress
+        if not self._drawn and progress.phase != "model" and not self.quiet and not self.terminal:
+            self._draw()  # the first line once the model is loaded (a missing one is an error alone)
 
     def text(self) -> str:
         p = self.latest
@@ -81,14 +81,23 @@ class ProgressLine:
 
     def _tick(self) -> None:
         interval = 0.5 if self.terminal else PLAIN_SECONDS
+        # The first plain line PLAIN_SECONDS after the command started (its imports
+        # and the store's opening count), though not within FIRST_SECONDS of here:
+        # a model that is missing is reported in one line, without a progress line.
+        first = interval if self.terminal else max(FIRST_SECONDS, STARTED + interval - time.monotonic())
+        if self._stop.wait(first):
+            return
+        self._draw()
         while not self._stop.wait(interval):
             self._draw()
 
     def _draw(self) -> None:
-        if self._rich is not None:
-            self._rich.update(self._task, description=self.text())
-        else:
-            click.echo(self.text(), err=True)
+        with self._drawing:  # the ticker and the run's first update
+            self._drawn = True
+            if self._rich is not None:
+                self._rich.update(self._task, description=self.text())
+            else:
+                click.echo(self.text(), err=True)
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
@@ -110,7 +119,7 @@ def _print_report(report: Any, fmt: str, tasks_embedded: int | None = None, *, l
         if lines:
             click.echo(json.dumps(found, ensure_ascii=False))
         else:
-            _echo_json(found)
+            echo_json(found)
         return
     kind = "embeddings" if report.embeddings else "lightweight (no embeddings)"
     state = "complete" if report.complete else "stopped by the time limit (run again to go on)"
@@ -164,15 +173,16 @@ def index_command(path: Path | None, project: str | None, embeddings: bool, time
     the chunks nearest to the task (see "Relevant Codebase Context").
 
     A progress line on stderr (-q silences it) counts files, chunks and
-    chunks/s. With --time-limit the run stops in time and keeps the files it
-    finished: run it again to go on. --format json prints the run's summary.
+    chunks/s. With --time-limit the run stops in time (counted from the
+    command's start) and keeps the files it finished: run it again to go on.
+    --format json prints the run's summary.
     """
-    params = _store_params(kwargs)
+    params = store_params(kwargs)
     if list_projects:
         with open_service(params, read_only=True) as svc:
             projects = svc.memory_projects()
         if fmt == "json":
-            _echo_json([p.model_dump(mode="json") for p in projects])
+            echo_json([p.model_dump(mode="json") for p in projects])
         else:
             for p in projects:
                 kind = "embeddings" if p.embeddings else "lightweight"
@@ -190,8 +200,10 @@ def index_command(path: Path | None, project: str | None, embeddings: bool, time
 
     try:
         with open_service(params) as svc, ProgressLine(quiet=quiet) as line:
+            # The limit counts from the command's start: its imports and the store's opening are in it.
+            left = None if time_limit is None else max(0.0, time_limit - (time.monotonic() - STARTED))
             report = svc.index_project(path, project=project, embeddings=embeddings, progress=line.update,
-                                       time_limit=time_limit)
+                                       time_limit=left)
     except EmbeddingUnavailableError as exc:
         raise CliError(f"{exc} (or pass --no-embeddings for the lightweight index)", exc.exit_code) from None
     except CtxgraphError as exc:
@@ -216,7 +228,7 @@ def _watch(params: dict[str, Any], path: Path, project: str | None, embeddings: 
 
     def follow_up(svc: ContextService, report: Any) -> None:
         if embeddings and svc.task_vectors:
-            done = _embed_finished(svc, "--no-embeddings")
+            done = embed_finished(svc, "--no-embeddings")
             if done is not None:
                 embedded[report.project] = done
 

@@ -24,12 +24,13 @@ import numpy as np
 import numpy.typing as npt
 
 from ctxgraph.core.vectors import MAX_PIECES
-from ctxgraph.memory.model import BATCH, EmbeddingUnavailableError, model_dir, run_batches, threads
+from ctxgraph.memory.model import BATCH, BATCH_PIECES, EmbeddingUnavailableError, model_dir, run_batches, threads
 
 log = logging.getLogger(__name__)
 
-#: Bumped when the built graph changes, so older cached files are not used.
-BUILD_VERSION = 1
+#: Bumped when the built graph or its files change, so older cached files are
+#: not used (2: the weights in a ``.data`` file beside the model file).
+BUILD_VERSION = 2
 VARIANTS = ("onnx", "onnx-int8")
 
 
@@ -59,7 +60,7 @@ def model_file(variant: str, where: Path | None = None) -> Path:
     source = where or model_dir()
     weights = source / "model.safetensors"
     target = cache_root() / "models" / f"all-MiniLM-L6-v2.{variant}.{fingerprint(weights)}.onnx"
-    if not target.is_file():
+    if not (target.is_file() and target.with_name(target.name + ".data").is_file()):
         from ctxgraph.memory.onnx_build import build
 
         log.warning("building the %s model of all-MiniLM-L6-v2 once, into %s (a few seconds)", variant, target)
@@ -104,8 +105,11 @@ class OnnxEmbedder:
         to ``max_pieces`` word pieces."""
         # int8: one text a run, since its activations are quantized with one
         # scale per run, and a batch's other texts (and padding) would move it.
-        return run_batches(self.tokenizer, texts, max_pieces, self._forward,
-                           batch=1 if self.runtime == "onnx-int8" else BATCH)
+        # float32: batches of at most BATCH_PIECES word pieces (faster than a
+        # fixed count at every length; the vectors differ by float rounding).
+        if self.runtime == "onnx-int8":
+            return run_batches(self.tokenizer, texts, max_pieces, self._forward, batch=1)
+        return run_batches(self.tokenizer, texts, max_pieces, self._forward, batch=BATCH, pieces=BATCH_PIECES)
 
 
 def load(variant: str) -> Any:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -125,9 +126,19 @@ def float_matmuls(model: Any) -> list[str]:
     return keep
 
 
+def data_file(target: Path) -> Path:
+    """Where the weights of the model file ``target`` are (beside it)."""
+    return target.with_name(target.name + ".data")
+
+
 def build(weights_path: Path, target: Path, *, quantize: bool = True) -> Path:
     """Write the model at ``target`` (int8 weights unless ``quantize`` is
-    False), atomically: a concurrent builder's file is replaced whole."""
+    False), its weights in :func:`data_file` beside it (ONNX external data:
+    onnxruntime maps that file instead of copying 90 MB out of the model's
+    protobuf, which took a session 50 ms of CPU instead of 140-170 on the
+    development machine). Atomically: the weights are renamed into place
+    first, then the model file that names them, so a model file seen is
+    complete; a concurrent builder's identical files replace them whole."""
     import onnx
     from safetensors.numpy import load_file
 
@@ -147,5 +158,10 @@ def build(weights_path: Path, target: Path, *, quantize: bool = True) -> Path:
                                  per_channel=True, nodes_to_exclude=float_matmuls(model))
             finally:
                 logging.disable(logging.NOTSET)
-        os.replace(out, target)
+        final = Path(tmp) / "final.onnx"
+        onnx.save_model(onnx.load(str(out)), str(final), save_as_external_data=True, all_tensors_to_one_file=True,
+                        location=data_file(target).name, size_threshold=1024)
+        shutil.copymode(final, Path(tmp) / data_file(target).name)  # (onnx writes it owner-only)
+        os.replace(Path(tmp) / data_file(target).name, data_file(target))
+        os.replace(final, target)
     return target

@@ -49,6 +49,18 @@ def test_vectors_are_unit_length_and_batching_does_not_change_them(embedder: Vec
     assert np.abs(together - alone).max() < 1e-5
 
 
+def test_batches_keep_to_their_word_pieces_and_cover_every_text() -> None:
+    from ctxgraph.memory.model import batches
+
+    lengths = [256, 12, 40, 256, 12, 100, 12, 130, 90]
+    groups = batches(lengths, batch=3, pieces=300)
+    assert sorted(i for g in groups for i in g) == list(range(len(lengths)))
+    assert groups == [[1, 4, 6], [2, 8, 5], [7], [0], [3]]  # 40, 90, 100 pad to 3 x 100; 130 with them would not fit
+    for g in groups:
+        assert len(g) <= 3 and (len(g) == 1 or len(g) * max(lengths[i] for i in g) <= 300)
+    assert batches(lengths, batch=4) == [[1, 4, 6, 2], [8, 5, 7, 0], [3]]  # no budget: by count, sorted
+
+
 def test_related_texts_are_closer_than_unrelated(embedder: Vectors) -> None:
     a, b, c = embedder.embed(["parse the HTTP cookie header", "cookie header parsing", "train a neural network"])
     assert float(a @ b) > float(a @ c) + 0.2
@@ -83,7 +95,9 @@ def test_a_built_model_is_reused_and_a_new_cache_builds_its_own(tmp_path: Path,
     assert built.parent == tmp_path / "models" and built.is_file()
     stamp = built.stat().st_mtime_ns
     assert model_file("onnx") == built and built.stat().st_mtime_ns == stamp
-    assert [p.name for p in (tmp_path / "models").iterdir()] == [built.name]  # no temporary left
+    # The model and its weights beside it (external data), no temporary left.
+    assert sorted(p.name for p in (tmp_path / "models").iterdir()) == [built.name, built.name + ".data"]
+    assert built.stat().st_size < 1_000_000 < (tmp_path / "models" / (built.name + ".data")).stat().st_size
 
 
 def test_cached_vectors_are_kept_apart_by_runtime(tmp_path: Path) -> None:

@@ -98,17 +98,11 @@ def test_no_part_imports_a_part_above_it(part: str) -> None:
     assert wrong == []
 
 
-#: Import edges the cycle test leaves out. cli/_index.py (changed on another
-#: branch) still imports the CLI's helpers from the package that registers it;
-#: once it imports them from cli/_common.py and cli/_stores.py, this goes.
-PENDING_EDGES = {("ctxgraph.cli._index", "ctxgraph.cli")}
-
-
 def test_no_import_cycle() -> None:
     # The command modules import their helpers from cli/_common.py and
     # cli/_stores.py, and the cli package imports the commands: no loop.
     graph = nx.DiGraph((m, t) for m, ts in GRAPH.items() for t in ts
-                       if m != "ctxgraph" and t != "ctxgraph" and (m, t) not in PENDING_EDGES)
+                       if m != "ctxgraph" and t != "ctxgraph")
     assert list(nx.simple_cycles(graph)) == []
 
 
