@@ -4,6 +4,8 @@ first), and must come out byte for byte the same."""
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 
 from ctxgraph.signals._extract import DEFAULT_MODEL
@@ -22,7 +24,11 @@ def test_the_tokenizer_and_tags_are_those_of_spacy_load() -> None:
     assert pipeline.nlp.tokenizer.to_bytes(exclude=["vocab"]) == plain.tokenizer.to_bytes(exclude=["vocab"])
     with pipeline.running():
         ours = [(t.text, t.tag_, t.is_stop, t.like_num) for t in pipeline.nlp(TEXT)]
-    theirs = [(t.text, t.tag_, t.is_stop, t.like_num) for t in plain(TEXT)]
+    with warnings.catch_warnings():
+        # spacy.load's lemmatizer, without the excluded attribute_ruler, warns
+        # that it found no POS (W108); lemmas are not compared here.
+        warnings.filterwarnings("ignore", message=r"\[W108\]", category=UserWarning)
+        theirs = [(t.text, t.tag_, t.is_stop, t.like_num) for t in plain(TEXT)]
     assert ours == theirs
 
 
