@@ -247,8 +247,9 @@ def test_knowledge_chains_keep_the_latest_version(svc: ContextService) -> None:
 
 
 def test_one_context_waits_for_one_round_trip_on_neo4j(neo4j_store: object, extractor: object) -> None:
-    """The history beside the tags' degrees and the gather: three statements in
-    two read transactions, the history's on the calling thread."""
+    """The history beside the tags' degrees and the gather: four statements in
+    two read transactions, the history's two (its text candidates, then the
+    evidence of those chosen) on the calling thread."""
     import threading
 
     from ctxgraph.graph.neo4j_store import Neo4jStore
@@ -263,7 +264,7 @@ def test_one_context_waits_for_one_round_trip_on_neo4j(neo4j_store: object, extr
     # were added (their query vectors are made then when some task has one).
     before = neo4j_store.statements_run
     svc.compute(task)
-    assert neo4j_store.statements_run - before == 3
+    assert neo4j_store.statements_run - before == 4
     threads: list[str] = []
     rows = neo4j_store._rows
 
@@ -277,11 +278,11 @@ def test_one_context_waits_for_one_round_trip_on_neo4j(neo4j_store: object, extr
         ctx = svc.compute(task)
     finally:
         del neo4j_store._rows
-    assert ctx.prior_work and neo4j_store.statements_run - before == 3
+    assert ctx.prior_work and neo4j_store.statements_run - before == 4
     assert neo4j_store.transactions["read"] - reads == 2
     main = threading.current_thread().name
-    assert sorted(t.split("@")[0] for t in threads) == ["gather", "history", "tag_stats"]
-    assert f"history@{main}" in threads
+    assert sorted(t.split("@")[0] for t in threads) == ["gather", "history", "history_text", "tag_stats"]
+    assert f"history_text@{main}" in threads and f"history@{main}" in threads
     beside = {t.split("@")[1] for t in threads if t.startswith(("gather@", "tag_stats@"))}
     assert len(beside) == 1 and main not in beside  # one transaction on the worker, beside the history
     # With task vectors the neighbours come from the same history statement.
@@ -289,13 +290,13 @@ def test_one_context_waits_for_one_round_trip_on_neo4j(neo4j_store: object, extr
     svc.compute(task)
     before = neo4j_store.statements_run
     ctx = svc.compute(task)
-    assert ctx.prior_work and neo4j_store.statements_run - before == 3
+    assert ctx.prior_work and neo4j_store.statements_run - before == 4
     # By id, the task's stored query vector comes with the task's own read.
     svc.compute("t-refresh")  # made and stored here (a task added before any vector)
     before = neo4j_store.statements_run
     svc.embedder = object()  # not embedded again: it would fail
     ctx = svc.compute("t-refresh", debug=True)
-    assert ctx.prior_work and neo4j_store.statements_run - before == 4
+    assert ctx.prior_work and neo4j_store.statements_run - before == 5
     assert "embedding the task failed" not in ctx.markdown
     neo4j_store.clear()
 

@@ -5,7 +5,7 @@ Lucene's BM25 counts the documents a write replaced until its segments merge
 (their terms in ``docFreq``, their lengths in the average), so after a real
 write history its scores drift from the embedded store's, and which of two
 near-equal documents it ranks first depends on what was rewritten. Here
-Lucene's full-text indexes only find the candidates (``history.cypher``);
+Lucene's full-text indexes only find the candidates (``history_text.cypher``);
 each candidate is scored again by :func:`ctxgraph.core.bm25.score_documents`
 from its document (length, the query terms' frequencies) and the statistics
 the store keeps exact at write time (``tasks_doc``, ``files_refresh``), and
