@@ -371,3 +371,42 @@ def test_a_neo4j_graph_without_the_task_vector_index_has_no_vectors(neo4j_store:
     finally:
         neo4j_store.init_schema()
         neo4j_store.clear()
+
+
+def test_a_tied_text_cut_runs_only_the_text_statement_again(neo4j_store: object, tmp_path: Path) -> None:
+    """Equal scores at both text cuts (120 finished tasks and 250 files with the
+    same words) make Neo4j's first candidates (80 tasks, 200 files) fail their
+    check: only ``history_text`` runs again, with more, then ``history`` once for
+    the 40 tasks and 100 files chosen, the embedded store's choice."""
+    from ctxgraph.core.models import FileEntry
+    from ctxgraph.graph.local import LocalStore
+    from ctxgraph.graph.neo4j_store import Neo4jStore
+
+    assert isinstance(neo4j_store, Neo4jStore)
+    neo4j_store.clear()
+    tasks = [Task(id=f"t-{i:03d}", name="Rotate refresh tokens", objective="Rotate the refresh tokens on login",
+                  status=TaskStatus.COMPLETED, completed_at=f"2026-03-{1 + i % 20:02d}T10:00:00Z") for i in range(120)]
+    files = [FileEntry(path=f"src/auth/t{i:03d}.py", component="auth", notes="refresh tokens rotation")
+             for i in range(250)]
+    terms = ["refresh", "tokens", "rotate", "rotation"]
+    local = LocalStore.open(tmp_path / "graph.db")
+    names: list[str] = []
+    rows = neo4j_store._rows
+
+    def spy(tx: object, name: str, **params: object) -> object:
+        names.append(name)
+        return rows(tx, name, **params)  # type: ignore[arg-type]
+
+    try:
+        for store in (neo4j_store, local):
+            store.upsert_tasks(tasks)
+            store.upsert_files(files)
+        neo4j_store._rows = spy  # type: ignore[method-assign]
+        got = neo4j_store.history_evidence(terms)
+        del neo4j_store._rows
+        assert names == ["history_text", "history_text", "history"]
+        assert len(got.tasks) == 40 and sum(f.text > 0 for f in got.files) == 100
+        assert got.model_dump() == local.history_evidence(terms).model_dump()
+    finally:
+        local.close()
+        neo4j_store.clear()
