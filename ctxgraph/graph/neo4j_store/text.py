@@ -59,7 +59,7 @@ class TaskHit:
 class TextTop:
     """The best finished tasks (``core.evidence.best_first`` order, at most
     ``TASK_TOP``; None: the cut failed its check) and the best files by text
-    (path -> score, at most ``FILE_TOP``; None: likewise), of one ``history`` row."""
+    (path -> score, at most ``FILE_TOP``; None: likewise), of one ``history_text`` row."""
 
     tasks: list[TaskHit] = field(default_factory=list)
     files: dict[str, float] = field(default_factory=dict)
@@ -70,7 +70,7 @@ class TextTop:
 
 def text_top(row: dict[str, Any], terms: Sequence[str], task_fetch: int, file_fetch: int) -> TextTop:
     """The exact best tasks and files for the distinct query ``terms`` among
-    the candidates of a ``history`` row fetched with these limits."""
+    the candidates of a ``history_text`` row fetched with these limits."""
     tasks, tasks_done = _best_tasks(row, terms, task_fetch)
     files, files_done = _best_files(row, terms, file_fetch)
     return TextTop(tasks=tasks, files=files,
