@@ -222,12 +222,19 @@ def score_documents(terms: Iterable[str], docs: Sequence[tuple[Mapping[str, int]
     lengths = np.asarray([lucene_length(n) for _, n in docs], dtype=np.float64)
     inverse = _inverse(lengths, count, total)
     out = np.zeros(len(docs), dtype=np.float64)
-    for term in dict.fromkeys(terms):
-        rows = [i for i, (tf, _) in enumerate(docs) if tf.get(term)]
+    # each term's documents (in document order) and frequencies, read from the
+    # documents' few query terms rather than by looking every term up in every one
+    found: dict[str, tuple[list[int], list[int]]] = {term: ([], []) for term in terms}
+    for i, (tf, _) in enumerate(docs):
+        for term, n in tf.items():
+            if n and term in found:
+                rows, freqs = found[term]
+                rows.append(i)
+                freqs.append(n)
+    for term, (rows, freqs) in found.items():
         if not rows or not df.get(term):
             continue
-        freqs = np.asarray([docs[i][0][term] for i in rows], dtype=np.float32)
-        out[rows] += _impact(idf(count, df[term]), freqs, inverse[rows])
+        out[rows] += _impact(idf(count, df[term]), np.asarray(freqs, dtype=np.float32), inverse[rows])
     return [round(float(v), SCORE_DECIMALS) for v in out.astype(np.float32).astype(np.float64)]
 
 

@@ -1,34 +1,22 @@
 // The history's evidence for one query, bounded as core/evidence.py says, in
-// one round trip. The text ranking: Lucene's full-text indexes task_text and
-// file_text (over `doc`, whitespace-analyzed: see schema.cypher, tasks_doc and
-// files_refresh for the documents) find the candidates, which
-// graph/neo4j_store/text.py scores again (core/bm25.py) from the statistics the
-// graph keeps exact; $query is the query's terms as a Lucene query
-// (memory_records.fulltext_query; null: no terms, no index lookups), $wanted
-// the same terms as a map to true (a document is scanned once, each of its
-// terms looked up in the map, not compared with every query term).
+// one round trip after the text ranking's (history_text.cypher, scored exactly
+// by graph/neo4j_store/text.py). $tasks are the ids of the finished tasks that
+// text ranking chose, $text_paths the paths of the files it chose; $terms the
+// query's terms.
 // - the number of finished tasks (the count store's count of the Completed
 //   label), whether a context map is loaded;
-// - the statistics: per index (Corpus task_text / file_text) the documents
-//   with a term and their total length, per query term ($terms) its task_df
-//   and file_df;
-// - the $task_fetch finished tasks Lucene ranks best (task_text), each with
-//   Lucene's score, its document's length, the query terms it has and the
-//   files its handoffs created or modified;
-// - the $file_fetch files Lucene ranks best (file_text), each with Lucene's
-//   score, its document's length and the query terms' occurrences in it;
+// - the chosen tasks, each with the files its handoffs created or modified;
 // - with $vector (the query's embedding; null: none), the $dense_top finished
 //   tasks nearest to it (the task_embedding index, $dense_fetch candidates;
 //   the index scores (1 + cosine) / 2, turned back into the cosine, rounded to
 //   $cosine_decimals; ties: newer, then smaller id), each with the query terms
 //   it mentions and its files;
-// - `voted`: each path the candidate tasks and the neighbours touched with,
+// - `voted`: each path the chosen tasks and the neighbours touched with,
 //   for a module gone from the map, the files of the folder it became
 //   (pkg/data.py -> pkg/data/, as records.moved_folder);
-// - the files, each once, in path order: the text candidates, the paths voted
+// - the files, each once, in path order: the chosen by text, the paths voted
 //   (and those folders' files) and the $top_files most touched — of the map's
-//   files when one is loaded, else of every file. text.py keeps those of the
-//   tasks and files it chooses.
+//   files when one is loaded, else of every file.
 // A file's touches are kept on it at write time (files_refresh).
 // Every expansion starts from the node in hand (pattern comprehensions): with
 // {status: 'completed'} in a MATCH the planner may start from the Task status
@@ -39,41 +27,17 @@ CALL () {
 CALL () {
   RETURN EXISTS { MATCH (f:File) WHERE coalesce(f.in_map, true) } AS mapped
 }
-// the statistics of the full-text indexes
+// the finished tasks chosen by text, with their files
 CALL () {
-  OPTIONAL MATCH (c:Corpus {id: 'task_text'})
-  RETURN [coalesce(c.docs, 0), coalesce(c.length, 0)] AS task_corpus
+  UNWIND $tasks AS id
+  MATCH (t:Task {id: id})
+  RETURN collect({id: t.id, files: [(t)-[:HANDED_OFF]->(:Handoff)-[:MODIFIED|CREATED]->(f:File) | f.path]}) AS tasks
 }
+// the files chosen by text
 CALL () {
-  OPTIONAL MATCH (c:Corpus {id: 'file_text'})
-  RETURN [coalesce(c.docs, 0), coalesce(c.length, 0)] AS file_corpus
-}
-CALL () {
-  WITH $query AS query
-  WHERE query IS NOT NULL
-  UNWIND $terms AS name
-  OPTIONAL MATCH (term:Term {name: name})
-  RETURN collect([name, coalesce(term.task_df, 0), coalesce(term.file_df, 0)]) AS df
-}
-// the finished tasks Lucene ranks best
-CALL () {
-  WITH $query AS query
-  WHERE query IS NOT NULL
-  CALL db.index.fulltext.queryNodes('task_text', query, {limit: $task_fetch}) YIELD node, score
-  WITH node AS t, score
-  RETURN collect({
-    id: t.id, lucene: score, completed_at: coalesce(t.completed_at, ''), length: t.term_count,
-    matched: [name IN t.doc WHERE $wanted[name]],
-    files: [(t)-[:HANDED_OFF]->(:Handoff)-[:MODIFIED|CREATED]->(f:File) | f.path]
-  }) AS tasks
-}
-// the files Lucene ranks best
-CALL () {
-  WITH $query AS query
-  WHERE query IS NOT NULL
-  CALL db.index.fulltext.queryNodes('file_text', query, {limit: $file_fetch}) YIELD node, score
-  WITH node, score, node.doc AS doc
-  RETURN collect({f: node, lucene: score, length: size(doc), hits: [name IN doc WHERE $wanted[name]]}) AS by_text
+  UNWIND $text_paths AS path
+  MATCH (f:File {path: path})
+  RETURN collect({f: f}) AS by_text
 }
 // the finished tasks nearest to the query's embedding
 CALL () {
@@ -151,6 +115,4 @@ CALL (by_text, voted, most_touched, mapped) {
   ORDER BY f.path
   RETURN collect({props: f {.path, .component, .notes, .in_map}, touches: coalesce(f.touches, 0)}) AS files
 }
-RETURN n, mapped, task_corpus, file_corpus, coalesce(df, []) AS df, tasks, near, voted, files,
-       [x IN by_text | {path: x.f.path, lucene: x.lucene, length: x.length, hits: x.hits}] AS text_files,
-       [f IN most_touched | f.path] AS most_touched
+RETURN n, mapped, tasks, near, voted, files, [f IN most_touched | f.path] AS most_touched

@@ -1,7 +1,7 @@
 """The query plans of the hot statements use the indexes the schema creates.
 
-Neo4j: ``EXPLAIN`` of the three statements a context runs (``tag_stats``, ``gather``,
-``history``) and of the ingestion statements, as the store loads them. Every
+Neo4j: ``EXPLAIN`` of the statements a context runs (``tag_stats``, ``gather``,
+``history_text``, ``history``) and of the ingestion statements, as the store loads them. Every
 anchor lookup (tags, terms, tasks, handoffs, files, knowledge by key) must be
 an index seek; no statement may scan all nodes. Two label scans are known
 and kept on purpose: the context-map candidates (substring matches on path,
@@ -32,7 +32,8 @@ from ctxgraph.service import ContextService
 from ctxgraph.signals import SignalExtractor
 
 #: Label scans that are known and accepted (see the module docstring), per statement.
-KNOWN_LABEL_SCANS = {"gather": {"File", "Project"}, "history": {"File"}}  # Project: a handful of nodes
+#: (Project: a handful of nodes.)
+KNOWN_LABEL_SCANS: dict[str, set[str]] = {"gather": {"File", "Project"}, "history": {"File"}, "history_text": set()}
 
 GATHER = {
     "keywords": ["api", "cache"],
@@ -148,8 +149,19 @@ def test_history_anchors_are_index_seeks(explain: Any) -> None:
     assert "f:File(path) WHERE path = path" in seeks  # the touched files by key
     # the most touched files: read from the file_touches index in descending order
     assert any(op == "NodeIndexSeekByRange" and "f:File(touches)" in d for op, d in ops), ops
-    assert "ProcedureCall" in {op for op, _ in ops}  # the text: the full-text indexes
+    assert "t:Task(id) WHERE id = id" in seeks  # the tasks chosen by text, by key
+    assert "ProcedureCall" in {op for op, _ in ops}  # the neighbours: the vector index
     assert _label_scans(ops) <= KNOWN_LABEL_SCANS["history"]
+
+
+def test_history_text_reads_the_full_text_indexes_and_the_kept_statistics(explain: Any) -> None:
+    ops = explain("history_text", HISTORY)
+    seeks = " | ".join(_seeks(ops))
+    assert "ProcedureCall" in {op for op, _ in ops}  # the candidates: the full-text indexes
+    assert "term:Term(name) WHERE name = name" in seeks  # the query terms' document frequencies
+    assert "c:Corpus(id) WHERE id =" in seeks  # the corpora's statistics
+    assert "AllNodesScan" not in {op for op, _ in ops}
+    assert _label_scans(ops) <= KNOWN_LABEL_SCANS["history_text"]
 
 
 def test_tag_stats_reads_the_degree_and_count_stores(explain: Any) -> None:

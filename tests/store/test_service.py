@@ -247,8 +247,9 @@ def test_knowledge_chains_keep_the_latest_version(svc: ContextService) -> None:
 
 
 def test_one_context_waits_for_one_round_trip_on_neo4j(neo4j_store: object, extractor: object) -> None:
-    """The history beside the tags' degrees and the gather: three statements in
-    two read transactions, the history's on the calling thread."""
+    """The history beside the tags' degrees and the gather: four statements in
+    two read transactions, the history's two (its text candidates, then the
+    evidence of those chosen) on the calling thread."""
     import threading
 
     from ctxgraph.graph.neo4j_store import Neo4jStore
@@ -263,7 +264,7 @@ def test_one_context_waits_for_one_round_trip_on_neo4j(neo4j_store: object, extr
     # were added (their query vectors are made then when some task has one).
     before = neo4j_store.statements_run
     svc.compute(task)
-    assert neo4j_store.statements_run - before == 3
+    assert neo4j_store.statements_run - before == 4
     threads: list[str] = []
     rows = neo4j_store._rows
 
@@ -277,11 +278,11 @@ def test_one_context_waits_for_one_round_trip_on_neo4j(neo4j_store: object, extr
         ctx = svc.compute(task)
     finally:
         del neo4j_store._rows
-    assert ctx.prior_work and neo4j_store.statements_run - before == 3
+    assert ctx.prior_work and neo4j_store.statements_run - before == 4
     assert neo4j_store.transactions["read"] - reads == 2
     main = threading.current_thread().name
-    assert sorted(t.split("@")[0] for t in threads) == ["gather", "history", "tag_stats"]
-    assert f"history@{main}" in threads
+    assert sorted(t.split("@")[0] for t in threads) == ["gather", "history", "history_text", "tag_stats"]
+    assert f"history_text@{main}" in threads and f"history@{main}" in threads
     beside = {t.split("@")[1] for t in threads if t.startswith(("gather@", "tag_stats@"))}
     assert len(beside) == 1 and main not in beside  # one transaction on the worker, beside the history
     # With task vectors the neighbours come from the same history statement.
@@ -289,13 +290,13 @@ def test_one_context_waits_for_one_round_trip_on_neo4j(neo4j_store: object, extr
     svc.compute(task)
     before = neo4j_store.statements_run
     ctx = svc.compute(task)
-    assert ctx.prior_work and neo4j_store.statements_run - before == 3
+    assert ctx.prior_work and neo4j_store.statements_run - before == 4
     # By id, the task's stored query vector comes with the task's own read.
     svc.compute("t-refresh")  # made and stored here (a task added before any vector)
     before = neo4j_store.statements_run
     svc.embedder = object()  # not embedded again: it would fail
     ctx = svc.compute("t-refresh", debug=True)
-    assert ctx.prior_work and neo4j_store.statements_run - before == 4
+    assert ctx.prior_work and neo4j_store.statements_run - before == 5
     assert "embedding the task failed" not in ctx.markdown
     neo4j_store.clear()
 
@@ -369,4 +370,43 @@ def test_a_neo4j_graph_without_the_task_vector_index_has_no_vectors(neo4j_store:
         assert svc.compute(svc.get_task("t-refresh")).prior_work
     finally:
         neo4j_store.init_schema()
+        neo4j_store.clear()
+
+
+def test_a_tied_text_cut_runs_only_the_text_statement_again(neo4j_store: object, tmp_path: Path) -> None:
+    """Equal scores at both text cuts (120 finished tasks and 250 files with the
+    same words) make Neo4j's first candidates (80 tasks, 200 files) fail their
+    check: only ``history_text`` runs again, with more, then ``history`` once for
+    the 40 tasks and 100 files chosen, the embedded store's choice."""
+    from ctxgraph.core.models import FileEntry
+    from ctxgraph.graph.local import LocalStore
+    from ctxgraph.graph.neo4j_store import Neo4jStore
+
+    assert isinstance(neo4j_store, Neo4jStore)
+    neo4j_store.clear()
+    tasks = [Task(id=f"t-{i:03d}", name="Rotate refresh tokens", objective="Rotate the refresh tokens on login",
+                  status=TaskStatus.COMPLETED, completed_at=f"2026-03-{1 + i % 20:02d}T10:00:00Z") for i in range(120)]
+    files = [FileEntry(path=f"src/auth/t{i:03d}.py", component="auth", notes="refresh tokens rotation")
+             for i in range(250)]
+    terms = ["refresh", "tokens", "rotate", "rotation"]
+    local = LocalStore.open(tmp_path / "graph.db")
+    names: list[str] = []
+    rows = neo4j_store._rows
+
+    def spy(tx: object, name: str, **params: object) -> object:
+        names.append(name)
+        return rows(tx, name, **params)  # type: ignore[arg-type]
+
+    try:
+        for store in (neo4j_store, local):
+            store.upsert_tasks(tasks)
+            store.upsert_files(files)
+        neo4j_store._rows = spy  # type: ignore[method-assign]
+        got = neo4j_store.history_evidence(terms)
+        del neo4j_store._rows
+        assert names == ["history_text", "history_text", "history"]
+        assert len(got.tasks) == 40 and sum(f.text > 0 for f in got.files) == 100
+        assert got.model_dump() == local.history_evidence(terms).model_dump()
+    finally:
+        local.close()
         neo4j_store.clear()

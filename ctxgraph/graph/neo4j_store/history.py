@@ -1,7 +1,8 @@
 """The history of finished tasks: ``history_evidence`` (the best tasks and
-files by BM25 — found by the full-text indexes, scored from the statistics the
-graph keeps exact: ``text.py`` — and the nearest tasks by vector, bounded on
-the server, ``history.cypher``), the task vectors it searches
+files by BM25 — found by the full-text indexes, ``history_text.cypher``, and
+scored from the statistics the graph keeps exact, ``text.py`` — then the
+chosen ones' evidence and the nearest tasks by vector, bounded on the server,
+``history.cypher``), the task vectors it searches
 (``embed-tasks``), and the corpus ``ctxgraph tune`` replays."""
 
 from __future__ import annotations
@@ -38,28 +39,36 @@ class History(Neo4jConnection):
 
     def history_evidence(self, terms: Sequence[str], top_files: int = 10,
                          vector: Sequence[float] | None = None) -> HistoryEvidence:
-        # history.cypher asks the full-text indexes for the candidates, so only
-        # they leave the server; text.py scores them exactly
+        # history_text.cypher asks the full-text indexes for the candidates, so
+        # only they leave the server; text.py scores them exactly; history.cypher
+        # reads the evidence of those chosen
         return history_of_row(*self._read(lambda tx: self._history_row(tx, terms, top_files, vector)))
 
     def _history_row(self, tx: ManagedTransaction, terms: Sequence[str], top_files: int,
                      vector: Sequence[float] | None) -> tuple[dict[str, Any], TextTop]:
-        """The ``history`` statement's row and its exact text ranking: run again
-        with more candidates while a cut fails its check (``text.py``)."""
+        """The ``history`` statement's row and the exact text ranking it was
+        asked with: ``history_text`` finds and describes the candidates, run
+        again with more while a cut fails its check (``text.py``); ``history``
+        then reads the chosen tasks' and files' evidence, the neighbours and
+        the most touched files."""
         query = query_terms(terms)
-        text = bool(query) and self._text_indexes()
+        top = self._text_top(tx, query) if query and self._text_indexes() else TextTop()
+        row: dict[str, Any] = self._rows(
+            tx, "history", terms=query, tasks=[t.id for t in top.tasks], text_paths=sorted(top.files),
+            top_files=top_files, vector=None if vector is None else [float(x) for x in vector],
+            dense_top=evidence.DENSE_VOTERS, dense_fetch=4 * evidence.DENSE_VOTERS,
+            cosine_decimals=COSINE_DECIMALS)[0]
+        return row, top
+
+    def _text_top(self, tx: ManagedTransaction, query: Sequence[str]) -> TextTop:
+        """The exact best tasks and files for the distinct terms ``query``."""
         task_fetch, file_fetch = FETCH * evidence.TASK_TOP, FETCH * evidence.FILE_TOP
         while True:
-            row: dict[str, Any] = self._rows(
-                tx, "history", terms=query, wanted=dict.fromkeys(query, True),
-                query=fulltext_query(query) if text else None, top_files=top_files,
-                task_fetch=task_fetch, file_fetch=file_fetch,
-                vector=None if vector is None else [float(x) for x in vector],
-                dense_top=evidence.DENSE_VOTERS, dense_fetch=4 * evidence.DENSE_VOTERS,
-                cosine_decimals=COSINE_DECIMALS)[0]
+            row = self._rows(tx, "history_text", terms=list(query), wanted=dict.fromkeys(query, True),
+                             query=fulltext_query(query), task_fetch=task_fetch, file_fetch=file_fetch)[0]
             top = text_top(row, query, task_fetch, file_fetch)
             if top.tasks_done and top.files_done:
-                return row, top
+                return top
             log.debug("history: a text cut failed its check; %d/%d tasks, %d/%d files fetched again",
                       task_fetch, GROWTH * task_fetch, file_fetch, GROWTH * file_fetch)
             task_fetch *= 1 if top.tasks_done else GROWTH

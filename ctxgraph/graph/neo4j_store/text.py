@@ -5,7 +5,7 @@ Lucene's BM25 counts the documents a write replaced until its segments merge
 (their terms in ``docFreq``, their lengths in the average), so after a real
 write history its scores drift from the embedded store's, and which of two
 near-equal documents it ranks first depends on what was rewritten. Here
-Lucene's full-text indexes only find the candidates (``history.cypher``);
+Lucene's full-text indexes only find the candidates (``history_text.cypher``);
 each candidate is scored again by :func:`ctxgraph.core.bm25.score_documents`
 from its document (length, the query terms' frequencies) and the statistics
 the store keeps exact at write time (``tasks_doc``, ``files_refresh``), and
@@ -59,7 +59,7 @@ class TaskHit:
 class TextTop:
     """The best finished tasks (``core.evidence.best_first`` order, at most
     ``TASK_TOP``; None: the cut failed its check) and the best files by text
-    (path -> score, at most ``FILE_TOP``; None: likewise), of one ``history`` row."""
+    (path -> score, at most ``FILE_TOP``; None: likewise), of one ``history_text`` row."""
 
     tasks: list[TaskHit] = field(default_factory=list)
     files: dict[str, float] = field(default_factory=dict)
@@ -70,7 +70,7 @@ class TextTop:
 
 def text_top(row: dict[str, Any], terms: Sequence[str], task_fetch: int, file_fetch: int) -> TextTop:
     """The exact best tasks and files for the distinct query ``terms`` among
-    the candidates of a ``history`` row fetched with these limits."""
+    the candidates of a ``history_text`` row fetched with these limits."""
     tasks, tasks_done = _best_tasks(row, terms, task_fetch)
     files, files_done = _best_files(row, terms, file_fetch)
     return TextTop(tasks=tasks, files=files,
