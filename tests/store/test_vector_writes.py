@@ -6,11 +6,14 @@ vector index"), the same neighbours as the embedded store's exact search."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import numpy.typing as npt
+import pytest
 
 from ctxgraph.core import evidence
-from ctxgraph.core.models import Task, TaskStatus
+from ctxgraph.core.models import NeighbourEvidence, Task, TaskStatus
 from ctxgraph.graph.memory_records import COSINE_DECIMALS
 from ctxgraph.graph.records import text_hash
 from ctxgraph.graph.store import KnowledgeStore
@@ -59,9 +62,16 @@ def test_neighbours_stay_exact_after_many_small_vector_writes(store: KnowledgeSt
     assert store.tasks_to_embed(TASKS) == []
     for tid in ["t00", "t03", "t09", "t17", "t23"]:
         found = store.history_evidence([], top_files=0, vector=[float(x) for x in vectors[tid]]).neighbours
-        assert [(n.id, n.score) for n in found] == _expected(vectors, vectors[tid], completed)
-        assert found[0].id == tid and found[0].score == 1.0
+        _same(found, _expected(vectors, vectors[tid], completed))
+        assert found[0].id == tid and found[0].score == pytest.approx(1.0, abs=1e-6)
     for stale in old.values():  # a replaced vector is gone from the index
         found = store.history_evidence([], top_files=0, vector=[float(x) for x in stale]).neighbours
-        assert [(n.id, n.score) for n in found] == _expected(vectors, stale, completed)
+        _same(found, _expected(vectors, stale, completed))
         assert all(n.score < 0.9 for n in found)
+
+
+def _same(found: Sequence[NeighbourEvidence], expected: list[tuple[str, float]]) -> None:
+    """The same tasks in the same order, the cosines to float32 precision
+    (Neo4j's index scores (1 + cosine) / 2 in float32)."""
+    assert [n.id for n in found] == [tid for tid, _ in expected]
+    assert [n.score for n in found] == pytest.approx([score for _, score in expected], abs=2e-6)
