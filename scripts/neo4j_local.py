@@ -486,7 +486,7 @@ def server_command(java: str, home: Path, bolt_port: int, http_port: int) -> lis
         # other Lucene indexes do (its default for vector indexes is 50): each
         # write transaction adds a segment and a search walks every segment's
         # HNSW graph, so with 50 a graph written in small transactions searches
-        # ~10x slower (docs/parity.md, "Neo4j's vector indexes").
+        # ~10x slower (docs/embedding.md, "Neo4j's vector indexes").
         VECTOR_MERGE_SETTING: VECTOR_MERGE_FACTOR,
     }
     cmd = [

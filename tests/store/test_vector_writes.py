@@ -1,8 +1,8 @@
 """Task vectors written one small write at a time, as ``ingest handoff`` writes
 them, and some written again with a new text: every later search finds the
 current vectors exactly — on Neo4j, whose vector index keeps each write as a
-Lucene segment and merges them in the background (docs/parity.md, "Neo4j's
-vector index"), the same neighbours as the embedded store's exact search."""
+Lucene segment and merges them in the background (docs/embedding.md, "Neo4j's
+vector indexes"), the same neighbours as the embedded store's exact search."""
 
 from __future__ import annotations
 
