@@ -12,7 +12,7 @@ timed here, apart:
   the same call without it (``plain``), p50 and p95 over ``--queries``
   queries, on a synthetic history of ``--sizes`` finished tasks (seeded:
   random unit vectors, each task touching one of 2,000 files, terms from a
-  Zipf-like vocabulary), the vectors written 512 at a time as
+  Zipf-like vocabulary), the vectors written ``TASK_WRITE_BATCH`` at a time as
   ``ContextService.embed_tasks`` writes them;
 - ``embed_tasks_per_s``: task texts embedded per second in batches (the
   model's throughput on this machine, what ``ctxgraph embed-tasks`` runs at).

@@ -74,6 +74,11 @@ STOP_TIMEOUT = 30.0
 HEAP = os.environ.get("NEO4J_LOCAL_HEAP", "1g")
 PAGECACHE = os.environ.get("NEO4J_LOCAL_PAGECACHE", "512m")
 
+#: The Lucene merge factor of the vector indexes (an internal setting of Neo4j 5;
+#: docker-compose.yml sets the same).
+VECTOR_MERGE_SETTING = "internal.dbms.index.vector.standard_merge_factor"
+VECTOR_MERGE_FACTOR = "2"
+
 #: The JVM flags of Neo4j's own launcher (the server.jvm.additional lines of
 #: the neo4j.conf it ships) that bear on speed and errors, besides the heap.
 JVM_FLAGS = (
@@ -477,6 +482,12 @@ def server_command(java: str, home: Path, bolt_port: int, http_port: int) -> lis
         "dbms.security.auth_enabled": "true",
         "internal.server.bolt.connection_shutdown_wait_time": "1s",
         "internal.dbms.bolt.netty_server_shutdown_quiet_period": "0",
+        # Vector indexes merge their Lucene segments two at a time, as Neo4j's
+        # other Lucene indexes do (its default for vector indexes is 50): each
+        # write transaction adds a segment and a search walks every segment's
+        # HNSW graph, so with 50 a graph written in small transactions searches
+        # ~10x slower (docs/embedding.md, "Neo4j's vector indexes").
+        VECTOR_MERGE_SETTING: VECTOR_MERGE_FACTOR,
     }
     cmd = [
         java,

@@ -175,7 +175,7 @@ def embed_tasks(fmt: str, **kwargs: Any) -> None:
     criteria) is embedded with all-MiniLM-L6-v2, locally, and its vector
     stored: a context then also ranks files by the tasks nearest to its own
     text. Incremental (tasks already embedded are skipped) and safe to stop:
-    vectors are stored 512 at a time. Run it after ingesting handoffs;
+    vectors are stored 4,096 at a time. Run it after ingesting handoffs;
     contexts computed before use the vectors there are.
     """
     with open_service(store_params(kwargs)) as svc:

@@ -31,8 +31,11 @@ log = logging.getLogger(__name__)
 #: Task texts embedded per batch (``embed_tasks``) and the word pieces kept of each.
 TASK_EMBED_BATCH = 64
 TASK_PIECES = 256
-#: Task vectors stored per write (``embed_tasks``).
-TASK_WRITE_BATCH = 512
+#: Task vectors stored per write (``embed_tasks``). On Neo4j each write
+#: transaction adds a segment to the vector index, which the server merges in
+#: the background (docs/embedding.md, "Neo4j's vector indexes"): fewer, larger
+#: writes leave it less to merge and a search less to walk meanwhile.
+TASK_WRITE_BATCH = 4096
 #: How often a service asks the store again whether any task has a vector.
 VECTORS_RECHECK_SECONDS = 60.0
 
@@ -54,9 +57,7 @@ class VectorsMixin(ServiceBase):
         """Embed the finished tasks that have no vector of their current text
         (all-MiniLM-L6-v2, local), ``batch`` texts at a time, stored every
         :data:`TASK_WRITE_BATCH` vectors and at the end: an interrupted run keeps
-        what it wrote. (On Neo4j each write adds a segment to the vector index,
-        which a query searches one by one: 1,500 vectors written 64 at a time
-        answer in ~25 ms, 512 at a time in ~6.) ``pending``: the store's
+        what it wrote. ``pending``: the store's
         ``tasks_to_embed`` when the caller has read them already; ``tasks``:
         only among these ids (an ingest's own tasks). Before each batch the store
         is asked again which of its tasks still need a vector, so that what
@@ -71,7 +72,7 @@ class VectorsMixin(ServiceBase):
         if not pending:
             return 0
         done = 0
-        unwritten: list[tuple[str, str, list[float]]] = []
+        unwritten: list[tuple[str, str, Sequence[float]]] = []  # float32 rows until written
         for start in range(0, len(pending), batch):
             chunk = pending[start:start + batch]
             still = set(dict(self.store.tasks_to_embed(len(chunk), [tid for tid, _ in chunk])))
@@ -82,8 +83,7 @@ class VectorsMixin(ServiceBase):
             todo = [(tid, text) for tid, text in todo if tid not in whole]
             if todo:
                 vectors = self._embedder().embed([text for _, text in todo], max_pieces=TASK_PIECES)
-                unwritten += [(tid, text_hash(text), [float(x) for x in vec])
-                              for (tid, text), vec in zip(todo, vectors, strict=True)]
+                unwritten += [(tid, text_hash(text), vec) for (tid, text), vec in zip(todo, vectors, strict=True)]
                 done += len(todo)
             last = start + batch >= len(pending)
             if unwritten and (len(unwritten) >= TASK_WRITE_BATCH or last):
