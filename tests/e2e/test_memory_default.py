@@ -63,24 +63,31 @@ def files_shown(context: dict[str, object]) -> set[str]:
     return {r["file"] for r in refs} | {s["path"] for s in snippets}
 
 
-def first_context(tree: Path, env: dict[str, str], other: Path) -> dict[str, object]:
-    # Another project is indexed first: the context must pick the root's, not give up.
-    ctxgraph("index", str(other), "--no-embeddings", "-q", cwd=tree, env=env)
+TASK = "id: t-tax\nname: Fix the tax rounding\nobjective: compute_invoice_total rounds the tax wrong for fractional cents\n"
+
+
+def first_context(tree: Path, env: dict[str, str]) -> dict[str, object]:
     init = ctxgraph("init", cwd=tree, env=env)
     assert "ready: " in init.stdout and f"project {tree.name} ({tree.resolve()})" in init.stdout, init.stdout
     assert "indexing " in init.stderr  # the progress line of `ctxgraph index`
-    ctxgraph("task", "add", "t-tax", "--name", "Fix the tax rounding",
-             "--objective", "compute_invoice_total rounds the tax wrong for fractional cents", cwd=tree, env=env)
-    out = ctxgraph("context", "t-tax", "--format", "json", cwd=tree, env=env)
+    task = tree.parent / "task.yaml"  # outside the work tree: not indexed itself
+    task.write_text(TASK, encoding="utf-8")
+    out = ctxgraph("context", "--task-file", str(task), "--format", "json", cwd=tree, env=env)
     return json.loads(out.stdout)  # type: ignore[no-any-return]
+
+
+def elsewhere(tmp_path: Path) -> Path:
+    """Another project, indexed before: the context must pick the root's, not give up."""
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    (other / "ui.py").write_text(OTHER, encoding="utf-8")
+    return other
 
 
 def test_init_in_a_git_work_tree_indexes_it_for_the_contexts(tmp_path: Path) -> None:
     tree = work_tree(tmp_path / "shop-repo")
-    other = tmp_path / "elsewhere"
-    other.mkdir()
-    (other / "ui.py").write_text(OTHER, encoding="utf-8")
-    context = first_context(tree, {}, other)
+    ctxgraph("index", str(elsewhere(tmp_path)), "--no-embeddings", "-q", cwd=tree)
+    context = first_context(tree, {})
     assert "shop/billing.py" in files_shown(context)
     memory = context["_computed"]["memory"]  # type: ignore[index]
     assert f"project shop-repo, the root's: {tree.resolve()} (git work tree)" in memory
@@ -88,27 +95,27 @@ def test_init_in_a_git_work_tree_indexes_it_for_the_contexts(tmp_path: Path) -> 
 
     # `memory = false` in the settings turns it off (and says so); --memory turns it back on.
     (tree / "ctxgraph.toml").write_text("memory = false\n", encoding="utf-8")
-    off = json.loads(ctxgraph("context", "t-tax", "--format", "json", cwd=tree).stdout)
+    task = ["--task-file", str(tmp_path / "task.yaml"), "--format", "json"]
+    off = json.loads(ctxgraph("context", *task, cwd=tree).stdout)
     assert off["_computed"]["memory"] == "associative memory off: memory = false in the settings"
     assert "shop/billing.py" not in files_shown(off)
-    on = json.loads(ctxgraph("context", "t-tax", "--format", "json", "--memory", cwd=tree).stdout)
+    on = json.loads(ctxgraph("context", *task, "--memory", cwd=tree).stdout)
     assert "shop/billing.py" in files_shown(on)
 
 
 def test_init_with_neo4j_indexes_the_work_tree_around_the_current_folder(
         tmp_path: Path, neo4j_settings: object, neo4j_store: KnowledgeStore) -> None:
     from ctxgraph.graph.neo4j_store import Neo4jSettings
+    from ctxgraph.memory.index import index_project
 
     assert isinstance(neo4j_settings, Neo4jSettings)
     neo4j_store.clear()  # type: ignore[attr-defined]
     env = {"NEO4J_URI": neo4j_settings.uri, "NEO4J_USER": neo4j_settings.user,
            "NEO4J_PASSWORD": neo4j_settings.password or ""}
     tree = work_tree(tmp_path / "shop-neo")
-    other = tmp_path / "elsewhere"
-    other.mkdir()
-    (other / "ui.py").write_text(OTHER, encoding="utf-8")
     try:
-        context = first_context(tree, env, other)
+        index_project(neo4j_store, elsewhere(tmp_path), embeddings=False)
+        context = first_context(tree, env)
         assert "shop/billing.py" in files_shown(context)
         assert "the root's: " in context["_computed"]["memory"]  # type: ignore[index]
         assert not (tree / ".ctxgraph").exists(), "--neo4j must not touch the embedded store"
