@@ -143,3 +143,27 @@ def test_init_root_option_indexes_that_folder(tmp_path: Path, flag: str) -> None
                     cwd=tmp_path)
     assert f"project plain ({tree.resolve()}), lightweight (no embeddings): 1 files" in proc.stdout
     assert proc.stderr == ""
+
+
+def test_init_without_the_model_makes_the_lightweight_index_and_says_so(tmp_path: Path) -> None:
+    from test_model_missing import HIDE_MODEL
+
+    from ctxgraph.memory.embed import MODEL_INSTALL
+
+    tree = work_tree(tmp_path / "light")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NEO4J_", "CTXGRAPH_"))}
+
+    def hidden(*args: str) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run([sys.executable, "-c", HIDE_MODEL, *args], cwd=tree, text=True, capture_output=True,
+                              env=env, timeout=120, check=False)
+        assert proc.returncode == 0, proc.stderr
+        return proc
+
+    init = hidden("init", "-q")
+    assert f"project light ({tree.resolve()}), lightweight (no embeddings): 2 files" in init.stdout
+    (warning,) = [line for line in init.stderr.splitlines() if line.startswith("ctxgraph: warning:")]
+    assert MODEL_INSTALL in warning and "lightweight index" in warning and f"ctxgraph index {tree.resolve()}" in warning
+    (tmp_path / "task.yaml").write_text(TASK, encoding="utf-8")
+    context = json.loads(hidden("context", "--task-file", str(tmp_path / "task.yaml"), "--format", "json").stdout)
+    # Searched by full text (on two files the match's BM25 is under memory_min_bm25: no file added).
+    assert context["_computed"]["memory"].startswith("project light: 0 vector and 1 full-text matches")
