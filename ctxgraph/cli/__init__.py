@@ -27,6 +27,7 @@ from ctxgraph.cli._demo import demo_command
 from ctxgraph.cli._eval import eval_command
 from ctxgraph.cli._index import index_command
 from ctxgraph.cli._ingest import ingest
+from ctxgraph.cli._init import init_command, root_option
 from ctxgraph.cli._knowledge import knowledge
 from ctxgraph.cli._mcp import mcp_command
 from ctxgraph.cli._outcomes import outcomes_command
@@ -65,16 +66,6 @@ def main(verbose: bool) -> None:
         logging.getLogger("ctxgraph.service").setLevel(logging.ERROR)
 
 
-@main.command()
-@store_options
-@click.option("--reset", is_flag=True, help="Delete everything in the store first.")
-def init(reset: bool, **kwargs: Any) -> None:
-    """Create the store (or check the server) and apply the schema."""
-    with open_service(store_params(kwargs)) as svc:
-        svc.initialize(reset=reset)
-        click.echo(f"ready: {svc.location}")
-
-
 # ------------------------------------------------------------------------ context
 
 
@@ -99,17 +90,19 @@ def init(reset: bool, **kwargs: Any) -> None:
                    "or dropped (and why); in JSON under \"explain\".")
 @click.option("--template", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="A Jinja2 template to render with instead of the built-in one.")
-@click.option("--memory/--no-memory", default=True, show_default=True,
-              help="Use the associative memory (the code indexed by `ctxgraph index`) when one is usable.")
+@click.option("--memory/--no-memory", default=None,
+              help="Use the associative memory (the code indexed by `ctxgraph init` or `ctxgraph index`) "
+                   "when one is usable [default: on, unless the settings say memory = false].")
 @click.option("--project", "memory_project", metavar="NAME", envvar="CTXGRAPH_PROJECT", show_envvar=True,
-              help="The indexed project to search [default: the only one indexed].")
+              help="The indexed project to search [default: the only one indexed, else the root's].")
+@root_option
 @click.option("--record", is_flag=True, envvar="CTXGRAPH_RECORD", show_envvar=True,
               help="Record the context as delivered (`ctxgraph outcomes` scores it when the task's handoff "
                    "is ingested); opens the store for writing instead of read-only.")
 @store_options
 def context(task_id: str | None, task_file: str | None, fmt: str, complexity: str | None, budget: int | None,
-            strategy: Strategy | None, debug: bool, explain: bool, template: Path | None, memory: bool,
-            memory_project: str | None, record: bool, **kwargs: Any) -> None:
+            strategy: Strategy | None, debug: bool, explain: bool, template: Path | None, memory: bool | None,
+            memory_project: str | None, root: Path | None, record: bool, **kwargs: Any) -> None:
     """Compute the context of TASK_ID (Markdown within the token budget).
 
     With --task-file the task need not be stored (an orchestrator can ask
@@ -136,6 +129,8 @@ def context(task_id: str | None, task_file: str | None, fmt: str, complexity: st
     try:
         service = open_service(params, read_only=not record)
         svc = service.__enter__()
+        if root is not None:
+            svc.use_root(root)
     except StoreUnavailableError as exc:
         if not isinstance(task, Task):
             raise
@@ -211,6 +206,7 @@ def stats(fmt: str, **kwargs: Any) -> None:
         click.echo(f"  {rel:<14}{n:>8}")
 
 
+main.add_command(init_command)
 main.add_command(task)
 main.add_command(depend)
 main.add_command(knowledge)

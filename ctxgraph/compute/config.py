@@ -58,6 +58,7 @@ class ContextConfig(BaseModel):
     strategy: Strategy = "balanced"
     decay_hours: float = Field(default=1.0, gt=0, description="balanced: importance / (1 + hours / decay_hours)")
     # -- associative memory (ctxgraph.compute.memory) --
+    memory: bool = Field(default=True, description="use the associative memory (false: off unless a call asks)")
     memory_snippets: int = Field(default=3, ge=0, description="code snippets injected at most")
     memory_max_bytes: int = Field(default=2048, ge=0, description="bytes of snippet text injected at most")
     memory_snippet_chars: int = Field(default=120, ge=20, description="characters of one snippet at most")

@@ -18,6 +18,7 @@ from ctxgraph.service.base import ServiceBase
 if TYPE_CHECKING:  # the memory index is imported by the commands that index
     from ctxgraph.memory.index import IndexReport, Progress
     from ctxgraph.memory.worker import IndexQueue, IndexRequest, IndexWorker
+    from ctxgraph.service.root import ProjectRoot
 
 #: Rows an import writes per transaction.
 IMPORT_BATCH = BATCH_SIZE
@@ -58,6 +59,13 @@ class AdminMixin(ServiceBase):
         return {"labels": s.labels, "relationships": s.relationships}
 
     # -- associative memory ----------------------------------------------------------
+
+    def use_root(self, path: str | Path) -> ProjectRoot:
+        """Make ``path`` the project's root (as ``--root``), instead of the one found."""
+        from ctxgraph.service.root import ProjectRoot
+
+        self.root = ProjectRoot(Path(path).resolve(), "--root")
+        return self.root
 
     def memory_projects(self) -> list[MemoryProject]:
         """The projects indexed for the associative memory."""

@@ -13,6 +13,7 @@ from ctxgraph.signals import SignalExtractor
 
 if TYPE_CHECKING:
     from ctxgraph.outcomes import DeliveryWriter
+    from ctxgraph.service.root import ProjectRoot
 
 
 class ServiceBase:
@@ -32,6 +33,9 @@ class ServiceBase:
         self.memory = True
         #: The indexed project to search (None: the only one indexed).
         self.memory_project: str | None = os.environ.get("CTXGRAPH_PROJECT") or None
+        #: The project's root (:mod:`ctxgraph.service.root`; :meth:`open` finds it):
+        #: with several projects indexed and none named, the memory searches its.
+        self.root: ProjectRoot | None = None
         #: The sentence embedder (None: the shared all-MiniLM-L6-v2, loaded on first use).
         self.embedder: Any = None
         #: Neighbours by embedding at context time: the query's text is embedded

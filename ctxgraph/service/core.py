@@ -74,6 +74,7 @@ class ContextService(AdminMixin, KnowledgeMixin, IngestMixin):
         config: ContextConfig | None = None,
         settings_file: str | os.PathLike[str] | None = None,
         read_only: bool = False,
+        root: str | os.PathLike[str] | None = None,
     ) -> ContextService:
         """Open the embedded store (``store`` path, ``CTXGRAPH_STORE``, or the
         nearest ``.ctxgraph/graph.db`` from the current folder upwards, else
@@ -87,7 +88,11 @@ class ContextService(AdminMixin, KnowledgeMixin, IngestMixin):
         Limiter settings and extra domains come from ``config``/``domains`` when
         given, else from ``settings_file``, else from the nearest
         ``ctxgraph.toml`` or ``[tool.ctxgraph]`` in ``pyproject.toml``.
+
+        The project's root (:attr:`root`) is ``root``, else found from the
+        settings file and the store (:func:`ctxgraph.service.root.find_root`).
         """
+        from ctxgraph.service.root import find_root
         from ctxgraph.settings import load_settings
 
         settings = load_settings(Path(settings_file) if settings_file else None)
@@ -100,10 +105,15 @@ class ContextService(AdminMixin, KnowledgeMixin, IngestMixin):
                 uri=neo4j_uri, user=neo4j_user, password=neo4j_password, database=neo4j_database
             )
             opened: KnowledgeStore = Neo4jStore.connect(neo4j_settings, read_only=read_only)
+            store_path = None
         else:
             path = store or os.environ.get("CTXGRAPH_STORE") or cls.default_store_path()
             opened = LocalStore.open(Path(path), read_only=read_only)
-        return cls(opened, SignalExtractor(domains=domains) if domains else None, config)
+            store_path = Path(path)
+        svc = cls(opened, SignalExtractor(domains=domains) if domains else None, config)
+        svc.root = find_root(Path(root) if root is not None else None, settings_source=settings.source,
+                             store_path=store_path)
+        return svc
 
     @classmethod
     def unavailable(cls, location: str, reason: str) -> ContextService:
@@ -247,13 +257,21 @@ class ContextService(AdminMixin, KnowledgeMixin, IngestMixin):
             # fallback for a graph without files only. One read transaction.
             found, history = self.store.gather_with_history(query, query_terms, lim.CONTEXT_MAP_TOP, vector)
             recalled: MemoryRecall | None = None
-            if self.memory if memory is None else memory:
+            use = self.memory and (config or self.config).memory if memory is None else memory
+            if memory is None and self.memory and not use:
+                notes.append("associative memory off: memory = false in the settings")
+            if use:
                 from ctxgraph.memory.recall import recall
+                from ctxgraph.service.root import pick_project
 
+                wanted, chosen = pick_project(found.memory_projects, memory_project or self.memory_project,
+                                              self.root)
+                if chosen:
+                    notes.append(chosen)
                 if vector is None and any(p.embeddings for p in found.memory_projects):
                     vector = self._query_vector(task, notes, stored=stored, known=query_vector, needed=True)
                 recalled, memory_notes = recall(self.store, found.memory_projects, task.text, query_terms,
-                                                project=memory_project or self.memory_project,
+                                                project=wanted,
                                                 stale_hours=(config or self.config).memory_stale_hours,
                                                 embedder=self.embedder, query_vector=vector)
                 notes += memory_notes
