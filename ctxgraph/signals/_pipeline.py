@@ -22,7 +22,7 @@ The tokenizer is built once, from the package's own serialized tokenizer:
 spaCy would first build the language's default one (regular expressions
 compiled, 1,347 special cases added) and then replace all of it with the
 package's (the same work again); a bare tokenizer stands in for the first
-(``_BARE_SPLITTER_FACTORY``), which saved 100-140 ms of CPU of a 315-360 ms load on
+(``_BARE_FACTORY``), which saved 100-140 ms of CPU of a 315-360 ms load on
 the development machine. The result is byte for byte the tokenizer spaCy
 loads (``tests/unit/test_signals_pipeline.py``); a package without a
 serialized tokenizer is loaded the usual way.
@@ -55,7 +55,7 @@ DETERMINER_TAGS = frozenset({"DT", "PDT", "PRP$"})
 
 _NEEDED = ("tok2vec", "tagger")
 #: The registered name of the bare tokenizer factory (see the module's doc).
-_BARE_SPLITTER_FACTORY = "ctxgraph.bare_tokenizer.v1"
+_BARE_FACTORY = "ctxgraph.bare_tokenizer.v1"
 _EXCLUDE = ("parser", "ner", "senter", "attribute_ruler")
 #: Plural-looking nouns spaCy's tables would turn into rarer words.
 _KEEP_AS_IS = frozenset({"data", "metadata", "media", "news", "series", "species"})
@@ -241,9 +241,9 @@ def _bare_tokenizer() -> Any:
 
 def _spacy_load(spacy: Any, model: str) -> Any:
     """``spacy.load`` without the parts never used, the tokenizer built once."""
-    if _BARE_SPLITTER_FACTORY not in spacy.registry.tokenizers:
-        spacy.registry.tokenizers.register(_BARE_SPLITTER_FACTORY, func=_bare_tokenizer)
-    nlp = spacy.load(model, exclude=list(_EXCLUDE), config={"nlp": {"tokenizer": {"@tokenizers": _BARE_SPLITTER_FACTORY}}})
+    if _BARE_FACTORY not in spacy.registry.tokenizers:
+        spacy.registry.tokenizers.register(_BARE_FACTORY, func=_bare_tokenizer)
+    nlp = spacy.load(model, exclude=list(_EXCLUDE), config={"nlp": {"tokenizer": {"@tokenizers": _BARE_FACTORY}}})
     if nlp.tokenizer.rules and nlp.tokenizer.prefix_search is not None:
         return nlp
     return spacy.load(model, exclude=list(_EXCLUDE))  # no serialized tokenizer: the language's default
