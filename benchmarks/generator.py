@@ -33,23 +33,25 @@ Shape, per ``nodes`` = N:
   :data:`PLANTED_FILES` context-map files share two rare words with it that
   nothing else uses. Each planted knowledge summary starts with a unique
   marker (``PLANT-<query>-<n>``); planted files are named by their path.
+
+The words and the Zipf draw are in ``benchmarks.vocabulary``, the
+:class:`Dataset` and :class:`Planted` classes in ``benchmarks.dataset``; this
+module re-exports them.
 """
 
 from __future__ import annotations
 
-import bisect
 import itertools
 import random
 from collections import Counter
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
+
+from benchmarks.dataset import Dataset, Planted
+from benchmarks.vocabulary import HEAD_WORDS, ZIPF_S, Zipf, vocabulary
 
 #: Bumped whenever the documents generated for a (nodes, seed) change (cache keys).
 GENERATOR_VERSION = 1
-#: Zipf exponent of the tag (word) distribution.
-ZIPF_S = 1.0
 #: Planted relevant items per query task.
 PLANTED_KNOWLEDGE = 3
 PLANTED_FILES = 2
@@ -59,186 +61,6 @@ FILE_SHARE = 0.10
 FINISHED_SHARE = 0.90
 START = datetime(2025, 1, 6, 9, 0, tzinfo=UTC)
 
-#: The head of the vocabulary: real words of software projects, most common first.
-HEAD_WORDS = (
-    "api",
-    "cache",
-    "user",
-    "database",
-    "config",
-    "test",
-    "token",
-    "session",
-    "queue",
-    "schema",
-    "migration",
-    "endpoint",
-    "handler",
-    "service",
-    "client",
-    "request",
-    "response",
-    "error",
-    "logging",
-    "route",
-    "model",
-    "payment",
-    "order",
-    "invoice",
-    "search",
-    "index",
-    "worker",
-    "job",
-    "retry",
-    "timeout",
-    "upload",
-    "storage",
-    "bucket",
-    "email",
-    "notification",
-    "webhook",
-    "auth",
-    "permission",
-    "role",
-    "audit",
-    "metric",
-    "dashboard",
-    "report",
-    "export",
-    "import",
-    "parser",
-    "template",
-    "render",
-    "component",
-    "form",
-    "validation",
-    "middleware",
-    "router",
-    "socket",
-    "stream",
-    "buffer",
-    "batch",
-    "scheduler",
-    "cron",
-    "deploy",
-    "container",
-    "cluster",
-    "replica",
-    "shard",
-    "lock",
-    "transaction",
-    "ledger",
-    "account",
-    "profile",
-    "avatar",
-    "image",
-    "thumbnail",
-    "video",
-    "feed",
-    "comment",
-    "like",
-    "tag",
-    "category",
-    "product",
-    "cart",
-    "checkout",
-    "coupon",
-    "discount",
-    "shipping",
-    "address",
-    "inventory",
-    "warehouse",
-    "supplier",
-    "refund",
-    "subscription",
-    "plan",
-    "quota",
-    "limit",
-    "throttle",
-    "proxy",
-    "gateway",
-    "certificate",
-    "secret",
-    "vault",
-    "key",
-    "signature",
-    "hash",
-    "checksum",
-    "snapshot",
-    "backup",
-    "restore",
-    "replication",
-    "partition",
-    "cursor",
-    "pagination",
-    "filter",
-    "sort",
-    "query",
-    "resolver",
-    "mutation",
-    "fixture",
-    "mock",
-    "benchmark",
-    "profiler",
-    "trace",
-    "span",
-    "alert",
-    "incident",
-    "runbook",
-    "feature",
-    "flag",
-    "experiment",
-    "variant",
-    "locale",
-    "translation",
-    "currency",
-    "timezone",
-    "calendar",
-    "reminder",
-    "message",
-    "thread",
-    "channel",
-    "room",
-    "presence",
-    "heartbeat",
-    "registry",
-    "plugin",
-    "extension",
-    "theme",
-    "layout",
-    "widget",
-    "modal",
-    "tooltip",
-)
-_ONSETS = (
-    "b",
-    "d",
-    "f",
-    "g",
-    "k",
-    "l",
-    "m",
-    "n",
-    "p",
-    "r",
-    "t",
-    "v",
-    "z",
-    "br",
-    "dr",
-    "gl",
-    "kr",
-    "pl",
-    "tr",
-    "vr",
-    "qu",
-    "sk",
-    "st",
-    "th",
-    "ch",
-)
-_VOWELS = ("a", "e", "i", "o", "u", "ai", "ei", "ou")
-_CODAS = ("", "n", "r", "l", "m", "x", "k", "t", "nd", "rk", "lt")
 _KINDS = ("pattern", "gotcha", "decision", "open_question")
 _KIND_WEIGHTS = (0.36, 0.30, 0.24, 0.10)
 _SEVERITIES = ("low", "medium", "high", "critical")
@@ -267,88 +89,6 @@ _QUESTIONS = (
     "Should the {a} expire with the {b} or with the {c}",
     "Who owns the {a} once the {b} moves to the {c}",
 )
-
-
-@dataclass(frozen=True)
-class Planted:
-    """What a query task should find: knowledge markers and file paths."""
-
-    query: str
-    words: tuple[str, str]
-    knowledge: tuple[str, ...]  # markers at the start of the planted summaries
-    files: tuple[str, ...]  # paths of the planted context-map files
-
-    @property
-    def items(self) -> tuple[str, ...]:
-        return (*self.knowledge, *self.files)
-
-
-@dataclass
-class Dataset:
-    """The documents of one synthetic project, in the order they are ingested."""
-
-    nodes: int
-    seed: int
-    files: list[dict[str, str]]
-    tasks: list[dict[str, Any]]
-    handoffs: list[dict[str, Any]]
-    queries: list[str]
-    planted: dict[str, Planted]
-    tag_counts: Counter[str] = field(default_factory=Counter)
-
-    def counts(self) -> dict[str, int]:
-        knowledge = sum(
-            len(h.get(k, ()))
-            for h in self.handoffs
-            for k in ("patterns_discovered", "gotchas", "decisions", "open_questions")
-        )
-        counts = {
-            "tasks": len(self.tasks),
-            "handoffs": len(self.handoffs),
-            "knowledge": knowledge,
-            "files": len(self.files),
-        }
-        counts["total"] = sum(counts.values())
-        return counts
-
-    def write(self, folder: str | Path) -> Path:
-        """The documents as ``ctxgraph/demo/project`` lays them out: ``tasks.yaml``,
-        ``context_map.yaml`` and ``handoffs/<task>.yaml`` (for ``ctxgraph ingest``)."""
-        import yaml
-
-        root = Path(folder)
-        (root / "handoffs").mkdir(parents=True, exist_ok=True)
-        dump = {"sort_keys": False, "allow_unicode": True, "width": 120}
-        (root / "tasks.yaml").write_text(yaml.safe_dump({"tasks": self.tasks}, **dump), encoding="utf-8")
-        (root / "context_map.yaml").write_text(yaml.safe_dump({"files": self.files}, **dump), encoding="utf-8")
-        for h in self.handoffs:
-            (root / "handoffs" / f"{h['task_id']}.yaml").write_text(yaml.safe_dump(h, **dump), encoding="utf-8")
-        return root
-
-
-def vocabulary(size: int, seed: int) -> list[str]:
-    """``size`` distinct words: :data:`HEAD_WORDS` first, then made-up ones
-    (never ending in ``s``, so no lemmatizer turns them into another word)."""
-    rng = random.Random(f"vocabulary:{seed}")
-    words = list(HEAD_WORDS[:size])
-    seen = set(words)
-    while len(words) < size:
-        syllables = rng.choice((2, 2, 3))
-        word = "".join(rng.choice(_ONSETS) + rng.choice(_VOWELS) for _ in range(syllables)) + rng.choice(_CODAS)
-        if word not in seen and len(word) >= 5 and not word.endswith("s"):
-            seen.add(word)
-            words.append(word)
-    return words
-
-
-class Zipf:
-    """Draws ranks 0..n-1 with P(rank r) proportional to 1 / (r + 1) ** s."""
-
-    def __init__(self, n: int, s: float = ZIPF_S) -> None:
-        self.cum = list(itertools.accumulate(1.0 / (r + 1) ** s for r in range(n)))
-
-    def draw(self, rng: random.Random) -> int:
-        return bisect.bisect_left(self.cum, rng.random() * self.cum[-1])
 
 
 def _sizes(nodes: int) -> tuple[int, int, int, int, int]:
@@ -466,7 +206,7 @@ def generate(nodes: int, seed: int = 42) -> Dataset:
         w1, w2 = planted_words[2 * q], planted_words[2 * q + 1]
         common = [word() for _ in range(6)]
         dep = finished_ids[rng.randrange(len(finished_ids) // 2, len(finished_ids))]
-        markers = []
+        markers: list[str] = []
         excluded = {dep}
         for kind in ("pattern", "gotcha", "decision")[:PLANTED_KNOWLEDGE]:
             marker = f"PLANT-{q + 1:03d}-{len(markers) + 1}"
@@ -583,4 +323,15 @@ def generate(nodes: int, seed: int = 42) -> Dataset:
     )
 
 
-__all__ = ["GENERATOR_VERSION", "Dataset", "Planted", "Zipf", "generate", "vocabulary"]
+__all__ = [
+    "GENERATOR_VERSION",
+    "HEAD_WORDS",
+    "PLANTED_FILES",
+    "PLANTED_KNOWLEDGE",
+    "ZIPF_S",
+    "Dataset",
+    "Planted",
+    "Zipf",
+    "generate",
+    "vocabulary",
+]

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.generator import GENERATOR_VERSION
+from ctxgraph.files import atomic_write
 
 MARKER = "loaded.json"
 
@@ -57,10 +58,8 @@ def read(path: Path, expect: dict[str, Any], graph_nodes: int) -> dict[str, Any]
 
 def write(path: Path, expect: dict[str, Any], facts: dict[str, Any]) -> None:
     """Record a finished load (written last: an interrupted load leaves no file)."""
-    text = json.dumps({"identity": expect, "load": facts}, indent=2) + "\n"
-    tmp = path / (MARKER + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path / MARKER)
+    with atomic_write(path / MARKER, text=True) as handle:
+        handle.write(json.dumps({"identity": expect, "load": facts}, indent=2) + "\n")
 
 
 def forget(path: Path) -> None:

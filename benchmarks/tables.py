@@ -1,5 +1,5 @@
 """The suite's rows as text: an aligned table (``python -m benchmarks``) and
-Markdown (the README's Performance section)."""
+Markdown (the tables of docs/performance.md)."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def table(rows: Sequence[dict[str, Any]]) -> str:
 
 
 def markdown_table(rows: Sequence[dict[str, Any]]) -> str:
-    """The rows as a Markdown table (for the README)."""
+    """The rows as a Markdown table (for docs/performance.md)."""
     head = "| " + " | ".join(title for _, title, _ in COLUMNS) + " |"
     rule = "|" + "|".join("---" for _ in COLUMNS) + "|"
     body = [

@@ -1,4 +1,4 @@
-"""The arithmetic of the retrieval evaluation (``/work/shared/eval/README.md``). Pure.
+"""The arithmetic of the retrieval evaluation (``ctxgraph eval``, docs/evaluation.md). Pure.
 
 A run renders, for each query, one context per system; what counts is the
 list of file paths the rendered text names, in order of first appearance.

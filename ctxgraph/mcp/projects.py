@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypeVar
 
+from ctxgraph.core.neo4j_uri import NEO4J_SCHEMES, is_neo4j_uri
 from ctxgraph.errors import ConfigurationError, CtxgraphError, StoreUnavailableError
 from ctxgraph.service import ContextService
 
@@ -33,7 +34,6 @@ T = TypeVar("T")
 
 #: Project names: what a tool's ``project`` argument and a resource URI carry.
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-NEO4J_SCHEMES = ("neo4j://", "neo4j+s://", "neo4j+ssc://", "bolt://", "bolt+s://", "bolt+ssc://")
 #: The name of the one project served when no ``--project`` is given.
 DEFAULT_NAME = "default"
 #: The client id of a bearer token that reaches one project: this prefix and its name.
@@ -75,10 +75,10 @@ def parse_project(text: str) -> ProjectSpec:
 def spec_for(name: str, where: str, database: str | None = None) -> ProjectSpec:
     """The spec of project ``name`` stored at ``where`` (a path or a Neo4j URI)."""
     if "://" in where:
-        if not where.lower().startswith(NEO4J_SCHEMES):
+        if not is_neo4j_uri(where):
             scheme = where.split("://", 1)[0]
             raise ConfigurationError(f"project {name!r}: unsupported URI scheme {scheme!r}: use one of "
-                                     + ", ".join(s.removesuffix("://") for s in NEO4J_SCHEMES))
+                                     + ", ".join(NEO4J_SCHEMES))
         uri, _, fragment = where.partition("#")
         return ProjectSpec(name=name, kind="neo4j", location=uri, database=fragment or database or None)
     return ProjectSpec(name=name, kind="embedded", location=str(Path(where).expanduser()))

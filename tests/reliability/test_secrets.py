@@ -45,7 +45,7 @@ SECRET_PATTERNS = [
 #: (file, text on the line) -> why it is not a secret.
 ALLOWED = {
     (
-        "scripts/neo4j_local.py",
+        "scripts/_neo4j_local/common.py",
         'INITIAL_PASSWORD = "neo4j"',
     ): "Neo4j's own factory password of a fresh home; the script logs in with it once to "
     "replace it by a random one (or NEO4J_PASSWORD), which it never prints",

@@ -26,6 +26,7 @@ from neo4j import Driver, GraphDatabase, ManagedTransaction
 from neo4j import exceptions as neo4j_errors
 
 from ctxgraph import cypher
+from ctxgraph.core.neo4j_uri import NEO4J_SCHEMES
 from ctxgraph.errors import AuthenticationError, ConfigurationError, StoreUnavailableError
 
 #: The package's logger: log lines keep the name they had before the store was split.
@@ -33,7 +34,7 @@ log = logging.getLogger(__package__)
 
 T = TypeVar("T")
 
-_SCHEMES = ("neo4j", "neo4j+s", "neo4j+ssc", "bolt", "bolt+s", "bolt+ssc")
+_SCHEMES = NEO4J_SCHEMES
 
 
 #: Default for how long the driver retries a transaction that failed transiently.
