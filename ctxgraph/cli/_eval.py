@@ -50,7 +50,7 @@ def _service(neo4j_uri: str | None, neo4j_user: str | None, neo4j_database: str 
 
 def _eval(directory: Path, fmt: str, budget: int | None, complexity: str | None, neo4j_uri: str | None,
           neo4j_user: str | None, neo4j_database: str | None, limit_queries: int | None,
-          index_source: bool, embeddings: bool, tune: bool) -> None:
+          index_source: bool | None, embeddings: bool, tune: bool) -> None:
     """Measure ctxgraph's retrieval on an evaluation set against baselines.
 
     DIR holds history.jsonl (completed tasks with their handoffs),
@@ -67,12 +67,14 @@ def _eval(directory: Path, fmt: str, budget: int | None, complexity: str | None,
     percentiles of the time to compute one context), skipped (queries none
     of whose gold files is in the context map; not scored).
 
-    With --index-source, the project's source at the snapshot (the PyPI
-    release meta.json names, fetched with pip into .ctxgraph/cache or
-    $CTXGRAPH_CACHE_DIR) is indexed into the same store, and a
-    "ctxgraph+memory" row gives ctxgraph with its associative memory on (the
-    "ctxgraph" row has it off). Vectors are cached by text in that folder, so
-    only the first run pays for embedding.
+    When meta.json names the project's release ("pypi"), its source at the
+    snapshot (fetched with pip into .ctxgraph/cache or $CTXGRAPH_CACHE_DIR)
+    is indexed into the same store, as a user's project is by `ctxgraph
+    init`: the "ctxgraph" row is then the default, its associative memory on,
+    and a "ctxgraph-no-memory" row gives it off. --no-index-source skips the
+    source (no memory, no download); --index-source requires the release.
+    Vectors are cached by text in that folder, so only the first run pays for
+    embedding.
 
     The "ctxgraph+tuned" row ranks with the weights `ctxgraph tune` fits on
     the loaded history alone (never on the queries); its memory is off, as
@@ -89,10 +91,13 @@ def _eval(directory: Path, fmt: str, budget: int | None, complexity: str | None,
     missing = missing_files(directory)
     if missing:
         raise CliError(f"{directory}: not an evaluation set: missing {', '.join(missing)}", 2)
-    if not embeddings and not index_source:
-        raise CliError("--no-embeddings applies to --index-source only", 2)
     try:
         eval_set = load_set(directory, limit_queries=limit_queries)
+        if index_source is None:  # the default: the source whenever the set names its release
+            index_source = bool(eval_set.meta.get("pypi"))
+        if not embeddings and not index_source:
+            raise CliError("--no-embeddings applies to the source's index only (meta.json names no release, "
+                           "or --no-index-source)", 2)
         source = embedder = None
         if index_source:
             from ctxgraph.evaluation.source import cache_dir, source_tree
@@ -139,16 +144,17 @@ _options = [
                  help="Neo4j database [default: the server's default]."),
     click.option("--limit-queries", type=click.IntRange(min=1), metavar="N",
                  help="Only the first N queries of the set."),
-    click.option("--index-source", is_flag=True,
-                 help="Also index the project's source at the snapshot (the PyPI release in meta.json, "
-                      "fetched with pip) and add a ctxgraph+memory row: ctxgraph with its associative "
-                      "memory on."),
+    click.option("--index-source/--no-index-source", default=None,
+                 help="Index the project's source at the snapshot (the PyPI release in meta.json, fetched "
+                      "with pip): ctxgraph's row then has its associative memory on, as a user's indexed "
+                      "project does, and a ctxgraph-no-memory row is added [default: when meta.json names "
+                      "the release]."),
     click.option("--tune/--no-tune", default=True, show_default=True,
                  help="Fit the ranking's weights on the history (as `ctxgraph tune`) and add the "
                       "ctxgraph+tuned row."),
     click.option("--embeddings/--no-embeddings", default=True, show_default=True,
-                 help="With --index-source: the embedding index, or the lightweight one (file names and "
-                      "first lines, no ML)."),
+                 help="The source's index: with embeddings, or the lightweight one (file names and first "
+                      "lines, no ML)."),
 ]
 for _option in reversed(_options):
     _eval = _option(_eval)

@@ -48,10 +48,11 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 SYSTEMS = ("ctxgraph", "bm25", "seed", "all")
-#: The row of ctxgraph with its associative memory on (``--index-source``).
-MEMORY_SYSTEM = "ctxgraph+memory"
+#: With the project's source indexed, the "ctxgraph" row is the default a user
+#: gets (the associative memory on) and this row is ctxgraph with it off.
+NO_MEMORY_SYSTEM = "ctxgraph-no-memory"
 #: The row of ctxgraph with the weights ``ctxgraph tune`` fits on the loaded
-#: history (never on the queries); its memory as the ctxgraph row's (off).
+#: history (never on the queries); its associative memory off.
 TUNED_SYSTEM = "ctxgraph+tuned"
 #: Signals are extracted in batches of this many task texts (spaCy's nlp.pipe).
 SIGNAL_BATCH = 256
@@ -152,10 +153,10 @@ def run_queries(
     tuned: RankingWeights | None = None,
 ) -> tuple[dict[str, list[QueryOutcome]], int, dict[str, str]]:
     """Every system's outcome on every scored query, the skipped count and
-    (with ``keep_contexts``) ctxgraph's rendered contexts. ``memory``: also
-    the :data:`MEMORY_SYSTEM` row (ctxgraph with its associative memory on;
-    the plain ctxgraph row then has it off); ``tuned``: also the
-    :data:`TUNED_SYSTEM` row, ranked with these weights."""
+    (with ``keep_contexts``) ctxgraph's rendered contexts. ``memory`` (the
+    source indexed): the ctxgraph row has its associative memory on, and the
+    :data:`NO_MEMORY_SYSTEM` row has it off; ``tuned``: also the
+    :data:`TUNED_SYSTEM` row, ranked with these weights (memory off)."""
     systems = systems_of(memory, tuned is not None)
     tuned_config = svc.config.model_copy(update={"ranking": tuned}) if tuned is not None else svc.config
     known = eval_set.known_paths
@@ -175,15 +176,15 @@ def run_queries(
             task = query.task()
 
             def ctxgraph_text(task: Task = task) -> str:
+                return svc.compute(task, complexity=complexity, budget=budget, now=now, memory=memory,
+                                   memory_project=eval_set.name if memory else None).markdown
+
+            def no_memory_text(task: Task = task) -> str:
                 return svc.compute(task, complexity=complexity, budget=budget, now=now, memory=False).markdown
 
             def tuned_text(task: Task = task) -> str:
                 return svc.compute(task, complexity=complexity, budget=budget, now=now, memory=False,
                                    config=tuned_config).markdown
-
-            def memory_text(task: Task = task) -> str:
-                return svc.compute(task, complexity=complexity, budget=budget, now=now, memory=True,
-                                   memory_project=eval_set.name).markdown
 
             def bm25_text(text: str = query.text) -> str:
                 return render_paths(bm25.rank(text))
@@ -197,12 +198,12 @@ def run_queries(
             # ctxgraph goes first: it pays for the query's signal extraction;
             # the seed then reads the same signals from the extractor's cache.
             makers: dict[str, Callable[[], str]] = {
-                "ctxgraph": ctxgraph_text, MEMORY_SYSTEM: memory_text, TUNED_SYSTEM: tuned_text, "bm25": bm25_text,
-                "seed": seed_text, "all": all_text}
+                "ctxgraph": ctxgraph_text, NO_MEMORY_SYSTEM: no_memory_text, TUNED_SYSTEM: tuned_text,
+                "bm25": bm25_text, "seed": seed_text, "all": all_text}
             for name in systems:
                 make = makers[name]
                 text, ms = _timed(make)
-                if name not in ("ctxgraph", MEMORY_SYSTEM, TUNED_SYSTEM):  # ctxgraph fits the budget itself
+                if name not in ("ctxgraph", NO_MEMORY_SYSTEM, TUNED_SYSTEM):  # ctxgraph fits the budget itself
                     text = truncate_to_budget(text, budget)
                 if name == "ctxgraph" and keep_contexts:
                     contexts[query.id] = text
@@ -217,7 +218,7 @@ def run_queries(
 
 
 def systems_of(memory: bool, tuned: bool = False) -> tuple[str, ...]:
-    return ("ctxgraph", *((MEMORY_SYSTEM,) if memory else ()), *((TUNED_SYSTEM,) if tuned else ()), *SYSTEMS[1:])
+    return ("ctxgraph", *((NO_MEMORY_SYSTEM,) if memory else ()), *((TUNED_SYSTEM,) if tuned else ()), *SYSTEMS[1:])
 
 
 def index_source(svc: ContextService, eval_set: EvalSet, root: Path, *, embeddings: bool = True,
@@ -254,7 +255,8 @@ def run_eval(
 ) -> EvalReport:
     """Load ``eval_set`` into ``svc``'s (empty) store and score every system;
     with ``source`` (the project's files at the snapshot), index them first
-    and add the :data:`MEMORY_SYSTEM` row; with ``tune``, fit the ranking's
+    (the ctxgraph row then has its associative memory on) and add the
+    :data:`NO_MEMORY_SYSTEM` row; with ``tune``, fit the ranking's
     weights on the loaded history (:meth:`ContextService.tune`) and add the
     :data:`TUNED_SYSTEM` row. ``warn`` receives what degrades the run (the
     embedding model missing), else it is logged. No delivery is recorded."""
@@ -310,7 +312,7 @@ def format_table(report: EvalReport) -> str:
 
 
 __all__ = [
-    "MEMORY_SYSTEM",
+    "NO_MEMORY_SYSTEM",
     "SYSTEMS",
     "TUNED_SYSTEM",
     "EvalReport",

@@ -158,7 +158,7 @@ def fake_wheel(folder: Path) -> None:
         whl.writestr("tiny-1.0.dist-info/RECORD", "")
 
 
-def test_eval_index_source_adds_the_memory_row(tmp_path: Path) -> None:
+def test_eval_indexes_the_named_release_by_default(tmp_path: Path) -> None:
     dataset = tmp_path / "tiny"
     shutil.copytree(TINY, dataset)
     meta = json.loads((dataset / "meta.json").read_text(encoding="utf-8"))
@@ -166,15 +166,17 @@ def test_eval_index_source_adds_the_memory_row(tmp_path: Path) -> None:
     (dataset / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
     fake_wheel(tmp_path / "wheels")
     env = {"CTXGRAPH_EVAL_FIND_LINKS": str(tmp_path / "wheels"), "CTXGRAPH_CACHE_DIR": str(tmp_path / "cache")}
-    done = run("eval", str(dataset), "--index-source", "--format", "json", cwd=tmp_path, env=env)
+    # meta.json names the release: its source is indexed with no flag, and the
+    # ctxgraph row is the default a user gets (the memory on).
+    done = run("eval", str(dataset), "--format", "json", cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
-    assert list(report["systems"]) == ["ctxgraph", "ctxgraph+memory", "ctxgraph+tuned", "bm25", "seed", "all"]
+    assert list(report["systems"]) == ["ctxgraph", "ctxgraph-no-memory", "ctxgraph+tuned", "bm25", "seed", "all"]
     assert report["index"]["files"] == 3 and report["index"]["project"] == "tiny"
     tree = tmp_path / "cache" / "eval-src" / "tiny-1.0"
     assert (tree / "src" / "tiny" / "lexer.py").read_text(encoding="utf-8") == LEXER
     assert (tmp_path / "cache" / "embeddings" / "all-MiniLM-L6-v2.npz").is_file()
-    memory, plain = report["systems"]["ctxgraph+memory"], report["systems"]["ctxgraph"]
+    memory, plain = report["systems"]["ctxgraph"], report["systems"]["ctxgraph-no-memory"]
     assert memory["recall_at_5"] >= plain["recall_at_5"]
 
     # The same run again reuses the unpacked source and the cached vectors.
@@ -190,3 +192,5 @@ def test_eval_index_source_adds_the_memory_row(tmp_path: Path) -> None:
 def test_eval_index_source_needs_a_release(tmp_path: Path) -> None:
     done = run("eval", str(TINY), "--index-source", cwd=tmp_path)
     assert done.returncode == 2 and "meta.json needs \"pypi\"" in done.stderr
+    done = run("eval", str(TINY), "--no-embeddings", cwd=tmp_path)
+    assert done.returncode == 2 and "--no-embeddings applies to the source's index only" in done.stderr
