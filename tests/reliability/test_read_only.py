@@ -306,7 +306,6 @@ def test_the_neo4j_read_path_runs_read_transactions_only(filled_neo4j: tuple[Neo
         svc.close()
     writer = Neo4jStore.connect(settings)
     try:
-        assert writer.saved_query("top_tags") is not None
         assert writer.stats().labels.get("ReadOnlyProbe") is None
     finally:
         writer.close()

@@ -97,11 +97,6 @@ class Reads:
                 out.append(task_from_props(props, deps.get(props["id"], [])))
             return out
 
-    def dependency_edges(self) -> list[tuple[str, str]]:
-        with self.db.read() as cur:
-            rows = cur.execute(sql.DEPENDENCY_EDGES).fetchall()
-            return [(a, b) for a, b in rows]
-
     def dependency_closure(self, task_ids: Sequence[str]) -> list[tuple[str, str]]:
         with self.db.read() as cur:
             rows = cur.execute(sql.DEPENDENCY_CLOSURE, (json.dumps(sorted(set(task_ids))),)).fetchall()
@@ -197,11 +192,6 @@ class Reads:
             rows = cur.execute(
                 sql.CONTEXT_MAP, (json.dumps(list(keywords)), json.dumps(list(domains)), json.dumps(list(files))),
             ).fetchall()
-        return [file_from_props(nodes.loads(r[0])) for r in rows]
-
-    def all_files(self) -> list[FileEntry]:
-        with self.db.read() as cur:
-            rows = cur.execute(sql.ALL_FILES).fetchall()
         return [file_from_props(nodes.loads(r[0])) for r in rows]
 
     def recent_tasks(self, n: int) -> list[RecentTask]:

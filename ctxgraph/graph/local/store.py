@@ -35,9 +35,7 @@ from typing import Any
 
 from ctxgraph.core import rarity
 from ctxgraph.core.models import (
-    Blocker,
     Candidates,
-    DependencyHandoff,
     FileEntry,
     GatherQuery,
     HistoryEvidence,
@@ -47,7 +45,6 @@ from ctxgraph.core.models import (
     MemoryHit,
     MemoryProject,
     MemoryState,
-    RecentTask,
     Stats,
     Task,
     TaskHit,
@@ -196,9 +193,6 @@ class LocalStore:
     def upsert_files(self, files: Sequence[FileEntry]) -> None:
         writes.upsert_files(self.db, files)
 
-    def apply_handoff(self, record: HandoffRecord) -> bool:
-        return self.apply_handoffs([record])[0]
-
     def apply_handoffs(self, records: Sequence[HandoffRecord]) -> list[bool]:
         return writes.apply_handoffs(self.db, records)
 
@@ -221,22 +215,11 @@ class LocalStore:
     def list_tasks(self, status: TaskStatus | None = None) -> list[Task]:
         return self._reads.list_tasks(status)
 
-    def dependency_edges(self) -> list[tuple[str, str]]:
-        return self._reads.dependency_edges()
-
     def dependency_closure(self, task_ids: Sequence[str]) -> list[tuple[str, str]]:
         return self._reads.dependency_closure(task_ids)
 
     def knowledge_by_tags(self, tags: Sequence[str], limit: int, *, max_df: int = 0) -> list[KnowledgeHit]:
         return self._reads.knowledge_by_tags(tags, limit, max_df=max_df)
-
-    def tasks_by_tags(
-        self, tags: Sequence[str], limit: int, *, exclude: Sequence[str] = (), max_df: int = 0
-    ) -> list[TaskHit]:
-        if not tags or limit <= 0:
-            return []
-        dfs, total = self._reads.tag_stats(tags)
-        return self._related(rarity.weighted(tags, dfs, total, max_df), limit, exclude)
 
     def _related(self, weighted: Sequence[tuple[str, float]], limit: int,
                  exclude: Sequence[str]) -> list[TaskHit]:
@@ -250,21 +233,6 @@ class LocalStore:
         weighted = rarity.weighted(tags, dict(found.tag_df), found.tagged_total, query.max_tag_df)
         return found.model_copy(update={"related": tuple(self._related(weighted, query.related_limit,
                                                                         query.exclude))})
-
-    def dependency_handoffs(self, task_ids: Sequence[str]) -> list[DependencyHandoff]:
-        return self._reads.dependency_handoffs(task_ids)
-
-    def context_map(self, keywords: Sequence[str], domains: Sequence[str], files: Sequence[str]) -> list[FileEntry]:
-        return self._reads.context_map(keywords, domains, files)
-
-    def all_files(self) -> list[FileEntry]:
-        return self._reads.all_files()
-
-    def recent_tasks(self, n: int) -> list[RecentTask]:
-        return self._reads.recent_tasks(n)
-
-    def active_blockers(self) -> list[Blocker]:
-        return self._reads.active_blockers()
 
     def stats(self) -> Stats:
         return self._reads.stats()
