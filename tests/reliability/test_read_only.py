@@ -220,7 +220,7 @@ def test_sqlite_itself_refuses_a_write_through_a_read_only_open(tmp_path: Path, 
         with pytest.raises(StoreUnavailableError, match="opened read-only"):
             reader.init_schema()
         with pytest.raises(sqlite3.OperationalError, match="readonly"):  # below the store's own guard
-            reader.conn.execute("DELETE FROM nodes")
+            reader.db.conn.execute("DELETE FROM nodes")
     finally:
         reader.close()
     assert db.read_bytes() == before

@@ -323,7 +323,7 @@ def test_the_embedded_gather_runs_beside_a_large_history_on_a_second_connection(
     _setup(svc)
     task = svc.get_task("t-refresh")
     first = svc.compute(task, record=False)
-    own, side = store.connections()
+    own, side = store.db.conn, store._side_reader()[0].conn
     main = threading.current_thread().name
 
     def traced() -> list[tuple[str, str]]:

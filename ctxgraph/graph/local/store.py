@@ -144,10 +144,6 @@ class LocalStore:
             raise
         return store
 
-    @property
-    def conn(self) -> sqlite3.Connection:
-        return self.db.conn
-
     def init_schema(self) -> None:
         self.db.init_schema()
 
@@ -162,11 +158,6 @@ class LocalStore:
             side[2].shutdown(wait=True)
             side[0].close()
         self.db.close()
-
-    def connections(self) -> list[sqlite3.Connection]:
-        """The store's SQLite connections: its own and the side reader's (opened
-        here if not yet), e.g. to trace every statement a context runs."""
-        return [self.conn, self._side_reader()[0].conn]
 
     def _side_reader(self) -> tuple[Connection, Reads, ThreadPoolExecutor]:
         with self._side_lock:
