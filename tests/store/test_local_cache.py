@@ -72,10 +72,10 @@ def test_related_tasks_follow_other_connections_writes_and_a_gather_is_one_snaps
         hits = gathered(first, keywords=("jwt", "cookie")).related
         assert [(h.task.id, h.matched_tags) for h in hits] == [("t2", ("cookie", "jwt")), ("t1", ("jwt",))]
         with first.db.read():
-            before = first._reads.count("Task")
+            before = first._count("Task")
             second.upsert_tasks([task("t3")])
-            assert first._reads.count("Task") == before  # the nested read is part of the open snapshot
-        assert first._reads.count("Task") == before + 1
+            assert first._count("Task") == before  # the nested read is part of the open snapshot
+        assert first._count("Task") == before + 1
     finally:
         first.close()
         second.close()
