@@ -1,7 +1,8 @@
-"""The store port: what the service needs from a graph, and nothing more
-(the stores' own per-part reads — dependency handoffs, context-map
-candidates, recent tasks, blockers, tag queries for tasks — are the parts of
-``gather`` and are tested on both stores, but the service never calls them).
+"""The store port: what ctxgraph needs from a graph, and nothing more. Each
+method has a caller outside the tests, and the tests read through the same
+methods: the parts of a context — dependency handoffs, context-map
+candidates, related tasks, recent tasks, blockers — through ``gather``, as
+the service does, so each statement that reads them exists once.
 
 Reads return candidates with their match evidence, never final rankings;
 ranking is the compute pipeline's job. Both implementations (``Neo4jStore``

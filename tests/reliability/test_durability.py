@@ -89,7 +89,7 @@ def test_sigkill_during_a_batch_ingest_loses_nothing_committed_and_leaves_nothin
         # Reading first (read-only: this is what a `ctxgraph context` would see next) ...
         reader = LocalStore.open(db, read_only=True)
         try:
-            assert reader.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+            assert reader.db.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
             snapshot = export_bytes(reader, tmp_path)
         finally:
             reader.close()
@@ -111,7 +111,7 @@ def test_sigkill_during_a_batch_ingest_loses_nothing_committed_and_leaves_nothin
     assert done.stdout.count("committed") == N_HANDOFFS and done.stderr == ""
     store = LocalStore.open(db, read_only=True)
     try:
-        assert store.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert store.db.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         final = export_bytes(store, tmp_path)
     finally:
         store.close()

@@ -21,6 +21,7 @@ from ctxgraph.graph.local import LocalStore
 from ctxgraph.graph.store import KnowledgeStore
 from ctxgraph.service import ContextService
 from ctxgraph.signals import SignalExtractor
+from tests._reads import stored_files
 
 NASTY = [
     "'", '"', "`", "\\", "';--", '" OR "1"="1', "' OR 1=1 --", "'); DROP TABLE nodes; --",
@@ -89,7 +90,7 @@ def test_metacharacters_round_trip_as_data(store: KnowledgeStore, extractor: Sig
     assert stats.labels["Task"] == len(docs)
     assert stats.labels["Handoff"] == len(docs) - 1
     assert stats.relationships["DEPENDS_ON"] == len(docs) - 1
-    assert {p for p in PATHS} <= {f.path for f in store.all_files()}
+    assert {p for p in PATHS} <= set(stored_files(store))
 
     for i in range(1, len(docs)):  # each task sees its dependency's handoff, verbatim
         ctx = svc.compute(docs[i]["id"], complexity="complex", debug=True)

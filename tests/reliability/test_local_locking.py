@@ -15,6 +15,7 @@ import pytest
 from ctxgraph.core.models import FileEntry
 from ctxgraph.errors import StoreUnavailableError
 from ctxgraph.graph.local import LocalStore, connection
+from tests._reads import stored_files
 
 ENTRY = FileEntry(path="src/app.py", component="app", notes="wiring")
 
@@ -50,7 +51,7 @@ def test_a_writer_outlasts_a_lock_held_longer_than_the_busy_timeout(tmp_path: Pa
         store.upsert_files([ENTRY])
         assert time.monotonic() - began >= 0.3
         holder.join()
-        assert [f.path for f in store.all_files()] == ["src/app.py"]
+        assert list(stored_files(store)) == ["src/app.py"]
     finally:
         store.close()
 
@@ -64,7 +65,7 @@ def test_a_lock_never_released_is_one_clear_error(tmp_path: Path, short_timeouts
         holder.join()
         message = str(locked.value)
         assert "still locked by another process" in message and "database is locked" not in message
-        assert store.all_files() == []
+        assert stored_files(store) == {}
     finally:
         store.close()
 
@@ -76,7 +77,7 @@ def test_reads_go_on_while_another_process_writes(tmp_path: Path, short_timeouts
     try:
         holder = hold_write_lock(store.path, 0.5)
         began = time.monotonic()
-        assert [f.path for f in reader.all_files()] == ["src/app.py"]  # WAL: readers never wait
+        assert list(stored_files(reader)) == ["src/app.py"]  # WAL: readers never wait
         assert time.monotonic() - began < 0.4
         holder.join()
     finally:
@@ -92,6 +93,6 @@ def test_a_write_refused_midway_is_rolled_back_and_reported_in_one_line(tmp_path
             with store.db.write() as cur:
                 cur.execute("DELETE FROM nodes")
                 cur.execute("INSERT INTO no_such_table VALUES (1)")
-        assert [f.path for f in store.all_files()] == ["src/app.py"]
+        assert list(stored_files(store)) == ["src/app.py"]
     finally:
         store.close()

@@ -10,7 +10,7 @@ from importlib.resources.abc import Traversable
 from typing import Any
 
 import pytest
-from neo4j import Driver, GraphDatabase
+from neo4j import Driver, GraphDatabase, RoutingControl
 from neo4j.graph import Node
 
 from ctxgraph import cypher
@@ -71,11 +71,12 @@ def _notifications(driver: Driver, text: str, task_id: str) -> list[str]:
 
 
 @pytest.mark.parametrize("name", cypher.analyst_names())
-def test_saved_query_returns_rows(loaded: KnowledgeStore, name: str) -> None:
+def test_saved_query_returns_rows(loaded: KnowledgeStore, driver: Driver, name: str) -> None:
+    """Run as Browser runs it (the text ``ctxgraph analyst`` saves), in a read transaction."""
     text = cypher.load_analyst(name)
     assert text.startswith("// ctxgraph: "), "the first line is the short title Browser shows"
-    rows = loaded.saved_query(name, task_id=DEMO_TASK)  # type: ignore[attr-defined]
-    assert rows, f"{name} returned nothing on the demo graph"
+    records, _, _ = driver.execute_query(text, task_id=DEMO_TASK, routing_=RoutingControl.READ)
+    assert records, f"{name} returned nothing on the demo graph"
 
 
 @pytest.mark.parametrize("name", cypher.analyst_names())
@@ -156,6 +157,6 @@ def test_neighbourhood_is_complete(driver: Driver, demo_rows: list[dict[str, Any
     assert len(records) > 100, "the demo task's neighbourhood is not a trivial one"
 
 
-def test_unknown_saved_query_is_a_clear_error(loaded: KnowledgeStore) -> None:
+def test_unknown_saved_query_is_a_clear_error() -> None:
     with pytest.raises(KeyError, match="no saved analyst query named 'nope'"):
-        loaded.saved_query("nope")  # type: ignore[attr-defined]
+        cypher.load_analyst("nope")

@@ -21,8 +21,8 @@ from ctxgraph.graph.store import KnowledgeStore
 def _setup(store: KnowledgeStore) -> None:
     store.upsert_tasks([task("t1"), task("t2"), task("t3"), task("t4")])
     store.set_status("t3", TaskStatus.BLOCKED, reason="keys", at="2026-01-15T00:00:00Z")
-    store.apply_handoff(record("t4", item("pattern", "Shared", ("old", "a")),
-                               links=(FileLink(rel="MODIFIED", path="empty.py"),)))
+    store.apply_handoffs([record("t4", item("pattern", "Shared", ("old", "a")),
+                                 links=(FileLink(rel="MODIFIED", path="empty.py"),))])
 
 
 def _batch() -> list[HandoffRecord]:
@@ -57,7 +57,7 @@ def _export(store: KnowledgeStore) -> list[dict[str, Any]]:
 
 def test_a_batch_leaves_the_graph_of_one_by_one(store: KnowledgeStore) -> None:
     _setup(store)
-    one_by_one = [store.apply_handoff(r) for r in _batch()]
+    one_by_one = [store.apply_handoffs([r])[0] for r in _batch()]
     expected = _export(store)
     store.clear()
     _setup(store)

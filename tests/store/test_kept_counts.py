@@ -15,6 +15,7 @@ from ctxgraph.graph.local import LocalStore
 from ctxgraph.graph.records import FileLink, HandoffRecord
 from ctxgraph.graph.store import KnowledgeStore
 from ctxgraph.signals import TaskSignals
+from tests._reads import gathered
 
 TAGS = ("cookie", "header", "parser", "widget", "security")
 
@@ -66,8 +67,8 @@ def _writes(store: KnowledgeStore) -> None:
     check()
     store.upsert_tasks([_task("t1", "cookie", "header"), _task("t2", "cookie"), _task("t3", "parser")])
     check()
-    store.apply_handoff(_handoff("t1", _item("quote values", "cookie", "security")))
-    store.apply_handoff(_handoff("t2", success=False))
+    store.apply_handoffs([_handoff("t1", _item("quote values", "cookie", "security"))])
+    store.apply_handoffs([_handoff("t2", success=False)])
     check()
     store.upsert_tasks([_task("t2", "widget")])  # re-tagged: cookie's degree falls
     store.set_status("t3", TaskStatus.COMPLETED, reason=None, at="2026-03-01T00:00:00Z")
@@ -75,7 +76,7 @@ def _writes(store: KnowledgeStore) -> None:
     store.set_status("t3", TaskStatus.BLOCKED, reason="waits", at="2026-03-02T00:00:00Z")
     store.upsert_knowledge([_item("quote values", "header"), _item("escape", "cookie")])
     check()
-    store.apply_handoff(_handoff("t2", content="v2"))  # a new version finishes it
+    store.apply_handoffs([_handoff("t2", content="v2")])  # a new version finishes it
     check()
     rows = list(store.export_rows())
     store.clear()
@@ -115,7 +116,7 @@ def test_an_embedded_store_written_without_the_kept_counts(tmp_path: Path) -> No
     old = LocalStore.open(path, read_only=True)
     try:
         assert _observed(old) == expected
-        assert [h.task.id for h in old.tasks_by_tags(["cookie", "widget"], 5)] == ["t2", "t1"]
+        assert [h.task.id for h in gathered(old, keywords=("cookie", "widget")).related] == ["t2", "t1"]
     finally:
         old.close()
     again = LocalStore.open(path)
@@ -123,7 +124,7 @@ def test_an_embedded_store_written_without_the_kept_counts(tmp_path: Path) -> No
         tables = {r[0] for r in again.db.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         assert {"label_counts", "tag_degrees"} <= tables and "task_state" not in tables
         assert _observed(again) == expected
-        assert [h.task.id for h in again.tasks_by_tags(["cookie", "widget"], 5)] == ["t2", "t1"]
+        assert [h.task.id for h in gathered(again, keywords=("cookie", "widget")).related] == ["t2", "t1"]
         again.upsert_tasks([_task("t4", "cookie")])
         assert _observed(again) == _recounted(again)
     finally:

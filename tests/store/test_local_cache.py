@@ -8,6 +8,7 @@ from pathlib import Path
 from ctxgraph.graph.local import LocalStore
 from ctxgraph.service import ContextService
 from ctxgraph.signals import SignalExtractor
+from tests._reads import gathered
 from tests.store.test_store import record, task
 
 
@@ -64,17 +65,17 @@ def test_related_tasks_follow_other_connections_writes_and_a_gather_is_one_snaps
     first, second = LocalStore.open(path), LocalStore.open(path)
     try:
         first.upsert_tasks([task("t1", keywords=("jwt",))])
-        first.apply_handoff(record("t1"))
-        assert [h.task.id for h in first.tasks_by_tags(["jwt"], 5)] == ["t1"]
+        first.apply_handoffs([record("t1")])
+        assert [h.task.id for h in gathered(first, keywords=("jwt",)).related] == ["t1"]
         second.upsert_tasks([task("t2", keywords=("jwt", "cookie"))])
-        second.apply_handoff(record("t2", at="2026-02-01T00:00:00Z"))
-        hits = first.tasks_by_tags(["jwt", "cookie"], 5)
+        second.apply_handoffs([record("t2", at="2026-02-01T00:00:00Z")])
+        hits = gathered(first, keywords=("jwt", "cookie")).related
         assert [(h.task.id, h.matched_tags) for h in hits] == [("t2", ("cookie", "jwt")), ("t1", ("jwt",))]
         with first.db.read():
-            before = first._reads.count("Task")
+            before = first._count("Task")
             second.upsert_tasks([task("t3")])
-            assert first._reads.count("Task") == before  # the nested read is part of the open snapshot
-        assert first._reads.count("Task") == before + 1
+            assert first._count("Task") == before  # the nested read is part of the open snapshot
+        assert first._count("Task") == before + 1
     finally:
         first.close()
         second.close()

@@ -51,7 +51,7 @@ def outcomes_svc(svc: ContextService) -> Iterator[ContextService]:
 def _corrupt(store: KnowledgeStore, record: str | None, score: object) -> None:
     """Overwrite every stored delivery's record and score, bypassing the store's API."""
     if isinstance(store, LocalStore):
-        store.conn.execute("UPDATE deliveries SET record = ?, score = ?", (record, score))
+        store.db.conn.execute("UPDATE deliveries SET record = ?, score = ?", (record, score))
         return
     text = "MATCH (d:Delivery) SET d.record = $record, d.score = $score"
     store._write(lambda tx: tx.run(text, record=record, score=score).consume())  # type: ignore[attr-defined]

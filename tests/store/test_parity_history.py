@@ -213,7 +213,7 @@ def test_both_stores_give_the_same_graph_and_contexts(local_runs: dict[str, dict
 def _local_statistics(store: LocalStore) -> dict[str, Any]:
     """The full-text statistics the embedded store's BM25 indexes hold."""
     with store.db.read() as cur:
-        corpus = store._history._corpus(cur)
+        corpus = store._corpus(cur)
     out: dict[str, Any] = {}
     for name, index in (("task", corpus.tasks_index), ("file", corpus.files_index)):
         out[name] = (index.count, {t: len(rows) for t, (rows, _) in index.postings.items()})

@@ -126,12 +126,6 @@ def test_gather_anchors_are_index_seeks(explain: Any) -> None:
     assert _label_scans(ops) <= KNOWN_LABEL_SCANS["gather"]
 
 
-def test_recent_tasks_stop_at_the_limit_in_index_order(explain: Any) -> None:
-    ops = explain("recent_tasks", {"n": 5})
-    assert "t:Task(completed_at) WHERE completed_at >" in " | ".join(_seeks(ops))
-    assert "PartialTop" in {op for op, _ in ops} and not _label_scans(ops)
-
-
 def test_delivery_trim_reads_the_oldest_in_index_order(explain: Any) -> None:
     """Trimming the outcome log stops after the deliveries it deletes: no sort of the whole log."""
     ops = explain("delivery_trim", {"excess": 5})
@@ -202,14 +196,14 @@ def traced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[list[str]
     svc.ingest_handoffs([(h["task_id"], h) for h in ds.handoffs])
     task = svc.get_task(ds.queries[0])
     seen: list[str] = []
-    connections = store.connections()  # the gather runs on the side reader's
+    connections = [store.db.conn, store._side_reader()[0].conn]  # the gather runs on the side reader's
     for conn in connections:
         conn.set_trace_callback(seen.append)
     svc.compute(task)
     for conn in connections:
         conn.set_trace_callback(None)
     statements = list(dict.fromkeys(s for s in seen if s.lstrip().upper().startswith(("SELECT", "WITH"))))
-    yield statements, store.conn  # the store's own connection: its SQL functions are registered there
+    yield statements, store.db.conn  # the store's own connection: its SQL functions are registered there
     store.close()
 
 

@@ -11,6 +11,7 @@ from ctxgraph.demo import DEMO_TASK, load_project
 from ctxgraph.errors import DependencyCycleError, InvalidDocumentError, UnknownTaskError
 from ctxgraph.graph.dependencies import find_cycle
 from ctxgraph.service import ContextService
+from tests._reads import dependency_edges
 
 HANDOFF = {
     "task_id": "t-auth",
@@ -93,7 +94,7 @@ def test_cycles_are_refused(svc: ContextService) -> None:
         svc.add_dependency("a", "a")
     with pytest.raises(DependencyCycleError):
         svc.add_tasks([{"id": "a", "depends_on": ["c"]}])
-    assert svc.store.dependency_edges() == [("b", "a"), ("c", "b")]
+    assert dependency_edges(svc.store) == [("b", "a"), ("c", "b")]
     with pytest.raises(UnknownTaskError):
         svc.add_dependency("a", "nope")
     svc.add_dependency("c", "a")
@@ -111,7 +112,7 @@ def test_cycle_check_reads_only_the_reach_of_the_new_edges(svc: ContextService) 
     assert svc.store.dependency_closure(["d"]) == [("b", "a"), ("c", "b"), ("d", "a"), ("d", "c")]
     # the refused cycle is the one a search over every edge finds (the same message)
     for new_edges in ([("a", "d")], [("b", "d"), ("x", "y")], [("a", "y"), ("x", "d")]):
-        expected = find_cycle(svc.store.dependency_edges(), new_edges)
+        expected = find_cycle(dependency_edges(svc.store), new_edges)
         assert expected is not None
         tasks = [{"id": src, "depends_on": [dst]} for src, dst in new_edges]
         with pytest.raises(DependencyCycleError) as refused:
@@ -322,7 +323,7 @@ def test_the_embedded_gather_runs_beside_a_large_history_on_a_second_connection(
     _setup(svc)
     task = svc.get_task("t-refresh")
     first = svc.compute(task, record=False)
-    own, side = store.connections()
+    own, side = store.db.conn, store._side_reader()[0].conn
     main = threading.current_thread().name
 
     def traced() -> list[tuple[str, str]]:

@@ -9,6 +9,7 @@ from ctxgraph.errors import UnknownTaskError
 from ctxgraph.graph.records import FileLink, HandoffRecord
 from ctxgraph.graph.store import KnowledgeStore
 from ctxgraph.signals import TaskSignals
+from tests._reads import dependency_edges, gathered, stored_files
 
 
 def sig(*keywords: str, domains: tuple[str, ...] = ()) -> TaskSignals:
@@ -63,13 +64,13 @@ def test_status_and_blockers(store: KnowledgeStore) -> None:
     store.upsert_tasks([task("a"), task("b"), task("c")])
     store.set_status("b", TaskStatus.BLOCKED, reason="waiting on keys", at="2026-03-02T00:00:00Z")
     store.set_status("a", TaskStatus.BLOCKED, reason="no access", at="2026-03-01T00:00:00Z")
-    blockers = store.active_blockers()
+    blockers = gathered(store).active_blockers
     assert [(b.id, b.reason, b.since) for b in blockers] == [
         ("a", "no access", "2026-03-01T00:00:00Z"),
         ("b", "waiting on keys", "2026-03-02T00:00:00Z"),
     ]
     store.set_status("a", TaskStatus.PENDING, reason=None, at="2026-03-03T00:00:00Z")
-    assert [b.id for b in store.active_blockers()] == ["b"]
+    assert [b.id for b in gathered(store).active_blockers] == ["b"]
     a = store.get_task("a")
     assert a is not None and a.blocked_reason is None and a.status is TaskStatus.PENDING
     assert [t.id for t in store.list_tasks(TaskStatus.BLOCKED)] == ["b"]
@@ -84,7 +85,7 @@ def test_apply_handoff_completes_task_and_links_everything(store: KnowledgeStore
              FileLink(rel="MODIFIED", path="src/app.ts", note="mount", lines="10-24"))
     rec = record("t1", item("pattern", "Wrap handlers", ("auth", "api"), location="src/auth/mw.ts"),
                  item("gotcha", "Clock skew", ("jwt",), severity=Severity.HIGH), links=links)
-    assert store.apply_handoff(rec) is True
+    assert store.apply_handoffs([rec])[0] is True
     t1 = store.get_task("t1")
     assert t1 is not None
     assert (t1.status, t1.success, t1.outcome_summary, t1.completed_at) == (
@@ -96,7 +97,7 @@ def test_apply_handoff_completes_task_and_links_everything(store: KnowledgeStore
     assert (labels.pop("Term"), rels.pop("MENTIONS")) == (10, 11)
     assert labels == {"File": 2, "Gotcha": 1, "Handoff": 1, "Pattern": 1, "Tag": 3, "Task": 1}
     assert rels == {"CREATED": 1, "DISCOVERED": 2, "HANDED_OFF": 1, "MODIFIED": 1, "READ_NEXT": 1, "TAGGED": 3}
-    deps = store.dependency_handoffs(["t1"])
+    deps = gathered(store, dep_ids=("t1",)).dependencies
     assert len(deps) == 1
     dep = deps[0]
     assert dep.summary == "t1 done"
@@ -111,19 +112,19 @@ def test_apply_handoff_is_idempotent(store: KnowledgeStore) -> None:
     store.upsert_tasks([task("t1")])
     rec = record("t1", item("pattern", "P", ("x",)),
                  links=(FileLink(rel="CREATED", path="a.py", note="n"),))
-    assert store.apply_handoff(rec) is True
+    assert store.apply_handoffs([rec])[0] is True
     before = (store.stats(), store.get_task("t1"))
-    assert store.apply_handoff(rec) is False
+    assert store.apply_handoffs([rec])[0] is False
     assert (store.stats(), store.get_task("t1")) == before
 
 
 def test_new_handoff_version_replaces_links(store: KnowledgeStore) -> None:
     store.upsert_tasks([task("t1")])
-    store.apply_handoff(record("t1", item("pattern", "Old", ("x",)),
-                               links=(FileLink(rel="CREATED", path="old.py"),)))
-    store.apply_handoff(record("t1", item("pattern", "New", ("x",)), content="v2", success=False,
-                               links=(FileLink(rel="CREATED", path="new.py"),)))
-    dep = store.dependency_handoffs(["t1"])[0]
+    store.apply_handoffs([record("t1", item("pattern", "Old", ("x",)),
+                                 links=(FileLink(rel="CREATED", path="old.py"),))])
+    store.apply_handoffs([record("t1", item("pattern", "New", ("x",)), content="v2", success=False,
+                                 links=(FileLink(rel="CREATED", path="new.py"),))])
+    dep = gathered(store, dep_ids=("t1",)).dependencies[0]
     assert [k.summary for k in dep.knowledge] == ["New"]
     assert [f.file for f in dep.files_created] == ["new.py"]
     t1 = store.get_task("t1")
@@ -132,14 +133,14 @@ def test_new_handoff_version_replaces_links(store: KnowledgeStore) -> None:
 
 def test_handoff_for_unknown_task_is_refused_whole(store: KnowledgeStore) -> None:
     with pytest.raises(UnknownTaskError):
-        store.apply_handoff(record("ghost", item("pattern", "P", ("x",))))
+        store.apply_handoffs([record("ghost", item("pattern", "P", ("x",)))])
     assert store.stats().labels == {}
 
 
 def test_shared_knowledge_merges_tags(store: KnowledgeStore) -> None:
     store.upsert_tasks([task("t1"), task("t2")])
-    store.apply_handoff(record("t1", item("pattern", "Same", ("a", "b"))))
-    store.apply_handoff(record("t2", item("pattern", "Same", ("b", "c"))))
+    store.apply_handoffs([record("t1", item("pattern", "Same", ("a", "b")))])
+    store.apply_handoffs([record("t2", item("pattern", "Same", ("b", "c")))])
     hits = store.knowledge_by_tags(["c"], 10)
     assert len(hits) == 1
     assert hits[0].item.tags == ("a", "b", "c")
@@ -148,7 +149,7 @@ def test_shared_knowledge_merges_tags(store: KnowledgeStore) -> None:
 
 def test_knowledge_by_tags_orders_by_matches_then_recency_then_id(store: KnowledgeStore) -> None:
     store.upsert_tasks([task("t1")])
-    store.apply_handoff(record(
+    store.apply_handoffs([record(
         "t1",
         item("pattern", "two tags", ("jwt", "auth")),
         item("gotcha", "old one tag", ("jwt",), at="2026-01-01T00:00:00Z", severity=Severity.LOW),
@@ -156,7 +157,7 @@ def test_knowledge_by_tags_orders_by_matches_then_recency_then_id(store: Knowled
         item("pattern", "b same", ("jwt",), at="2026-02-01T00:00:00Z"),
         item("pattern", "a same", ("jwt",), at="2026-02-01T00:00:00Z"),
         item("pattern", "unrelated", ("ui",)),
-    ))
+    )])
     hits = store.knowledge_by_tags(["jwt", "auth"], 10)
     assert [h.item.summary for h in hits] == ["two tags", "new one tag", "a same", "b same", "old one tag"]
     assert hits[0].matched_tags == ("auth", "jwt")
@@ -171,8 +172,8 @@ def test_knowledge_by_tags_orders_by_matches_then_recency_then_id(store: Knowled
 def test_rare_tags_outrank_common_ones_and_tags_above_the_cap_are_not_read(store: KnowledgeStore) -> None:
     store.upsert_tasks([task("t1")])
     common = [item("pattern", f"common {n}", ("api", "cache", "db")) for n in range(6)]
-    store.apply_handoff(record("t1", *common, item("gotcha", "planted", ("w1", "w2"), severity=Severity.LOW),
-                               item("decision", "one rare", ("w1",))))
+    store.apply_handoffs([record("t1", *common, item("gotcha", "planted", ("w1", "w2"), severity=Severity.LOW),
+                                 item("decision", "one rare", ("w1",)))])
     hits = store.knowledge_by_tags(["api", "cache", "db", "w1", "w2"], 3)
     assert [h.item.summary for h in hits] == ["planted", "common 0", "common 1"]  # 2 rare > 3 common > 1 rare
     assert hits[0].matched_tags == ("w1", "w2")
@@ -184,8 +185,8 @@ def test_rare_tags_outrank_common_ones_and_tags_above_the_cap_are_not_read(store
 
 def test_gather_returns_the_query_tags_degrees(store: KnowledgeStore) -> None:
     store.upsert_tasks([task("t1", keywords=("api",)), task("t2", keywords=("api", "w1"))])
-    store.apply_handoff(record("t1", item("pattern", "p", ("api", "w1"))))
-    store.apply_handoff(record("t2"))
+    store.apply_handoffs([record("t1", item("pattern", "p", ("api", "w1")))])
+    store.apply_handoffs([record("t2")])
     query = GatherQuery(keywords=("api", "w1", "nothing"), domains=(), files=(), dep_ids=(), exclude=(),
                         keyword_limit=5, domain_limit=5, related_limit=5, recent_limit=5, working_memory=False,
                         max_tag_df=2)
@@ -202,11 +203,11 @@ def test_tasks_by_tags_only_completed_and_not_excluded(store: KnowledgeStore) ->
     store.upsert_tasks([task("a", keywords=("jwt",)), task("b", keywords=("jwt", "login")),
                         task("c", keywords=("jwt",)), task("d", keywords=("login",))])
     for tid, at in (("a", "2026-01-02T00:00:00Z"), ("b", "2026-01-01T00:00:00Z"), ("d", "2026-01-03T00:00:00Z")):
-        store.apply_handoff(record(tid, at=at))
-    hits = store.tasks_by_tags(["jwt", "login"], 10)
+        store.apply_handoffs([record(tid, at=at)])
+    hits = gathered(store, keywords=("jwt", "login")).related
     assert [h.task.id for h in hits] == ["b", "d", "a"]  # c is pending
     assert hits[0].matched_tags == ("jwt", "login")
-    assert [h.task.id for h in store.tasks_by_tags(["jwt", "login"], 10, exclude=["b"])] == ["d", "a"]
+    assert [h.task.id for h in gathered(store, keywords=("jwt", "login"), exclude=("b",)).related] == ["d", "a"]
 
 
 def test_tasks_by_tags_break_ties_by_later_completion_then_id(store: KnowledgeStore) -> None:
@@ -216,20 +217,23 @@ def test_tasks_by_tags_break_ties_by_later_completion_then_id(store: KnowledgeSt
     tags = {"t1": ("x",), "t2": ("y",), "t3": ("x",), "t4": ("z",), "t5": ("y",), "t6": ("z",)}
     store.upsert_tasks([task(tid, keywords=tags[tid]) for tid in days])
     for tid, day in days.items():
-        store.apply_handoff(record(tid, at=f"2026-01-{day}T00:00:00Z"))
-    assert [h.task.id for h in store.tasks_by_tags(["x", "y", "z"], 10)] == ["t1", "t3", "t5", "t4", "t2", "t6"]
-    assert [h.task.id for h in store.tasks_by_tags(["z", "y", "x"], 2)] == ["t1", "t3"]
-    assert [h.task.id for h in store.tasks_by_tags(["y", "x"], 2, exclude=["t1", "t9"])] == ["t3", "t5"]
-    assert store.tasks_by_tags(["nothing"], 5) == [] and store.tasks_by_tags(["x"], 0) == []
+        store.apply_handoffs([record(tid, at=f"2026-01-{day}T00:00:00Z")])
+    def related(*tags: str, limit: int = 10, exclude: tuple[str, ...] = ()) -> list[str]:
+        return [h.task.id for h in gathered(store, keywords=tags, related_limit=limit, exclude=exclude).related]
+
+    assert related("x", "y", "z") == ["t1", "t3", "t5", "t4", "t2", "t6"]
+    assert related("z", "y", "x", limit=2) == ["t1", "t3"]
+    assert related("y", "x", limit=2, exclude=("t1", "t9")) == ["t3", "t5"]
+    assert related("nothing") == [] and related("x", limit=0) == []
 
 
 def test_dependency_handoffs_include_incomplete_dependencies(store: KnowledgeStore) -> None:
     store.upsert_tasks([task("dep1"), task("dep2"), task("t", "dep1", "dep2")])
-    store.apply_handoff(record("dep1"))
-    deps = store.dependency_handoffs(["dep2", "dep1", "missing"])
+    store.apply_handoffs([record("dep1")])
+    deps = gathered(store, dep_ids=("dep2", "dep1", "missing")).dependencies
     assert [(d.task.id, d.task.status, d.summary) for d in deps] == [
         ("dep1", TaskStatus.COMPLETED, "dep1 done"), ("dep2", TaskStatus.PENDING, None)]
-    assert store.dependency_edges() == [("t", "dep1"), ("t", "dep2")]
+    assert dependency_edges(store) == [("t", "dep1"), ("t", "dep2")]
 
 
 def test_context_map_candidates(store: KnowledgeStore) -> None:
@@ -239,36 +243,40 @@ def test_context_map_candidates(store: KnowledgeStore) -> None:
         FileEntry(path="web/Button.tsx", component="ui", notes="API button for the auth flow"),
         FileEntry(path="README.md", component="README", notes="docs"),
     ])
-    assert [f.path for f in store.context_map(["jwt"], [], [])] == ["src/auth/jwt.ts"]
-    assert [f.path for f in store.context_map(["auth"], [], [])] == ["src/auth/jwt.ts"]
-    assert [f.path for f in store.context_map([], ["auth"], [])] == ["web/Button.tsx"]
-    assert [f.path for f in store.context_map([], [], ["db/pool.ts"])] == ["src/db/pool.ts"]
-    assert [f.path for f in store.context_map(["pool"], ["api"], ["README.md"])] == [
+    def candidates(keywords: tuple[str, ...] = (), domains: tuple[str, ...] = (),
+                   files: tuple[str, ...] = ()) -> list[str]:
+        return [f.path for f in gathered(store, keywords=keywords, domains=domains, files=files).context_map]
+
+    assert candidates(keywords=("jwt",)) == ["src/auth/jwt.ts"]
+    assert candidates(keywords=("auth",)) == ["src/auth/jwt.ts"]
+    assert candidates(domains=("auth",)) == ["web/Button.tsx"]
+    assert candidates(files=("db/pool.ts",)) == ["src/db/pool.ts"]
+    assert candidates(("pool",), ("api",), ("README.md",)) == [
         "README.md", "src/db/pool.ts", "web/Button.tsx"]
     # mentioned files match case-sensitively, keywords case-insensitively
-    assert store.context_map([], [], ["readme.md"]) == []
-    assert [f.path for f in store.context_map(["readme"], [], [])] == ["README.md"]
-    assert len(store.all_files()) == 4
+    assert candidates(files=("readme.md",)) == []
+    assert candidates(keywords=("readme",)) == ["README.md"]
+    assert len(stored_files(store)) == 4
 
 
 def test_handoff_files_fill_notes_but_never_overwrite(store: KnowledgeStore) -> None:
     store.upsert_files([FileEntry(path="a.py", component="core", notes="the core"),
                         FileEntry(path="b.py", component="core", notes="")])
     store.upsert_tasks([task("t1")])
-    store.apply_handoff(record("t1", links=(FileLink(rel="MODIFIED", path="a.py", note="tweak"),
-                                            FileLink(rel="MODIFIED", path="b.py", note="filled"),
-                                            FileLink(rel="CREATED", path="c.py", note="new"))))
-    files = {f.path: f for f in store.all_files()}
-    assert files["a.py"].notes == "the core"
-    assert files["b.py"].notes == "filled"
-    assert files["c.py"].notes == "new"
+    store.apply_handoffs([record("t1", links=(FileLink(rel="MODIFIED", path="a.py", note="tweak"),
+                                              FileLink(rel="MODIFIED", path="b.py", note="filled"),
+                                              FileLink(rel="CREATED", path="c.py", note="new")))])
+    files = stored_files(store)
+    assert files["a.py"]["notes"] == "the core"
+    assert files["b.py"]["notes"] == "filled"
+    assert files["c.py"]["notes"] == "new"
 
 
 def test_recent_tasks_newest_first_limited(store: KnowledgeStore) -> None:
     store.upsert_tasks([task(f"t{i}") for i in range(7)])
     for i in range(7):
-        store.apply_handoff(record(f"t{i}", at=f"2026-01-0{i + 1}T00:00:00Z", success=i != 5))
-    recent = store.recent_tasks(5)
+        store.apply_handoffs([record(f"t{i}", at=f"2026-01-0{i + 1}T00:00:00Z", success=i != 5)])
+    recent = gathered(store, recent_limit=5).recent_tasks
     assert [(r.id, r.success) for r in recent] == [
         ("t6", True), ("t5", False), ("t4", True), ("t3", True), ("t2", True)]
     assert recent[0].intent == "Task t6"
@@ -277,18 +285,15 @@ def test_recent_tasks_newest_first_limited(store: KnowledgeStore) -> None:
     store.upsert_tasks([task("u1"), task("u2")])
     store.set_status("u1", TaskStatus.FAILED, reason=None, at="2026-02-01T00:00:00Z")
     store.set_status("u2", TaskStatus.COMPLETED, reason=None, at="2026-02-01T00:00:00Z")
-    assert [r.id for r in store.recent_tasks(5)] == ["t6", "t5", "t4", "t3", "t2"]
-    assert [r.id for r in store.recent_tasks(9)] == ["t6", "t5", "t4", "t3", "t2", "t1", "t0", "u2", "u1"]
-    for n in (5, 8, 9):
-        query = GatherQuery(keywords=(), domains=(), files=(), dep_ids=(), exclude=(), keyword_limit=5,
-                            domain_limit=5, related_limit=5, recent_limit=n, working_memory=True)
-        assert store.gather(query).recent_tasks == tuple(store.recent_tasks(n))
+    newest = ["t6", "t5", "t4", "t3", "t2", "t1", "t0", "u2", "u1"]
+    for n in (5, 8, 9, 12):
+        assert [r.id for r in gathered(store, recent_limit=n).recent_tasks] == newest[:n]
 
 
 def test_injection_text_round_trips_as_data(store: KnowledgeStore) -> None:
     nasty = "x'}) MATCH (n) DETACH DELETE n //\"; DROP TABLE nodes; --"
     store.upsert_tasks([task(nasty, keywords=(nasty,))])
-    store.apply_handoff(record(nasty, item("pattern", nasty, (nasty,), location=nasty)))
+    store.apply_handoffs([record(nasty, item("pattern", nasty, (nasty,), location=nasty))])
     got = store.get_task(nasty)
     assert got is not None and got.id == nasty
     hits = store.knowledge_by_tags([nasty], 5)
@@ -303,7 +308,7 @@ def test_clear_empties_a_graph_larger_than_one_batch(store: KnowledgeStore,
     from ctxgraph.graph.neo4j_store import writes
     monkeypatch.setattr(writes, "_CLEAR_BATCH", 2)
     store.upsert_tasks([task("t1"), task("t2", "t1"), task("t3", "t2")])
-    store.apply_handoff(record("t1", item("gotcha", "g", ("a", "b"))))
+    store.apply_handoffs([record("t1", item("gotcha", "g", ("a", "b")))])
     assert store.stats().labels
     store.clear()
     assert store.stats().labels == {} and store.stats().relationships == {}
@@ -319,9 +324,9 @@ def test_history_evidence_returns_only_files_with_evidence(store: KnowledgeStore
     store.upsert_tasks([
         Task(id=tid, name=text, objective="", signals=sig(), created_at="2026-01-01T00:00:00Z",
              updated_at="2026-01-01T00:00:00Z") for tid, text in texts.items()])
-    store.apply_handoff(record("t1", links=(FileLink(rel="MODIFIED", path="pkg/data.py"),)))  # gone from the map
-    store.apply_handoff(record("t2", links=(FileLink(rel="MODIFIED", path="pkg/http.py"),)))
-    store.apply_handoff(record("t3", links=(FileLink(rel="MODIFIED", path="pkg/http.py"),)))
+    store.apply_handoffs([record("t1", links=(FileLink(rel="MODIFIED", path="pkg/data.py"),))])  # gone from the map
+    store.apply_handoffs([record("t2", links=(FileLink(rel="MODIFIED", path="pkg/http.py"),))])
+    store.apply_handoffs([record("t3", links=(FileLink(rel="MODIFIED", path="pkg/http.py"),))])
 
     everything = store.history_evidence(["cookie", "cli"], top_files=100)
     assert everything.mapped is True
@@ -363,12 +368,12 @@ def test_file_history_counts_follow_every_write(store: KnowledgeStore) -> None:
     store.upsert_files([FileEntry(path=p) for p in ("a.py", "b.py", "c.py")])
     store.upsert_tasks([t1, t2])
     modified = lambda *paths: tuple(FileLink(rel="MODIFIED", path=p) for p in paths)  # noqa: E731
-    store.apply_handoff(record("t1", links=modified("a.py", "b.py")))
-    store.apply_handoff(record("t2", links=modified("a.py")))
+    store.apply_handoffs([record("t1", links=modified("a.py", "b.py"))])
+    store.apply_handoffs([record("t2", links=modified("a.py"))])
     assert _file_counts(store) == {"a.py": (2, ("cookie", "tidy")), "b.py": (1, ("cookie",)), "c.py": (0, ())}
 
     # a new version of t1's handoff moves its files
-    store.apply_handoff(record("t1", content="v2", links=modified("c.py")))
+    store.apply_handoffs([record("t1", content="v2", links=modified("c.py"))])
     assert _file_counts(store) == {"a.py": (1, ("tidy",)), "b.py": (0, ()), "c.py": (1, ("cookie",))}
     # t2 no longer finished; the context map reloaded; t1's text longer
     store.set_status("t2", TaskStatus.PENDING, reason=None, at="2026-03-01T00:00:00Z")
@@ -379,7 +384,7 @@ def test_file_history_counts_follow_every_write(store: KnowledgeStore) -> None:
     expected = {"a.py": (0, ()), "b.py": (0, ()), "c.py": (1, ("cookie", "quoted"))}
     assert _file_counts(store) == expected
     # t2 finished again, through its handoff
-    store.apply_handoff(record("t2", content="v3", links=modified("a.py", "c.py")))
+    store.apply_handoffs([record("t2", content="v3", links=modified("a.py", "c.py"))])
     expected = {"a.py": (1, ("tidy",)), "b.py": (0, ()), "c.py": (2, ("cookie", "tidy", "quoted"))}
     assert _file_counts(store) == expected
 
@@ -404,7 +409,7 @@ def test_history_evidence_is_bounded_alike(store: KnowledgeStore, monkeypatch: p
         Task(id=tid, name=text, objective="", signals=sig(), created_at="2026-01-01T00:00:00Z",
              updated_at="2026-01-01T00:00:00Z") for tid, text in texts.items()])
     for (tid, _), path in zip(texts.items(), paths, strict=True):
-        store.apply_handoff(record(tid, links=(FileLink(rel="MODIFIED", path=path),)))
+        store.apply_handoffs([record(tid, links=(FileLink(rel="MODIFIED", path=path),))])
 
     found = store.history_evidence(["cookie", "header", "parser"], top_files=0)
     assert [t.id for t in found.tasks] == ["t1"]  # the rarest terms
@@ -428,7 +433,7 @@ def test_history_scores_are_bm25_over_the_documents(store: KnowledgeStore) -> No
     store.upsert_files([FileEntry(path=p) for p in ("src/one.py", "src/two.py", "src/cookie.py")])
     store.upsert_tasks(tasks)
     for t, path in zip(tasks, ("src/one.py", "src/one.py", "src/two.py", "src/two.py"), strict=True):
-        store.apply_handoff(record(t.id, links=(FileLink(rel="MODIFIED", path=path),)))
+        store.apply_handoffs([record(t.id, links=(FileLink(rel="MODIFIED", path=path),))])
     query = ["cookie", "header", "parser"]
     found = store.history_evidence(query, top_files=0)
     index = bm25.Index.build([dict.fromkeys(task_terms(t), 1) for t in tasks])
@@ -458,7 +463,7 @@ def _finished(store: KnowledgeStore, texts: dict[str, str], paths: dict[str, str
     store.upsert_tasks([Task(id=tid, name=text, objective="", signals=sig(), created_at="2026-01-01T00:00:00Z",
                              updated_at="2026-01-01T00:00:00Z") for tid, text in texts.items()])
     for n, (tid, path) in enumerate(paths.items(), start=1):
-        store.apply_handoff(record(tid, at=f"2026-02-0{n}T00:00:00Z", links=(FileLink(rel="MODIFIED", path=path),)))
+        store.apply_handoffs([record(tid, at=f"2026-02-0{n}T00:00:00Z", links=(FileLink(rel="MODIFIED", path=path),))])
 
 
 def test_task_vectors_follow_the_task_text(store: KnowledgeStore) -> None:

@@ -68,7 +68,7 @@ class History:
         self._has_vector_table: bool | None = None  # a store written before task vectors has none
         self._has_query_table: bool | None = None  # nor one written before task query vectors
 
-    def finished_seen(self) -> int:
+    def _finished_seen(self) -> int:
         """The finished tasks of the last corpus read (0 before the first): a
         hint of the history's size, without a read."""
         found = self._corpus_cache
@@ -167,7 +167,7 @@ class History:
         return HistoryEvidence.model_construct(n_tasks=len(corpus.ids), tasks=tuple(tasks), files=tuple(files),
                                                mapped=corpus.mapped, neighbours=near)
 
-    def related(self, weighted: Sequence[tuple[str, float]], limit: int,
+    def _related_ids(self, weighted: Sequence[tuple[str, float]], limit: int,
                 exclude: Sequence[str] = ()) -> list[tuple[str, tuple[str, ...]]]:
         """The finished tasks (less ``exclude``) linked to the most weighted tags
         (``core.rarity.weighted``), as (id, matched tags): the ``limit`` best by
@@ -202,7 +202,7 @@ class History:
         return [(corpus.ids[row], tuple(sorted(found[j][0] for j in which[starts[i]:ends[i]])))
                 for _, row, i in best]
 
-    def vector_table(self, cur: sqlite3.Cursor) -> bool:
+    def _vector_table(self, cur: sqlite3.Cursor) -> bool:
         """Whether the task_vectors table exists (a store written by an older
         ctxgraph and opened read-only has none: it then has no vectors)."""
         if self._has_vector_table is None:
@@ -217,7 +217,7 @@ class History:
 
         from ctxgraph.signals import _blas
 
-        if not self.vector_table(cur):
+        if not self._vector_table(cur):
             return ()
         if corpus.vector_ids is None:
             ids, rows = [], []
@@ -260,7 +260,7 @@ class History:
 
     def tasks_to_embed(self, limit: int, ids: Sequence[str] | None = None) -> list[tuple[str, str]]:
         with self.db.read() as cur:
-            table = self.vector_table(cur)
+            table = self._vector_table(cur)
             if ids is None:
                 have = dict(cur.execute(sql.TASK_VECTOR_HASHES)) if table else {}
                 rows = cur.execute(sql.COMPLETED_TASKS)
@@ -292,7 +292,7 @@ class History:
         if cur is None:
             with self.db.read() as own:
                 return self.task_query_vectors(ids, own)
-        if not self.query_table(cur):
+        if not self._query_table(cur):
             return {}
         return {tid: (digest, array("f", blob).tolist())  # float32, as written
                 for tid, digest, blob in cur.execute(sql.TASK_QUERIES_AMONG, (json.dumps(list(ids)),))}
@@ -307,7 +307,7 @@ class History:
                  if tid in known],
             )
 
-    def query_table(self, cur: sqlite3.Cursor) -> bool:
+    def _query_table(self, cur: sqlite3.Cursor) -> bool:
         """Whether the task_queries table exists (not in a store written by an
         older ctxgraph and opened read-only)."""
         if self._has_query_table is None:
@@ -316,11 +316,11 @@ class History:
 
     def has_task_vectors(self) -> bool:
         with self.db.read() as cur:  # stops at the first row
-            return self.vector_table(cur) and cur.execute(sql.TASK_VECTOR_ANY).fetchone() is not None
+            return self._vector_table(cur) and cur.execute(sql.TASK_VECTOR_ANY).fetchone() is not None
 
     def task_vector_count(self) -> int:
         with self.db.read() as cur:
-            if not self.vector_table(cur):
+            if not self._vector_table(cur):
                 return 0
             return int(cur.execute(sql.TASK_VECTOR_COUNT).fetchone()[0])
 

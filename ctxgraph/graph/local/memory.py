@@ -66,38 +66,6 @@ def projects(db: Connection) -> list[MemoryProject]:
     return [MemoryProject(**json.loads(text)) for (text,) in rows]
 
 
-def state(db: Connection, project: str) -> MemoryState:
-    with db.read() as cur:
-        found = nodes.node(cur, "Project", project)
-        hashes = {}
-        for (path, sha) in cur.execute(sql.CHUNK_FILE_HASHES, (project + ":", project + ";")):
-            hashes[str(path)] = str(sha)
-    return MemoryState(project=MemoryProject(**found) if found else None, file_hashes=hashes)
-
-
-def write(db: Connection, project: MemoryProject, chunks: Sequence[MemoryChunk], replaced: Sequence[str]) -> None:
-    """One transaction: drop the chunks of ``replaced`` paths (changed or
-    deleted files), write ``chunks`` (linked to their files), record the project."""
-    with db.write() as cur:
-        for path in replaced:
-            ids = [r[0] for r in cur.execute(sql.CHUNK_IDS_OF_PATH, (project.id + ":", project.id + ";", path))]
-            for node_id in ids:
-                cur.execute(sql.DELETE_CHUNK_EDGES, (node_id,))
-                cur.execute(sql.DELETE_CHUNK, (node_id,))
-        for path in sorted({c.path for c in chunks}):
-            if nodes.node(cur, "File", path) is None:
-                props = file_props(FileEntry(path=path), in_map=False)
-                nodes.put_node(cur, "File", props)
-                nodes.mention(cur, ("File", path), props["terms"])
-        for chunk in chunks:
-            props = chunk_props(project.id, chunk)
-            nodes.put_node(cur, "Chunk", props)
-            nodes.put_edge(cur, ("Chunk", props["id"]), "IN_FILE", ("File", chunk.path))
-        nodes.put_node(cur, "Project", project.model_dump(mode="json"))
-        if chunks or replaced:
-            bump_generation(cur)
-
-
 def bump_generation(cur: sqlite3.Cursor) -> None:
     """Mark the chunks as changed (in the write's own transaction)."""
     cur.execute(sql.MEMORY_GENERATION_BUMP)
@@ -180,3 +148,49 @@ class MemorySearch:
             best = hit[_top(scores[hit], k)]
             by_text = ranked(((index.chunks[int(i)], float(scores[i])) for i in best), BM25_DECIMALS, k)
         return by_vector, by_text
+
+
+class Memory:
+    """The associative memory's chunks (a part of ``LocalStore``); searched
+    through ``_memory``, the in-memory index of every chunk."""
+
+    db: Connection
+    _memory: MemorySearch
+
+    def memory_projects(self) -> list[MemoryProject]:
+        return projects(self.db)
+
+    def search_memory(
+        self, project: str, vector: Sequence[float] | None, terms: Sequence[str], k: int,
+    ) -> tuple[list[MemoryHit], list[MemoryHit]]:
+        return self._memory.search(project, vector, terms, k)
+
+    def memory_state(self, project: str) -> MemoryState:
+        with self.db.read() as cur:
+            found = nodes.node(cur, "Project", project)
+            hashes = {}
+            for (path, sha) in cur.execute(sql.CHUNK_FILE_HASHES, (project + ":", project + ";")):
+                hashes[str(path)] = str(sha)
+        return MemoryState(project=MemoryProject(**found) if found else None, file_hashes=hashes)
+
+    def write_memory(self, project: MemoryProject, chunks: Sequence[MemoryChunk], replaced: Sequence[str]) -> None:
+        """One transaction: drop the chunks of ``replaced`` paths (changed or
+        deleted files), write ``chunks`` (linked to their files), record the project."""
+        with self.db.write() as cur:
+            for path in replaced:
+                ids = [r[0] for r in cur.execute(sql.CHUNK_IDS_OF_PATH, (project.id + ":", project.id + ";", path))]
+                for node_id in ids:
+                    cur.execute(sql.DELETE_CHUNK_EDGES, (node_id,))
+                    cur.execute(sql.DELETE_CHUNK, (node_id,))
+            for path in sorted({c.path for c in chunks}):
+                if nodes.node(cur, "File", path) is None:
+                    props = file_props(FileEntry(path=path), in_map=False)
+                    nodes.put_node(cur, "File", props)
+                    nodes.mention(cur, ("File", path), props["terms"])
+            for chunk in chunks:
+                props = chunk_props(project.id, chunk)
+                nodes.put_node(cur, "Chunk", props)
+                nodes.put_edge(cur, ("Chunk", props["id"]), "IN_FILE", ("File", chunk.path))
+            nodes.put_node(cur, "Project", project.model_dump(mode="json"))
+            if chunks or replaced:
+                bump_generation(cur)

@@ -76,7 +76,7 @@ class Reads:
         with self.db.read() as cur:
             return _task(cur, task_id)
 
-    def get_task_in(self, cur: sqlite3.Cursor, task_id: str) -> Task | None:
+    def _get_task_in(self, cur: sqlite3.Cursor, task_id: str) -> Task | None:
         """``get_task`` within the read ``cur``."""
         return _task(cur, task_id)
 
@@ -96,11 +96,6 @@ class Reads:
                 props = nodes.loads(text)
                 out.append(task_from_props(props, deps.get(props["id"], [])))
             return out
-
-    def dependency_edges(self) -> list[tuple[str, str]]:
-        with self.db.read() as cur:
-            rows = cur.execute(sql.DEPENDENCY_EDGES).fetchall()
-            return [(a, b) for a, b in rows]
 
     def dependency_closure(self, task_ids: Sequence[str]) -> list[tuple[str, str]]:
         with self.db.read() as cur:
@@ -134,12 +129,7 @@ class Reads:
             dfs, total = self._tag_stats(cur, tags)
             return _knowledge_hits(cur, _weighted(dfs, total, tags, max_df), limit)
 
-    def tag_stats(self, tags: Sequence[str]) -> tuple[dict[str, int], int]:
-        """The degrees of ``tags`` (absent ones left out) and the taggable items."""
-        with self.db.read() as cur:
-            return self._tag_stats(cur, tags)
-
-    def task_hits(self, found: Sequence[tuple[str, tuple[str, ...]]]) -> list[TaskHit]:
+    def _task_hits(self, found: Sequence[tuple[str, tuple[str, ...]]]) -> list[TaskHit]:
         """The tasks of (id, matched tags) pairs (``History.related``), in their
         order; one deleted since is left out."""
         if not found:
@@ -155,7 +145,7 @@ class Reads:
 
     # -- a context's candidates ---------------------------------------------------------
 
-    def dependency_handoffs(self, task_ids: Sequence[str]) -> list[DependencyHandoff]:
+    def _dependency_handoffs(self, task_ids: Sequence[str]) -> list[DependencyHandoff]:
         with self.db.read() as cur:
             out = []
             for dep_id in sorted(set(task_ids)):
@@ -190,7 +180,7 @@ class Reads:
                 )
             return out
 
-    def context_map(
+    def _context_map(
         self, keywords: Sequence[str], domains: Sequence[str], files: Sequence[str]
     ) -> list[FileEntry]:
         with self.db.read() as cur:
@@ -199,12 +189,7 @@ class Reads:
             ).fetchall()
         return [file_from_props(nodes.loads(r[0])) for r in rows]
 
-    def all_files(self) -> list[FileEntry]:
-        with self.db.read() as cur:
-            rows = cur.execute(sql.ALL_FILES).fetchall()
-        return [file_from_props(nodes.loads(r[0])) for r in rows]
-
-    def recent_tasks(self, n: int) -> list[RecentTask]:
+    def _recent_tasks(self, n: int) -> list[RecentTask]:
         with self.db.read() as cur:
             if self.db.has_index(cur, "tasks_finished"):
                 rows = cur.execute(sql.RECENT_INDEXED, (n,)).fetchall()
@@ -219,7 +204,7 @@ class Reads:
             )
         return out
 
-    def active_blockers(self) -> list[Blocker]:
+    def _active_blockers(self) -> list[Blocker]:
         with self.db.read() as cur:
             if self.db.has_index(cur, "tasks_blocked"):
                 rows = cur.execute(sql.BLOCKED_INDEXED).fetchall()
@@ -234,7 +219,7 @@ class Reads:
             )
         return out
 
-    def count(self, label: str) -> int:
+    def _count(self, label: str) -> int:
         with self.db.read() as cur:
             statement = sql.COUNT_LABEL_KEPT if self.db.has_aggregates(cur) else sql.COUNT_LABEL
             row = cur.execute(statement, (label,)).fetchone()
@@ -263,12 +248,12 @@ class Reads:
             return Candidates(
                 keyword_hits=tuple(keyword_hits),
                 domain_hits=tuple(domain_hits),
-                dependencies=tuple(self.dependency_handoffs(query.dep_ids)) if query.dep_ids else (),
-                context_map=tuple(self.context_map(query.keywords, query.domains, query.files))
+                dependencies=tuple(self._dependency_handoffs(query.dep_ids)) if query.dep_ids else (),
+                context_map=tuple(self._context_map(query.keywords, query.domains, query.files))
                 if query.context_map else (),
-                context_map_total=self.count("File"),
-                recent_tasks=tuple(self.recent_tasks(query.recent_limit)) if wm else (),
-                active_blockers=tuple(self.active_blockers()) if wm else (),
+                context_map_total=self._count("File"),
+                recent_tasks=tuple(self._recent_tasks(query.recent_limit)) if wm else (),
+                active_blockers=tuple(self._active_blockers()) if wm else (),
                 memory_projects=tuple(memory.projects(self.db)),
                 tag_df=tuple(sorted(dfs.items())),
                 tagged_total=total,

@@ -176,10 +176,6 @@ TASKS_LIST = (
     "AND (? IS NULL OR json_extract(props, '$.status') = ?) ORDER BY id"
 )
 DEPENDS_ON_ALL = "SELECT src_id, dst_id FROM edges WHERE type = 'DEPENDS_ON' AND src_label = 'Task'"
-DEPENDENCY_EDGES = (
-    "SELECT src_id, dst_id FROM edges WHERE type = 'DEPENDS_ON' AND src_label = 'Task' "
-    "ORDER BY src_id, dst_id"
-)
 DEPENDENCY_CLOSURE = (
     "WITH RECURSIVE reach(id) AS ("
     " SELECT value FROM json_each(?)"

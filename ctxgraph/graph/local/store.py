@@ -6,15 +6,16 @@ hold the same graph and answer the same questions the same way; dependency-
 graph traversal is networkx's (``ctxgraph.graph.dependencies``), the same
 for both stores.
 
-``LocalStore`` is the port (``ctxgraph.graph.store.KnowledgeStore``) over the
-parts of this package, which share one :class:`Connection` (``db``):
-``writes`` and ``reads`` (functions and a reader with the tag cache),
+``LocalStore`` composes the parts of this package by concern, as
+``Neo4jStore`` does its own, each a class whose methods share one
+:class:`Connection` (``db``): ``writes``, ``reads`` (with the tag cache),
 ``history`` (the corpus cache — the finished tasks' documents and tags,
 whence the related tasks — and the task vectors), ``memory`` (the
-associative memory's chunks and their in-memory index), ``outcomes`` (the
-deliveries log), ``replay`` and ``backup``. The SQL of all of them is in
-``sql``. On a large history a context's gather reads on a second,
-read-only connection in a worker thread, beside the history
+associative memory's chunks, searched through their in-memory index),
+``outcomes`` (the deliveries log) and ``backup``; ``replay`` reads the
+corpus ``tune`` replays. The SQL of all of them is in ``sql``. On a large
+history a context's gather reads on a second, read-only connection in a
+worker thread (a plain ``Reads`` on it), beside the history
 (``gather_with_history``).
 
 Every write method is one transaction: a process killed in the middle of one
@@ -28,37 +29,26 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
-from typing import Any
 
 from ctxgraph.core import rarity
 from ctxgraph.core.models import (
-    Blocker,
     Candidates,
-    DependencyHandoff,
-    FileEntry,
     GatherQuery,
     HistoryEvidence,
-    KnowledgeHit,
-    KnowledgeItem,
-    MemoryChunk,
-    MemoryHit,
-    MemoryProject,
-    MemoryState,
-    RecentTask,
-    Stats,
     Task,
     TaskHit,
-    TaskStatus,
 )
-from ctxgraph.graph.local import backup, memory, outcomes, replay, sql, writes
+from ctxgraph.graph.local import memory, replay, sql
+from ctxgraph.graph.local.backup import Backup
 from ctxgraph.graph.local.connection import Connection
 from ctxgraph.graph.local.history import History
+from ctxgraph.graph.local.memory import Memory
+from ctxgraph.graph.local.outcomes import Outcomes
 from ctxgraph.graph.local.reads import Reads
-from ctxgraph.graph.outcome_records import Delivery, DeliveryScore, StoredDelivery
-from ctxgraph.graph.records import HandoffRecord
+from ctxgraph.graph.local.writes import Writes
 from ctxgraph.graph.replay_records import ReplayFile, ReplayTask
 
 DEFAULT_PATH = Path(".ctxgraph") / "graph.db"
@@ -112,7 +102,7 @@ def discard_if_empty(path: Path) -> bool:
         conn.close()
 
 
-class LocalStore:
+class LocalStore(Writes, Reads, History, Memory, Outcomes, Backup):
     """The embedded store. ``LocalStore.open(path)`` creates the file if needed;
     ``LocalStore.open(path, read_only=True)`` only reads an existing one."""
 
@@ -121,8 +111,8 @@ class LocalStore:
         self.location = str(path)
         self.read_only = read_only
         self.db = Connection(path, read_only=read_only)
-        self._reads = Reads(self.db)
-        self._history = History(self.db)
+        Reads.__init__(self, self.db)
+        History.__init__(self, self.db)
         self._memory = memory.MemorySearch(self.db)
         # A second, read-only connection and a thread for the gather that runs
         # beside the history (``gather_with_history``), both made on first use.
@@ -147,16 +137,8 @@ class LocalStore:
             raise
         return store
 
-    @property
-    def conn(self) -> sqlite3.Connection:
-        return self.db.conn
-
     def init_schema(self) -> None:
         self.db.init_schema()
-
-    def clear(self) -> None:
-        """Delete everything (tests, ``init --reset``)."""
-        writes.clear(self.db)
 
     def close(self) -> None:
         with self._side_lock:
@@ -165,11 +147,6 @@ class LocalStore:
             side[2].shutdown(wait=True)
             side[0].close()
         self.db.close()
-
-    def connections(self) -> list[sqlite3.Connection]:
-        """The store's SQLite connections: its own and the side reader's (opened
-        here if not yet), e.g. to trace every statement a context runs."""
-        return [self.conn, self._side_reader()[0].conn]
 
     def _side_reader(self) -> tuple[Connection, Reads, ThreadPoolExecutor]:
         with self._side_lock:
@@ -185,62 +162,11 @@ class LocalStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # -- writes (ctxgraph.graph.local.writes) -----------------------------------------
-
-    def upsert_tasks(self, tasks: Sequence[Task]) -> None:
-        writes.upsert_tasks(self.db, tasks)
-
-    def set_status(self, task_id: str, status: TaskStatus, *, reason: str | None, at: str) -> None:
-        writes.set_status(self.db, task_id, status, reason=reason, at=at)
-
-    def upsert_files(self, files: Sequence[FileEntry]) -> None:
-        writes.upsert_files(self.db, files)
-
-    def apply_handoff(self, record: HandoffRecord) -> bool:
-        return self.apply_handoffs([record])[0]
-
-    def apply_handoffs(self, records: Sequence[HandoffRecord]) -> list[bool]:
-        return writes.apply_handoffs(self.db, records)
-
-    def upsert_knowledge(
-        self, items: Sequence[KnowledgeItem], supersedes: Sequence[tuple[str, str, str]] = ()
-    ) -> None:
-        writes.upsert_knowledge(self.db, items, supersedes)
-
-    # -- reads (ctxgraph.graph.local.reads) ---------------------------------------------
-
-    def get_knowledge(self, ids: Sequence[str]) -> list[KnowledgeItem]:
-        return self._reads.get_knowledge(ids)
-
-    def get_task(self, task_id: str) -> Task | None:
-        return self._reads.get_task(task_id)
-
-    def get_tasks(self, task_ids: Sequence[str]) -> list[Task]:
-        return self._reads.get_tasks(task_ids)
-
-    def list_tasks(self, status: TaskStatus | None = None) -> list[Task]:
-        return self._reads.list_tasks(status)
-
-    def dependency_edges(self) -> list[tuple[str, str]]:
-        return self._reads.dependency_edges()
-
-    def dependency_closure(self, task_ids: Sequence[str]) -> list[tuple[str, str]]:
-        return self._reads.dependency_closure(task_ids)
-
-    def knowledge_by_tags(self, tags: Sequence[str], limit: int, *, max_df: int = 0) -> list[KnowledgeHit]:
-        return self._reads.knowledge_by_tags(tags, limit, max_df=max_df)
-
-    def tasks_by_tags(
-        self, tags: Sequence[str], limit: int, *, exclude: Sequence[str] = (), max_df: int = 0
-    ) -> list[TaskHit]:
-        if not tags or limit <= 0:
-            return []
-        dfs, total = self._reads.tag_stats(tags)
-        return self._related(rarity.weighted(tags, dfs, total, max_df), limit, exclude)
+    # -- the context's reads (ctxgraph.graph.local.reads, with the history's related tasks) --
 
     def _related(self, weighted: Sequence[tuple[str, float]], limit: int,
                  exclude: Sequence[str]) -> list[TaskHit]:
-        return self._reads.task_hits(self._history.related(weighted, limit, exclude))
+        return self._task_hits(self._related_ids(weighted, limit, exclude))
 
     def _with_related(self, found: Candidates, query: GatherQuery) -> Candidates:
         """The gather's candidates with the related tasks, weighted by the tag degrees it read."""
@@ -251,26 +177,8 @@ class LocalStore:
         return found.model_copy(update={"related": tuple(self._related(weighted, query.related_limit,
                                                                         query.exclude))})
 
-    def dependency_handoffs(self, task_ids: Sequence[str]) -> list[DependencyHandoff]:
-        return self._reads.dependency_handoffs(task_ids)
-
-    def context_map(self, keywords: Sequence[str], domains: Sequence[str], files: Sequence[str]) -> list[FileEntry]:
-        return self._reads.context_map(keywords, domains, files)
-
-    def all_files(self) -> list[FileEntry]:
-        return self._reads.all_files()
-
-    def recent_tasks(self, n: int) -> list[RecentTask]:
-        return self._reads.recent_tasks(n)
-
-    def active_blockers(self) -> list[Blocker]:
-        return self._reads.active_blockers()
-
-    def stats(self) -> Stats:
-        return self._reads.stats()
-
     def gather(self, query: GatherQuery) -> Candidates:
-        return self._with_related(self._reads.gather(query), query)
+        return self._with_related(Reads.gather(self, query), query)
 
     def gather_with_history(
         self, query: GatherQuery, terms: Sequence[str], top_files: int = 10,
@@ -283,7 +191,7 @@ class LocalStore:
         # 6). Each is its own read transaction; the related tasks come from the
         # history's cached tags once the gather has read the tags' degrees.
         # The context map's candidates are only wanted when the history has no files.
-        if self._history.finished_seen() < SIDE_BY_SIDE_TASKS:
+        if self._finished_seen() < SIDE_BY_SIDE_TASKS:
             history = self.history_evidence(terms, top_files, vector)
             wanted = query.context_map and not history.files
             return self.gather(query.model_copy(update={"context_map": wanted})), history
@@ -299,76 +207,15 @@ class LocalStore:
             return self.gather(query), history
         return self._with_related(pending.result(), query), history
 
-    # -- history and task vectors (ctxgraph.graph.local.history) ---------------------------
-
-    def history_evidence(self, terms: Sequence[str], top_files: int = 10,
-                         vector: Sequence[float] | None = None) -> HistoryEvidence:
-        return self._history.history_evidence(terms, top_files, vector)
+    # -- history (ctxgraph.graph.local.history): reads on both of its parts ----------------
 
     def replay_corpus(self) -> tuple[list[ReplayTask], list[ReplayFile]]:
         with self.db.read() as cur:
-            return replay.replay_corpus(cur, vectors=self._history.vector_table(cur))
-
-    def tasks_to_embed(self, limit: int, ids: Sequence[str] | None = None) -> list[tuple[str, str]]:
-        return self._history.tasks_to_embed(limit, ids)
-
-    def task_query_vectors(self, ids: Sequence[str]) -> dict[str, tuple[str, list[float]]]:
-        return self._history.task_query_vectors(ids)
+            return replay.replay_corpus(cur, vectors=self._vector_table(cur))
 
     def task_with_query_vector(self, task_id: str) -> tuple[Task | None, tuple[str, list[float]] | None]:
         with self.db.read() as cur:
-            task = self._reads.get_task_in(cur, task_id)
+            task = self._get_task_in(cur, task_id)
             if task is None:
                 return None, None
-            return task, self._history.task_query_vectors([task_id], cur).get(task_id)
-
-    def write_task_query_vectors(self, rows: Sequence[tuple[str, str, Sequence[float]]]) -> None:
-        self._history.write_task_query_vectors(rows)
-
-    def write_task_vectors(self, rows: Sequence[tuple[str, str, Sequence[float]]]) -> None:
-        self._history.write_task_vectors(rows)
-
-    def has_task_vectors(self) -> bool:
-        return self._history.has_task_vectors()
-
-    def task_vector_count(self) -> int:
-        return self._history.task_vector_count()
-
-    # -- export / import (ctxgraph.graph.local.backup) ------------------------------------
-
-    def export_rows(self) -> Iterator[dict[str, Any]]:
-        return backup.export_rows(self.db)
-
-    def import_rows(self, rows: Iterable[dict[str, Any]]) -> None:
-        backup.import_rows(self.db, rows)
-
-    # -- context outcomes (ctxgraph.graph.local.outcomes) ----------------------------------
-
-    def record_deliveries(self, deliveries: Sequence[Delivery], keep: int) -> None:
-        outcomes.record(self.db, deliveries, keep)
-
-    def deliveries(self, *, task_ids: Sequence[str] | None = None, since: str | None = None,
-                   last: int | None = None) -> list[StoredDelivery]:
-        return outcomes.read(self.db, task_ids=task_ids, since=since, last=last)
-
-    def score_deliveries(self, scores: Sequence[tuple[str, DeliveryScore]]) -> None:
-        outcomes.save_scores(self.db, scores)
-
-    def handoff_files(self, task_ids: Sequence[str]) -> dict[str, list[str]]:
-        return outcomes.handoff_files(self.db, task_ids)
-
-    # -- associative memory (ctxgraph.graph.local.memory) ----------------------------------
-
-    def memory_projects(self) -> list[MemoryProject]:
-        return memory.projects(self.db)
-
-    def memory_state(self, project: str) -> MemoryState:
-        return memory.state(self.db, project)
-
-    def write_memory(self, project: MemoryProject, chunks: Sequence[MemoryChunk], replaced: Sequence[str]) -> None:
-        memory.write(self.db, project, chunks, replaced)
-
-    def search_memory(
-        self, project: str, vector: Sequence[float] | None, terms: Sequence[str], k: int,
-    ) -> tuple[list[MemoryHit], list[MemoryHit]]:
-        return self._memory.search(project, vector, terms, k)
+            return task, self.task_query_vectors([task_id], cur).get(task_id)

@@ -34,76 +34,6 @@ def _finished(task: dict[str, Any], record: HandoffRecord) -> dict[str, Any]:
     return done
 
 
-def upsert_tasks(db: Connection, tasks: Sequence[Task]) -> None:
-    with db.write() as cur:
-        known = {t.id for t in tasks}
-        for task in tasks:
-            for dep in task.depends_on:
-                if dep not in known and nodes.node(cur, "Task", dep) is None:
-                    raise UnknownTaskError(dep)
-        for task in tasks:
-            old = nodes.node(cur, "Task", task.id)
-            props = task_props(task)
-            if old is not None:
-                props["created_at"] = old.get("created_at", props.get("created_at"))
-            nodes.put_node(cur, "Task", props)
-            cur.execute(sql.DELETE_TASK_TAGS, (task.id,))
-            nodes.tag(cur, ("Task", task.id), task_tags(task))
-            nodes.mention(cur, ("Task", task.id), props.get("terms", []))
-            for dep in task.depends_on:
-                nodes.put_edge(cur, ("Task", task.id), "DEPENDS_ON", ("Task", dep))
-
-
-def set_status(db: Connection, task_id: str, status: TaskStatus, *, reason: str | None, at: str) -> None:
-    with db.write() as cur:
-        props = nodes.node(cur, "Task", task_id)
-        if props is None:
-            raise UnknownTaskError(task_id)
-        props["status"] = status.value
-        if status is TaskStatus.BLOCKED:
-            props["blocked_reason"] = reason or ""
-            props["blocked_at"] = at
-        else:
-            props.pop("blocked_reason", None)
-            props.pop("blocked_at", None)
-        props["updated_at"] = at
-        nodes.put_node(cur, "Task", props)
-
-
-def upsert_files(db: Connection, files: Sequence[FileEntry]) -> None:
-    with db.write() as cur:
-        for entry in files:
-            props = file_props(entry)
-            nodes.put_node(cur, "File", props)
-            nodes.mention(cur, ("File", entry.path), props["terms"])
-
-
-def apply_handoffs(db: Connection, records: Sequence[HandoffRecord]) -> list[bool]:
-    """One transaction for the batch; every row kind in one ``executemany``
-    (the batch is folded by :func:`plan_handoffs`, so each node is written once)."""
-    if not records:
-        return []
-    with db.write() as cur:
-        tasks = nodes.nodes(cur, "Task", (r.task_id for r in records))
-        for record in records:
-            if record.task_id not in tasks:
-                raise UnknownTaskError(record.task_id)
-        stored = nodes.nodes(cur, "Handoff", (r.id for r in records))
-        batch = plan_handoffs(records, {h: p.get("content_hash") for h, p in stored.items()})
-        cur.executemany(sql.DELETE_HANDOFF_LINKS, [(h,) for h in batch.replaced])
-        nodes.put_nodes(cur, [("Handoff", h.props()) for h in batch.handoffs])
-        nodes.put_nodes(cur, [("Task", _finished(tasks[h.task_id], h)) for h in batch.handoffs])
-        nodes.put_edges(cur, [(("Task", h.task_id), "HANDED_OFF", ("Handoff", h.id), {})
-                              for h in batch.handoffs])
-        _merge_knowledge(cur, batch)
-        nodes.put_edges(cur, [(("Handoff", h), "DISCOVERED", (k.label, k.id), {})
-                              for h, k in batch.discovered()])
-        _fill_files(cur, batch.files)
-        nodes.put_edges(cur, [(("Handoff", h), link.rel, ("File", link.path), link_props(link))
-                              for h, link in batch.links()])
-        return list(batch.written)
-
-
 def _fill_files(cur: sqlite3.Cursor, fills: Sequence[FileFill]) -> None:
     """Create the missing files and merge the others' notes (``handoff_batch.merge_file``);
     a file whose terms changed is linked to its new ones."""
@@ -153,31 +83,101 @@ def _knowledge_label(cur: sqlite3.Cursor, item_id: str) -> str | None:
     return None if row is None else str(row[0])
 
 
-def upsert_knowledge(
-    db: Connection, items: Sequence[KnowledgeItem], supersedes: Sequence[tuple[str, str, str]] = ()
-) -> None:
-    with db.write() as cur:
-        for item in items:
-            _put_knowledge_items(cur, [item])
-        for new_id, old_id, at in supersedes:
-            new_label, old_label = _knowledge_label(cur, new_id), _knowledge_label(cur, old_id)
-            if new_label is None or old_label is None:
-                continue
-            nodes.put_edge(cur, (new_label, new_id), "SUPERSEDES", (old_label, old_id))
-            old = nodes.node(cur, old_label, old_id) or {}
-            if old_label == "Decision":
-                old["status"] = "superseded"
-            old["updated_at"] = at
-            nodes.put_node(cur, old_label, old)
+class Writes:
+    """The store's writes (a part of ``LocalStore``): each call is one write transaction."""
 
+    db: Connection
 
-def clear(db: Connection) -> None:
-    """Delete everything (tests, ``init --reset``)."""
-    with db.write() as cur:
-        cur.execute(sql.CLEAR_EDGES)
-        cur.execute(sql.CLEAR_NODES)
-        cur.execute(sql.CLEAR_TASK_VECTORS)
-        if cur.execute(sql.QUERY_TABLE_EXISTS).fetchone():
-            cur.execute(sql.CLEAR_TASK_QUERIES)
-        outcomes.clear(cur)
-        memory.bump_generation(cur)
+    def upsert_tasks(self, tasks: Sequence[Task]) -> None:
+        with self.db.write() as cur:
+            known = {t.id for t in tasks}
+            for task in tasks:
+                for dep in task.depends_on:
+                    if dep not in known and nodes.node(cur, "Task", dep) is None:
+                        raise UnknownTaskError(dep)
+            for task in tasks:
+                old = nodes.node(cur, "Task", task.id)
+                props = task_props(task)
+                if old is not None:
+                    props["created_at"] = old.get("created_at", props.get("created_at"))
+                nodes.put_node(cur, "Task", props)
+                cur.execute(sql.DELETE_TASK_TAGS, (task.id,))
+                nodes.tag(cur, ("Task", task.id), task_tags(task))
+                nodes.mention(cur, ("Task", task.id), props.get("terms", []))
+                for dep in task.depends_on:
+                    nodes.put_edge(cur, ("Task", task.id), "DEPENDS_ON", ("Task", dep))
+
+    def set_status(self, task_id: str, status: TaskStatus, *, reason: str | None, at: str) -> None:
+        with self.db.write() as cur:
+            props = nodes.node(cur, "Task", task_id)
+            if props is None:
+                raise UnknownTaskError(task_id)
+            props["status"] = status.value
+            if status is TaskStatus.BLOCKED:
+                props["blocked_reason"] = reason or ""
+                props["blocked_at"] = at
+            else:
+                props.pop("blocked_reason", None)
+                props.pop("blocked_at", None)
+            props["updated_at"] = at
+            nodes.put_node(cur, "Task", props)
+
+    def upsert_files(self, files: Sequence[FileEntry]) -> None:
+        with self.db.write() as cur:
+            for entry in files:
+                props = file_props(entry)
+                nodes.put_node(cur, "File", props)
+                nodes.mention(cur, ("File", entry.path), props["terms"])
+
+    def apply_handoffs(self, records: Sequence[HandoffRecord]) -> list[bool]:
+        """One transaction for the batch; every row kind in one ``executemany``
+        (the batch is folded by :func:`plan_handoffs`, so each node is written once)."""
+        if not records:
+            return []
+        with self.db.write() as cur:
+            tasks = nodes.nodes(cur, "Task", (r.task_id for r in records))
+            for record in records:
+                if record.task_id not in tasks:
+                    raise UnknownTaskError(record.task_id)
+            stored = nodes.nodes(cur, "Handoff", (r.id for r in records))
+            batch = plan_handoffs(records, {h: p.get("content_hash") for h, p in stored.items()})
+            cur.executemany(sql.DELETE_HANDOFF_LINKS, [(h,) for h in batch.replaced])
+            nodes.put_nodes(cur, [("Handoff", h.props()) for h in batch.handoffs])
+            nodes.put_nodes(cur, [("Task", _finished(tasks[h.task_id], h)) for h in batch.handoffs])
+            nodes.put_edges(cur, [(("Task", h.task_id), "HANDED_OFF", ("Handoff", h.id), {})
+                                  for h in batch.handoffs])
+            _merge_knowledge(cur, batch)
+            nodes.put_edges(cur, [(("Handoff", h), "DISCOVERED", (k.label, k.id), {})
+                                  for h, k in batch.discovered()])
+            _fill_files(cur, batch.files)
+            nodes.put_edges(cur, [(("Handoff", h), link.rel, ("File", link.path), link_props(link))
+                                  for h, link in batch.links()])
+            return list(batch.written)
+
+    def clear(self) -> None:
+        """Delete everything (tests, ``init --reset``)."""
+        with self.db.write() as cur:
+            cur.execute(sql.CLEAR_EDGES)
+            cur.execute(sql.CLEAR_NODES)
+            cur.execute(sql.CLEAR_TASK_VECTORS)
+            if cur.execute(sql.QUERY_TABLE_EXISTS).fetchone():
+                cur.execute(sql.CLEAR_TASK_QUERIES)
+            outcomes.clear(cur)
+            memory.bump_generation(cur)
+
+    def upsert_knowledge(
+        self, items: Sequence[KnowledgeItem], supersedes: Sequence[tuple[str, str, str]] = ()
+    ) -> None:
+        with self.db.write() as cur:
+            for item in items:
+                _put_knowledge_items(cur, [item])
+            for new_id, old_id, at in supersedes:
+                new_label, old_label = _knowledge_label(cur, new_id), _knowledge_label(cur, old_id)
+                if new_label is None or old_label is None:
+                    continue
+                nodes.put_edge(cur, (new_label, new_id), "SUPERSEDES", (old_label, old_id))
+                old = nodes.node(cur, old_label, old_id) or {}
+                if old_label == "Decision":
+                    old["status"] = "superseded"
+                old["updated_at"] = at
+                nodes.put_node(cur, old_label, old)

@@ -1,6 +1,6 @@
-"""Reads: tasks, knowledge and files, the dependency closure, tag queries
-(rarity weights from ``ctxgraph.core.rarity``), ``gather`` (every candidate in
-one statement), counts and the saved analyst queries — each in a managed read
+"""Reads: tasks, knowledge and files, the dependency closure, knowledge by
+tags (rarity weights from ``ctxgraph.core.rarity``), ``gather`` (every
+candidate of a context in one statement) and counts — each in a managed read
 transaction, or in the one its caller already runs."""
 
 from __future__ import annotations
@@ -10,13 +10,11 @@ from typing import Any
 
 from neo4j import ManagedTransaction
 
-from ctxgraph import cypher
 from ctxgraph.core import rarity
 from ctxgraph.core.models import (
     Blocker,
     Candidates,
     DependencyHandoff,
-    FileEntry,
     GatherQuery,
     KnowledgeHit,
     KnowledgeItem,
@@ -29,7 +27,7 @@ from ctxgraph.core.models import (
     TaskStatus,
 )
 from ctxgraph.graph.dependencies import reachable_edges
-from ctxgraph.graph.neo4j_store.connection import Neo4jConnection, _row
+from ctxgraph.graph.neo4j_store.connection import Neo4jConnection
 from ctxgraph.graph.records import file_from_props, knowledge_from_props, task_from_props
 
 #: Up to this many start tasks, a dependency closure is one variable-length pattern.
@@ -39,11 +37,6 @@ CLOSURE_MAX_LEVELS = 16
 
 
 class Reads(Neo4jConnection):
-    def saved_query(self, name: str, **params: Any) -> list[dict[str, Any]]:
-        """Run one of the analyst queries (``cypher/analyst/<name>.cypher``) read-only."""
-        text = cypher.load_analyst(name)
-        return self._read(lambda tx: [_row(r) for r in tx.run(text, params)])
-
     def get_knowledge(self, ids: Sequence[str]) -> list[KnowledgeItem]:
         wanted = sorted(set(ids))
         rows = self._read(lambda tx: self._rows(tx, "knowledge_get", ids=wanted))
@@ -72,7 +65,8 @@ class Reads(Neo4jConnection):
         rows = self._read(lambda tx: self._rows(tx, "tasks_list", status=value))
         return [task_from_props(r["props"], r["deps"]) for r in rows]
 
-    def dependency_edges(self) -> list[tuple[str, str]]:
+    def _dependency_edges(self) -> list[tuple[str, str]]:
+        """Every DEPENDS_ON edge: ``dependency_closure`` past its levels."""
         rows = self._read(lambda tx: self._rows(tx, "dependency_edges"))
         return [(r["task"], r["dependency"]) for r in rows]
 
@@ -92,7 +86,7 @@ class Reads(Neo4jConnection):
             return [(r["task"], r["dependency"]) for r in self._rows(tx, "dependency_step", ids=frontier)]
 
         found = self._read(lambda tx: reachable_edges(lambda f: step(tx, f), ids, max_levels=CLOSURE_MAX_LEVELS))
-        return self.dependency_edges() if found is None else found
+        return self._dependency_edges() if found is None else found
 
     def _tag_stats(self, tx: ManagedTransaction, tags: Sequence[str]) -> tuple[dict[str, int], int]:
         """The degree of each of ``tags`` in the graph (absent ones left out) and the taggable items."""
@@ -112,57 +106,6 @@ class Reads(Neo4jConnection):
             return self._rows(tx, "knowledge_by_tags", weighted=self._weighted(tx, tags, max_df), limit=limit)
 
         return [_hit(r) for r in self._read(work)]
-
-    def tasks_by_tags(
-        self, tags: Sequence[str], limit: int, *, exclude: Sequence[str] = (), max_df: int = 0
-    ) -> list[TaskHit]:
-        if not tags or limit <= 0:
-            return []
-
-        def work(tx: ManagedTransaction) -> list[dict[str, Any]]:
-            return self._rows(tx, "tasks_by_tags", weighted=self._weighted(tx, tags, max_df), limit=limit,
-                              exclude=list(exclude))
-
-        return [
-            TaskHit(task=task_from_props(r["props"], r["deps"]), matched_tags=tuple(sorted(r["matched"])))
-            for r in self._read(work)
-        ]
-
-    def dependency_handoffs(self, task_ids: Sequence[str]) -> list[DependencyHandoff]:
-        ids = sorted(set(task_ids))
-
-        def work(tx: ManagedTransaction) -> list[dict[str, Any]]:
-            return self._rows(tx, "dependency_handoffs", ids=ids)
-
-        return [_dependency(r) for r in self._read(work)]
-
-    def context_map(
-        self, keywords: Sequence[str], domains: Sequence[str], files: Sequence[str]
-    ) -> list[FileEntry]:
-        rows = self._read(
-            lambda tx: self._rows(
-                tx, "context_map", keywords=list(keywords), domains=list(domains), files=list(files)
-            )
-        )
-        return [file_from_props(r["props"]) for r in rows]
-
-    def all_files(self) -> list[FileEntry]:
-        rows = self._read(lambda tx: self._rows(tx, "files_all"))
-        return [file_from_props(r["props"]) for r in rows]
-
-    def recent_tasks(self, n: int) -> list[RecentTask]:
-        rows = self._read(lambda tx: self._rows(tx, "recent_tasks", n=n))
-        out = []
-        for r in rows:
-            task = task_from_props(r["props"])
-            out.append(
-                RecentTask(id=task.id, intent=task.intent, success=task.success, completed_at=task.completed_at)
-            )
-        return out
-
-    def active_blockers(self) -> list[Blocker]:
-        rows = self._read(lambda tx: self._rows(tx, "active_blockers"))
-        return [Blocker(id=r["id"], reason=r["reason"], since=r["since"]) for r in rows]
 
     def gather(self, query: GatherQuery) -> Candidates:
         def work(tx: ManagedTransaction) -> Candidates:

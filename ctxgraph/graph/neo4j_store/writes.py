@@ -73,9 +73,6 @@ class Writes(Schema):
 
         self._write(work)
 
-    def apply_handoff(self, record: HandoffRecord) -> bool:
-        return self.apply_handoffs([record])[0]
-
     def apply_handoffs(self, records: Sequence[HandoffRecord]) -> list[bool]:
         """One write transaction for the batch, one UNWIND statement per kind of
         row (the batch is folded by :func:`plan_handoffs`, so each node once)."""

@@ -1,0 +1,40 @@
+"""Every public method of either store has a caller in ctxgraph (or, for a
+measurement, in benchmarks/): the tests read through the methods ctxgraph
+uses, never through a copy kept for them (issue 30)."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from pathlib import Path
+
+import pytest
+
+from ctxgraph.graph.local import LocalStore
+from ctxgraph.graph.neo4j_store import Neo4jStore
+from ctxgraph.graph.store import KnowledgeStore
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _sources() -> str:
+    files = [*(ROOT / "ctxgraph").rglob("*.py"), *(ROOT / "benchmarks").rglob("*.py")]
+    return "\n".join(p.read_text(encoding="utf-8") for p in files)
+
+
+def _public_methods(cls: type) -> list[str]:
+    return sorted(name for name, member in inspect.getmembers(cls)
+                  if not name.startswith("_") and callable(member))
+
+
+@pytest.mark.parametrize("cls", [LocalStore, Neo4jStore], ids=lambda c: c.__name__)
+def test_every_store_method_has_a_caller_outside_the_tests(cls: type) -> None:
+    text = _sources()
+    uncalled = [name for name in _public_methods(cls) if not re.search(rf"\.{name}\(", text)]
+    assert uncalled == [], f"{cls.__name__} methods only the tests call"
+
+
+def test_both_stores_have_every_port_method() -> None:
+    port = {name for name in _public_methods(KnowledgeStore)}
+    for cls in (LocalStore, Neo4jStore):
+        assert port <= set(_public_methods(cls)), cls.__name__
