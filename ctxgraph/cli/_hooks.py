@@ -123,6 +123,13 @@ def read_hook(path: Path) -> tuple[str, list[str] | None] | None:
     return "ours", None
 
 
+def indexed_root(argv: list[str] | None) -> str | None:
+    """The root a hook's command indexes (the argument after ``index``)."""
+    if not argv or "index" not in argv[:-1]:
+        return None
+    return argv[argv.index("index") + 1]
+
+
 def _emit(fmt: str, data: dict[str, Any], text: str) -> None:
     if fmt == "json":
         echo_json(data)
@@ -180,6 +187,11 @@ def install_command(root: Path | None, embeddings: bool, time_limit: float, fmt:
         except OSError as exc:
             raise CliError(f"{path}: cannot write the hook: {exc}", 1) from None
         action = "installed" if current is None else "updated"
+        before = indexed_root(current[1]) if current is not None else None
+        if before is not None and before != str(found):
+            # git's hooks belong to the repository: its work trees share them.
+            note(f"the hook indexed {before}: it now indexes {found} (the work trees of a repository share "
+                 "its hooks)")
     if not os.access(path, os.X_OK):
         try:
             path.chmod(path.stat().st_mode | 0o755)

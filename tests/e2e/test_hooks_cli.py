@@ -81,6 +81,17 @@ def test_core_hooks_path_is_honoured(tmp_path: Path) -> None:
     assert not (shop / ".git" / "hooks" / "post-commit").exists()
 
 
+def test_a_worktree_shares_the_repository_hook(tmp_path: Path) -> None:
+    shop = repo(tmp_path / "shop")
+    subprocess.run(["git", "add", "billing.py"], cwd=shop, check=True)
+    subprocess.run(["git", "commit", "-qm", "first"], cwd=shop, check=True)
+    subprocess.run(["git", "worktree", "add", "-q", str(tmp_path / "side")], cwd=shop, check=True)
+    run("hooks", "install", cwd=shop)
+    moved = run("hooks", "install", "--format", "json", cwd=tmp_path / "side")
+    assert json.loads(moved.stdout)["hook"] == str(shop / ".git" / "hooks" / "post-commit")
+    assert f"the hook indexed {shop}: it now indexes {tmp_path / 'side'}" in moved.stderr
+
+
 def test_no_git_work_tree_is_one_clear_error(tmp_path: Path) -> None:
     plain = tmp_path / "plain"
     plain.mkdir()
