@@ -120,6 +120,12 @@ def test_commands_that_need_no_signals_load_nothing_heavy(store_dir: Path, args:
     assert _probe(*args, cwd=store_dir) == []
 
 
+def test_the_hook_commands_load_nothing_heavy(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    for args in (["hooks", "install"], ["hooks", "status"], ["hooks", "uninstall"]):
+        assert _probe(*args, "--root", str(tmp_path), cwd=tmp_path) == []
+
+
 def test_spelled_out_choices_match_the_models() -> None:
     from ctxgraph.cli._common import COMPLEXITIES, STATUSES
     from ctxgraph.cli._ingest import HANDOFF_BATCH
