@@ -17,10 +17,15 @@ SCRIPT = Path(sys.executable).with_name("ctxgraph")  # the installed console scr
 FOREIGN = "#!/bin/sh\necho \"the team's own hook\"\n"
 
 
+def clean_env() -> dict[str, str]:
+    """The environment without the suite's store variables (the Neo4j tests run
+    with NEO4J_URI set) or git's: every process here uses the repo's own store."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(("NEO4J_", "CTXGRAPH_", "GIT_"))}
+
+
 def run(*args: str, cwd: Path, code: int = 0) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NEO4J_", "CTXGRAPH_", "GIT_"))}
-    proc = subprocess.run([str(SCRIPT), *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=120,
-                          check=False)
+    proc = subprocess.run([str(SCRIPT), *args], cwd=cwd, capture_output=True, text=True, env=clean_env(),
+                          timeout=120, check=False)
     assert proc.returncode == code, (proc.stdout, proc.stderr)
     return proc
 
@@ -83,8 +88,10 @@ def test_core_hooks_path_is_honoured(tmp_path: Path) -> None:
 
 def test_a_worktree_shares_the_repository_hook(tmp_path: Path) -> None:
     shop = repo(tmp_path / "shop")
-    subprocess.run(["git", "add", "billing.py"], cwd=shop, check=True)
-    subprocess.run(["git", "commit", "-qm", "first"], cwd=shop, check=True)
+    # git, its hook and the listing all run without the suite's NEO4J_URI (with
+    # it, a listing without --store reads the Neo4j server's projects).
+    subprocess.run(["git", "add", "billing.py"], cwd=shop, check=True, env=clean_env())
+    subprocess.run(["git", "commit", "-qm", "first"], cwd=shop, check=True, env=clean_env())
     subprocess.run(["git", "worktree", "add", "-q", str(tmp_path / "side")], cwd=shop, check=True)
     run("hooks", "install", cwd=shop)
     moved = run("hooks", "install", "--format", "json", cwd=tmp_path / "side")
@@ -106,15 +113,17 @@ def test_no_git_work_tree_is_one_clear_error(tmp_path: Path) -> None:
 def test_a_commit_indexes_the_project_in_the_background(tmp_path: Path) -> None:
     shop = repo(tmp_path / "shop")
     run("hooks", "install", "--no-embeddings", cwd=shop)
-    subprocess.run(["git", "add", "billing.py"], cwd=shop, check=True)
-    subprocess.run(["git", "commit", "-qm", "first"], cwd=shop, check=True)
+    # git, its hook and the listing all run without the suite's NEO4J_URI (with
+    # it, a listing without --store reads the Neo4j server's projects).
+    subprocess.run(["git", "add", "billing.py"], cwd=shop, check=True, env=clean_env())
+    subprocess.run(["git", "commit", "-qm", "first"], cwd=shop, check=True, env=clean_env())
     deadline = time.monotonic() + 60
     projects: list[dict[str, object]] = []
     while time.monotonic() < deadline:
         time.sleep(0.5)
         if (shop / ".ctxgraph" / "graph.db").exists():
             listed = subprocess.run([str(SCRIPT), "index", "--list", "--format", "json"], cwd=shop,
-                                    capture_output=True, text=True, timeout=60, check=False)
+                                    capture_output=True, text=True, timeout=60, check=False, env=clean_env())
             projects = json.loads(listed.stdout) if listed.returncode == 0 else []
             if projects and projects[0].get("indexed_at") and projects[0].get("files") == 1:
                 break
