@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from ctxgraph.cli._common import COMPLEXITIES, CliError, format_option, warn
+from ctxgraph.cli._stores import neo4j_database_option, neo4j_user_option
 from ctxgraph.errors import CtxgraphError
 
 
@@ -138,10 +139,8 @@ _options = [
                  help="Run on this Neo4j server instead of a temporary embedded store. The database is "
                       "EMPTIED first: never point this at a graph you keep. Not read from NEO4J_URI, on "
                       "purpose. Password from NEO4J_PASSWORD or NEO4J_PASSWORD_FILE."),
-    click.option("--neo4j-user", metavar="NAME", envvar="NEO4J_USER", show_envvar=True,
-                 help="Neo4j user [default: neo4j]."),
-    click.option("--neo4j-database", metavar="NAME", envvar="NEO4J_DATABASE", show_envvar=True,
-                 help="Neo4j database [default: the server's default]."),
+    neo4j_user_option,
+    neo4j_database_option,
     click.option("--limit-queries", type=click.IntRange(min=1), metavar="N",
                  help="Only the first N queries of the set."),
     click.option("--index-source/--no-index-source", default=None,

@@ -35,6 +35,13 @@ def store_options(fn: F) -> F:
                              "upwards, else ./.ctxgraph/graph.db].")(neo4j_options(fn))
 
 
+#: --neo4j-user and --neo4j-database, also on commands with a --neo4j of their own (eval).
+neo4j_user_option = click.option("--neo4j-user", metavar="NAME", envvar="NEO4J_USER", show_envvar=True,
+                                 help="Neo4j user [default: neo4j].")
+neo4j_database_option = click.option("--neo4j-database", metavar="NAME", envvar="NEO4J_DATABASE",
+                                     show_envvar=True, help="Neo4j database [default: the server's default].")
+
+
 def neo4j_options(fn: F) -> F:
     """--neo4j URI and its user, database and password options."""
     options = [
@@ -42,10 +49,8 @@ def neo4j_options(fn: F) -> F:
                      help="Use a Neo4j server (neo4j://, bolt://, +s/+ssc variants) instead of "
                           "the embedded store. Password from NEO4J_PASSWORD or NEO4J_PASSWORD_FILE, "
                           "--password-stdin, or a prompt when standard input is a terminal."),
-        click.option("--neo4j-user", metavar="NAME", envvar="NEO4J_USER", show_envvar=True,
-                     help="Neo4j user [default: neo4j]."),
-        click.option("--neo4j-database", metavar="NAME", envvar="NEO4J_DATABASE", show_envvar=True,
-                     help="Neo4j database [default: the server's default]."),
+        neo4j_user_option,
+        neo4j_database_option,
         click.option("--password-stdin", is_flag=True,
                      help="Read the Neo4j password from the first line of standard input."),
     ]
@@ -203,5 +208,6 @@ def one_store(params: dict[str, Any], store_option: str = "store_path") -> dict[
     return {**params, "store_path": None}
 
 
-__all__ = ["DEMO_STORE", "demo_hint", "embedded_path", "neo4j_options", "neo4j_password", "new_paths", "one_store",
+__all__ = ["DEMO_STORE", "demo_hint", "embedded_path", "neo4j_database_option", "neo4j_options", "neo4j_password",
+           "neo4j_user_option", "new_paths", "one_store",
            "open_service", "remove_if_empty", "service_opener", "store_options", "store_params"]
