@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ctxgraph.compute import limits as lim
 from ctxgraph.compute.config import STRATEGIES, ContextConfig, Strategy
+from ctxgraph.core.documents import validate
 from ctxgraph.core.models import (
     Candidates,
     Complexity,
@@ -40,7 +41,6 @@ from ctxgraph.errors import (
     UnknownTaskError,
 )
 from ctxgraph.graph.dependencies import find_cycle
-from ctxgraph.graph.documents import validate
 from ctxgraph.graph.local import LocalStore
 from ctxgraph.graph.store import KnowledgeStore, UnavailableStore
 from ctxgraph.service.admin import AdminMixin
