@@ -35,7 +35,7 @@ import numpy as np
 
 from ctxgraph.compute.ranking import PARTS, RankingWeights, RankWeights, file_parts
 from ctxgraph.compute.replay import Replay
-from ctxgraph.graph.replay_records import ReplayFile, ReplayTask
+from ctxgraph.core.models import ReplayFile, ReplayTask
 
 #: Share of the history that is only ever the graph, never a query.
 START_SHARE = 0.5

@@ -30,14 +30,15 @@ from ctxgraph.core.models import (
     MemoryHit,
     MemoryProject,
     MemoryState,
+    ReplayFile,
+    ReplayTask,
     Stats,
     Task,
     TaskStatus,
 )
 from ctxgraph.errors import StoreUnavailableError
-from ctxgraph.graph.outcome_records import Delivery, DeliveryScore, StoredDelivery
 from ctxgraph.graph.records import HandoffRecord
-from ctxgraph.graph.replay_records import ReplayFile, ReplayTask
+from ctxgraph.outcomes.records import Delivery, DeliveryScore, StoredDelivery
 
 
 class KnowledgeStore(Protocol):
@@ -122,7 +123,7 @@ class KnowledgeStore(Protocol):
         breaks ties).
         ``vector``: the query's embedding; the ``evidence.DENSE_VOTERS`` finished
         tasks with the most similar vectors (cosine, rounded to
-        ``memory_records.COSINE_DECIMALS``; ties: newer, then smaller id) come as
+        ``core.vectors.COSINE_DECIMALS``; ties: newer, then smaller id) come as
         ``neighbours``, with the query terms they mention, and their files are
         among the files returned."""
 
@@ -178,9 +179,9 @@ class KnowledgeStore(Protocol):
         rolls back its batch (earlier batches stay: validate a whole file with
         ``backup.ExportReader`` first)."""
 
-    # -- context outcomes (records and parsing: ctxgraph.graph.outcome_records) --
+    # -- context outcomes (records and parsing: ctxgraph.outcomes.records) --
     def record_deliveries(self, deliveries: Sequence[Delivery], keep: int) -> None:
-        """Store delivered contexts (one transaction); when ``outcome_records.trim_due``,
+        """Store delivered contexts (one transaction); when ``outcomes.records.trim_due``,
         keep only the newest ``keep`` (by ``at``, then ``id``). A delivery of an id
         already stored replaces it, unscored. Not part of ``stats`` or ``export_rows``."""
 

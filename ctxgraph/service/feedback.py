@@ -14,10 +14,10 @@ from ctxgraph.graph.store import UnavailableStore
 from ctxgraph.service.base import ServiceBase
 
 if TYPE_CHECKING:
-    from ctxgraph.compute.outcomes import OutcomeReport
     from ctxgraph.compute.output import ComputedContext
     from ctxgraph.compute.tune import TuneResult
     from ctxgraph.graph.records import HandoffRecord
+    from ctxgraph.outcomes.scoring import OutcomeReport
 
 # ctxgraph.outcomes (the delivery log, with the whole compute pipeline) and
 # ctxgraph.compute.tune (numpy) are imported where they are used: a command
@@ -37,7 +37,7 @@ class FeedbackMixin(ServiceBase):
             if not self.record_outcomes or isinstance(self.store, UnavailableStore) \
                     or getattr(self.store, "read_only", False) is True:
                 return
-            from ctxgraph import outcomes as outcome_log
+            from ctxgraph.outcomes import delivery_log as outcome_log
 
             if self._deliveries is None:
                 self._deliveries = outcome_log.DeliveryWriter(self.store, self.config.outcomes_keep)
@@ -54,7 +54,7 @@ class FeedbackMixin(ServiceBase):
         made at or after ``since`` (a date or an ISO time; naive means UTC)."""
         if last is not None and (isinstance(last, bool) or not isinstance(last, int) or last < 1):
             raise InvalidArgumentError(f"last: {last!r} is not a whole number of at least 1")
-        from ctxgraph import outcomes as outcome_log
+        from ctxgraph.outcomes import delivery_log as outcome_log
 
         self.flush_outcomes()
         return outcome_log.report(self.store, since=_since(since), last=last)
@@ -62,7 +62,7 @@ class FeedbackMixin(ServiceBase):
     def _score_outcomes(self, records: Sequence[HandoffRecord]) -> None:
         if not self.record_outcomes or not records:
             return
-        from ctxgraph import outcomes as outcome_log
+        from ctxgraph.outcomes import delivery_log as outcome_log
 
         try:
             self.flush_outcomes()

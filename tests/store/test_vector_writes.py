@@ -14,7 +14,7 @@ import pytest
 
 from ctxgraph.core import evidence
 from ctxgraph.core.models import NeighbourEvidence, Task, TaskStatus
-from ctxgraph.graph.memory_records import COSINE_DECIMALS
+from ctxgraph.core.vectors import COSINE_DECIMALS
 from ctxgraph.graph.records import text_hash
 from ctxgraph.graph.store import KnowledgeStore
 from ctxgraph.signals import TaskSignals

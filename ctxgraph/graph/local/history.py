@@ -19,11 +19,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ctxgraph.core import bm25, evidence, rarity
+from ctxgraph.core.bm25 import query_terms
 from ctxgraph.core.evidence import best_files, best_first, choose_files
 from ctxgraph.core.models import FileEntry, FileEvidence, HistoryEvidence, NeighbourEvidence, TaskEvidence
+from ctxgraph.core.vectors import COSINE_DECIMALS
 from ctxgraph.graph.local import nodes, sql
 from ctxgraph.graph.local.connection import Connection
-from ctxgraph.graph.memory_records import COSINE_DECIMALS, query_terms
 from ctxgraph.graph.records import file_from_props, task_text, text_hash
 
 if TYPE_CHECKING:

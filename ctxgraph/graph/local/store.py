@@ -38,6 +38,8 @@ from ctxgraph.core.models import (
     Candidates,
     GatherQuery,
     HistoryEvidence,
+    ReplayFile,
+    ReplayTask,
     Task,
     TaskHit,
 )
@@ -49,7 +51,6 @@ from ctxgraph.graph.local.memory import Memory
 from ctxgraph.graph.local.outcomes import Outcomes
 from ctxgraph.graph.local.reads import Reads
 from ctxgraph.graph.local.writes import Writes
-from ctxgraph.graph.replay_records import ReplayFile, ReplayTask
 
 DEFAULT_PATH = Path(".ctxgraph") / "graph.db"
 #: From this many finished tasks in the history on, a context's gather runs

@@ -15,13 +15,13 @@ from neo4j import exceptions as neo4j_errors
 
 from ctxgraph import cypher
 from ctxgraph.core import evidence
-from ctxgraph.core.models import FileEvidence, HistoryEvidence, NeighbourEvidence, TaskEvidence
-from ctxgraph.core.vectors import DIMENSIONS
-from ctxgraph.graph.memory_records import COSINE_DECIMALS, fulltext_query, query_terms
+from ctxgraph.core.bm25 import query_terms
+from ctxgraph.core.models import FileEvidence, HistoryEvidence, NeighbourEvidence, ReplayFile, ReplayTask, TaskEvidence
+from ctxgraph.core.vectors import COSINE_DECIMALS, DIMENSIONS
+from ctxgraph.graph.memory_records import fulltext_query
 from ctxgraph.graph.neo4j_store.connection import Neo4jConnection, _first_line, log
 from ctxgraph.graph.neo4j_store.text import FETCH, GROWTH, TextTop, text_top
-from ctxgraph.graph.records import file_from_props, task_text, text_hash
-from ctxgraph.graph.replay_records import ReplayFile, ReplayTask, replay_task
+from ctxgraph.graph.records import file_from_props, replay_task, task_text, text_hash
 
 
 class History(Neo4jConnection):
