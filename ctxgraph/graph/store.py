@@ -105,16 +105,13 @@ class KnowledgeStore(Protocol):
         self, query: GatherQuery, terms: Sequence[str], top_files: int = 10,
         vector: Sequence[float] | None = None,
     ) -> tuple[Candidates, HistoryEvidence]:
-        """``history_evidence(terms, top_files, vector)``, then ``gather(query)`` with the
-        seed's context map only when the history has no files. The history and the
-        gather run side by side, each in its own read transaction (the embedded
-        store's on a large history only, its gather on a second read-only
-        connection)."""
+        """The history's evidence for a query's full-text ``terms`` (below), then
+        ``gather(query)`` with the context map's candidates only when the history
+        has no files. The history and the gather run side by side, each in its
+        own read transaction (the embedded store's on a large history only, its
+        gather on a second read-only connection).
 
-    def history_evidence(self, terms: Sequence[str], top_files: int = 10,
-                         vector: Sequence[float] | None = None) -> HistoryEvidence:
-        """The history's evidence for a query's full-text ``terms`` as
-        ``core.evidence`` bounds it: the finished tasks scoring best by BM25
+        The history's evidence, as ``core.evidence`` bounds it: the finished tasks scoring best by BM25
         with their scores, and the rankable files (the context map's, else every
         file) with evidence — the best by the BM25 of their documents (with that
         score as ``text``), those the returned tasks touched (or, for a module

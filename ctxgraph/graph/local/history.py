@@ -1,7 +1,7 @@
 """The history on the embedded store: the finished tasks' and the files'
 documents with their BM25 indexes (``core.bm25``, Lucene's arithmetic, as
 Neo4j's full-text indexes score the same documents) and the finished tasks'
-tags, cached until the database changes; ``history_evidence`` (the best tasks
+tags, cached until the database changes; ``_history_evidence`` (the best tasks
 and files for the query's terms, bounded as ``core.evidence`` says, and the
 nearest finished tasks by embedding); ``related`` (the finished tasks sharing
 the most weighted tags); and the task vectors those neighbours are found with."""
@@ -133,7 +133,7 @@ class History:
         self._corpus_cache = corpus
         return corpus
 
-    def history_evidence(self, terms: Sequence[str], top_files: int = 10,
+    def _history_evidence(self, terms: Sequence[str], top_files: int = 10,
                          vector: Sequence[float] | None = None) -> HistoryEvidence:
         query = query_terms(terms)
         with self.db.read() as cur:

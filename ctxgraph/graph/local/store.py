@@ -193,13 +193,13 @@ class LocalStore(Writes, Reads, History, Memory, Outcomes, Backup):
         # history's cached tags once the gather has read the tags' degrees.
         # The context map's candidates are only wanted when the history has no files.
         if self._finished_seen() < SIDE_BY_SIDE_TASKS:
-            history = self.history_evidence(terms, top_files, vector)
+            history = self._history_evidence(terms, top_files, vector)
             wanted = query.context_map and not history.files
             return self.gather(query.model_copy(update={"context_map": wanted})), history
         _, reads, worker = self._side_reader()
         pending = worker.submit(reads.gather, query.model_copy(update={"context_map": False}))
         try:
-            history = self.history_evidence(terms, top_files, vector)
+            history = self._history_evidence(terms, top_files, vector)
         except BaseException:
             wait([pending])  # not left running on the store; the history's error is the one raised
             raise

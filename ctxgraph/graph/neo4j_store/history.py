@@ -1,4 +1,4 @@
-"""The history of finished tasks: ``history_evidence`` (the best tasks and
+"""The history of finished tasks: its evidence for a context (the best tasks and
 files by BM25 — found by the full-text indexes, ``history_text.cypher``, and
 scored from the statistics the graph keeps exact, ``text.py`` — then the
 chosen ones' evidence and the nearest tasks by vector, bounded on the server,
@@ -36,13 +36,6 @@ class History(Neo4jConnection):
             return tasks, files
 
         return self._read(work)
-
-    def history_evidence(self, terms: Sequence[str], top_files: int = 10,
-                         vector: Sequence[float] | None = None) -> HistoryEvidence:
-        # history_text.cypher asks the full-text indexes for the candidates, so
-        # only they leave the server; text.py scores them exactly; history.cypher
-        # reads the evidence of those chosen
-        return history_of_row(*self._read(lambda tx: self._history_row(tx, terms, top_files, vector)))
 
     def _history_row(self, tx: ManagedTransaction, terms: Sequence[str], top_files: int,
                      vector: Sequence[float] | None) -> tuple[dict[str, Any], TextTop]:
