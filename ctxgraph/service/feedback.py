@@ -14,6 +14,7 @@ from ctxgraph.graph.store import UnavailableStore
 from ctxgraph.service.base import ServiceBase
 
 if TYPE_CHECKING:
+    from ctxgraph.compute.config import ContextConfig
     from ctxgraph.compute.output import ComputedContext
     from ctxgraph.compute.tune import TuneResult
     from ctxgraph.graph.records import HandoffRecord
@@ -76,16 +77,18 @@ class FeedbackMixin(ServiceBase):
             self._deliveries.close()
             self._deliveries = None
 
-    def tune(self, *, seed: int = 0, progress: Callable[[int, int], None] | None = None) -> TuneResult:
+    def tune(self, *, seed: int = 0, progress: Callable[[int, int], None] | None = None,
+             config: ContextConfig | None = None) -> TuneResult:
         """Fit the file ranking's weights on the finished history by replay
-        (:mod:`ctxgraph.compute.tune`), starting from this service's weights;
+        (:mod:`ctxgraph.compute.tune`), starting from the weights of ``config``
+        (this call's settings; default: the service's);
         ``progress(done, total)`` follows the replayed queries.
         Nothing is written: the caller keeps ``result.weights`` (``ctxgraph
         tune`` writes them to the settings file)."""
         from ctxgraph.compute.tune import tune
 
         tasks, files = self.store.replay_corpus()
-        return tune(tasks, files, self.config.ranking, seed=seed, progress=progress)
+        return tune(tasks, files, (config or self.config).ranking, seed=seed, progress=progress)
 
 
 def _since(value: str | datetime | None) -> str | None:
