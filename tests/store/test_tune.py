@@ -10,7 +10,7 @@ import pytest
 from _tune_history import teach
 
 from ctxgraph.compute import limits as lim
-from ctxgraph.compute.ranking import RankingWeights, RankWeights, rank_files
+from ctxgraph.compute.ranking import PartWeights, RankingWeights, rank_files
 from ctxgraph.compute.replay import Replay
 from ctxgraph.compute.tune import MIN_GAIN
 from ctxgraph.core.vectors import DIMENSIONS
@@ -20,9 +20,9 @@ from ctxgraph.signals import terms
 from tests._reads import history_of
 
 TINY = Path(__file__).resolve().parents[1] / "data" / "eval_tiny"
-#: Weights that trust the seed's context-map score, which the taught history
+#: Weights that trust the context map's own score, which the taught history
 #: makes misleading (every task names the widget component, whose files no task touches).
-MISLED = RankingWeights(full_text=RankWeights(votes=0.1, text=0.1, seed=5.0))
+MISLED = RankingWeights(full_text=PartWeights(votes=0.1, text=0.1, seed=5.0))
 
 
 def _vector(rng: random.Random) -> list[float]:

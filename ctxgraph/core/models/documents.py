@@ -214,7 +214,7 @@ class TasksDoc(_Doc):
 
 
 class ContextMapEntryDoc(_Doc):
-    """A context-map entry as written by users: ``path`` or the seed's ``location``."""
+    """A context-map entry as written by users: ``path`` or ``location`` (the original context-map field)."""
 
     model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
 

@@ -12,7 +12,7 @@ from ctxgraph.signals import TaskSignals
 @dataclass(frozen=True)
 class ReplayTask:
     """A finished task as the replay needs it: its full-text terms, the files
-    its handoff created or modified (sorted), its signals (the seed's score)
+    its handoff created or modified (sorted), its signals (for the context map's score)
     and its text's vector (None when it has none)."""
 
     id: str
