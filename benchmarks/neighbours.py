@@ -8,8 +8,9 @@ timed here, apart:
 
 - ``embed_p50_ms`` / ``embed_p95_ms``: one task text embedded (5 to 120
   words of this repository's README, seeded);
-- per store and size: ``history_evidence`` with the query's vector against
-  the same call without it (``plain``), p50 and p95 over ``--queries``
+- per store and size: the history a context reads (``gather_with_history``
+  with a gather that asks for nothing) with the query's vector against the
+  same call without it (``plain``), p50 and p95 over ``--queries``
   queries, on a synthetic history of ``--sizes`` finished tasks (seeded:
   random unit vectors, each task touching one of 2,000 files, terms from a
   Zipf-like vocabulary), the vectors written ``TASK_WRITE_BATCH`` at a time as
@@ -36,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.recall import neo4j_store, pct
-from ctxgraph.core.models import Task, TaskStatus
+from ctxgraph.core.models import GatherQuery, Task, TaskStatus
 from ctxgraph.core.vectors import DIMENSIONS
 from ctxgraph.graph.local import LocalStore
 from ctxgraph.graph.records import text_hash
@@ -72,6 +73,11 @@ def fill(store: KnowledgeStore, size: int, seed: int) -> None:
         store.write_task_vectors([(t.id, text_hash(t.text), vectors[int(t.id[1:])].tolist()) for t in batch])
 
 
+#: A gather that asks for nothing: the history alone is timed.
+NOTHING = GatherQuery(keywords=(), domains=(), files=(), dep_ids=(), exclude=(), keyword_limit=0,
+                      domain_limit=0, related_limit=0, recent_limit=0, working_memory=False, context_map=False)
+
+
 def time_search(store: KnowledgeStore, queries: int, seed: int) -> dict[str, float]:
     rng = random.Random(seed + 1)
     vecs = np.random.default_rng(seed + 1).normal(size=(queries + 1, DIMENSIONS)).astype(np.float32)
@@ -80,9 +86,9 @@ def time_search(store: KnowledgeStore, queries: int, seed: int) -> dict[str, flo
     for n in range(queries + 1):
         words = tuple(dict.fromkeys(rng.choices(VOCABULARY, WEIGHTS, k=8)))
         t = time.perf_counter()
-        store.history_evidence(words, 10)
+        store.gather_with_history(NOTHING, words, 10)
         t1 = time.perf_counter()
-        found = store.history_evidence(words, 10, vecs[n].tolist())
+        _, found = store.gather_with_history(NOTHING, words, 10, vecs[n].tolist())
         t2 = time.perf_counter()
         assert found.neighbours, "the benchmark's tasks must have vectors"
         if n:  # the first call of each kind builds caches

@@ -15,7 +15,7 @@ drift hits both alike, ``--calls`` timed calls each after ``--warmup``.
 
 - ``enqueue``: what ``compute`` itself spends recording (``record_delivery``:
   the context put on the writer's queue);
-- ``build``: turning one context into its record (``compute.outcomes.delivery``,
+- ``build``: turning one context into its record (``outcomes.scoring.delivery``,
   on the writer's thread);
 - ``write``: one delivery written synchronously (``record_deliveries``, the
   log at its cap) — what recording would add without the background writer.
@@ -38,9 +38,9 @@ from typing import Any
 
 from benchmarks.generator import generate
 from benchmarks.suite import load, log, open_service, percentile, reset
-from ctxgraph.compute.outcomes import delivery
-from ctxgraph.graph.outcome_records import DEFAULT_KEEP, DeliveredItem, Delivery
-from ctxgraph.outcomes import new_delivery_id, now_iso
+from ctxgraph.outcomes.delivery_log import new_delivery_id, now_iso
+from ctxgraph.outcomes.records import DEFAULT_KEEP, DeliveredItem, Delivery
+from ctxgraph.outcomes.scoring import delivery
 from ctxgraph.service import ContextService
 
 

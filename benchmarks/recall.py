@@ -36,8 +36,8 @@ from typing import Any
 
 import numpy as np
 
+from ctxgraph.compute.code_memory import fuse
 from ctxgraph.compute.config import ContextConfig
-from ctxgraph.compute.memory import fuse
 from ctxgraph.core.models import MemoryChunk, MemoryProject
 from ctxgraph.core.vectors import DIMENSIONS
 from ctxgraph.graph.local import LocalStore

@@ -1,12 +1,14 @@
 """Reads for tests through the paths ctxgraph itself reads by: a context's
 candidates through the store's ``gather`` (as the service asks for them), the
+history's evidence through ``gather_with_history`` (as a context reads it), the
 files' entries through ``export_rows`` (as ``ctxgraph export`` writes them)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from ctxgraph.core.models import Candidates, GatherQuery
+from ctxgraph.core.models import Candidates, GatherQuery, HistoryEvidence
 from ctxgraph.graph.store import KnowledgeStore
 
 
@@ -18,6 +20,17 @@ def gathered(store: KnowledgeStore, *, keywords: tuple[str, ...] = (), domains: 
                                     exclude=exclude, keyword_limit=10, domain_limit=10,
                                     related_limit=related_limit, recent_limit=recent_limit,
                                     working_memory=True))
+
+
+#: A gather that asks for nothing: ``history_of`` reads the history alone.
+NOTHING = GatherQuery(keywords=(), domains=(), files=(), dep_ids=(), exclude=(), keyword_limit=0,
+                      domain_limit=0, related_limit=0, recent_limit=0, working_memory=False, context_map=False)
+
+
+def history_of(store: KnowledgeStore, terms: Sequence[str], top_files: int = 10,
+               vector: Sequence[float] | None = None) -> HistoryEvidence:
+    """The history's evidence for ``terms`` (and ``vector``) as a context reads it."""
+    return store.gather_with_history(NOTHING, terms, top_files, vector)[1]
 
 
 def stored_files(store: KnowledgeStore) -> dict[str, dict[str, Any]]:

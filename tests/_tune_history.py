@@ -11,7 +11,7 @@ TOPICS = ("parser", "lexer", "render", "cache", "router", "auth")
 
 
 def teach(svc: ContextService, n: int = 160, seed: int = 1) -> None:
-    """A history where the seed's context-map score misleads: every task names
+    """A history where the context map's own score misleads: every task names
     the 'widget' component, whose files no task ever touches, while each task
     really changes the five files of its topic."""
     rng = random.Random(seed)

@@ -44,15 +44,15 @@ def tune_command(seed: int, settings_path: Path | None, dry_run: bool, fmt: str,
         # read once: a broken settings file is refused before the work
         settings = load_settings(target) if target.exists() else None
         with open_service(store_params(kwargs), read_only=True) as svc:
-            if settings_path is not None and settings is not None:
-                svc.config = settings.context
+            # --settings FILE: its weights are where the search starts
+            config = settings.context if settings_path is not None and settings is not None else None
             with click.progressbar(length=1, label="Replaying the history", file=sys.stderr,
                                    hidden=not sys.stderr.isatty()) as bar:
                 def progress(done: int, total: int) -> None:
                     bar.length = total
                     bar.update(done - bar.pos)
 
-                result = svc.tune(seed=seed, progress=progress)
+                result = svc.tune(seed=seed, progress=progress, config=config)
         written = bool(result.changed and not dry_run)
         if written:
             write_ranking(target, result.weights)

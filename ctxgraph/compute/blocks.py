@@ -10,8 +10,8 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from ctxgraph.compute.budget import Block
+from ctxgraph.compute.code_memory import Snippet, excerpt
 from ctxgraph.compute.compress import Level, Policy, first_sentence
-from ctxgraph.compute.memory import Snippet, excerpt
 from ctxgraph.compute.output import (
     BlockingQuestion,
     CodeRef,
@@ -169,7 +169,7 @@ def frag_question(q: BlockingQuestion) -> str:
 
 
 def pattern_block(k: KnowledgeItem, rel: float, common: Mapping[str, Any], **origin: Any) -> Block:
-    """A pattern (or an ADR 007 kind: adr, plan, module_memory, changelog)."""
+    """A pattern (or a kind added by hand: adr, plan, module_memory, changelog)."""
     make = _once(PatternRef, id=k.id, pattern=k.summary, location=k.location, relevance=rel, **origin)
     return Block(section="patterns", render=_pattern(make), fragment=frag_pattern, **common)
 

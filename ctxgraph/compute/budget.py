@@ -17,7 +17,7 @@ already dropped (with that reason). The rest are fitted into the token budget:
    Within a scope, blocks go in rank order — relevance first, then type
    priority, then the strategy term — and each is kept if it fits (at a
    lower level if only that fits), otherwise dropped and the fill goes on
-   (ADR 007's greedy fill).
+   (a greedy fill: a block too big never stops a smaller one after it).
 """
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ def strategy_term(block: Block, config: ContextConfig, now: datetime) -> float:
     return block.importance * (1.0 / (1.0 + hours / config.decay_hours))
 
 
-def score(blocks: Sequence[Block], config: ContextConfig, now: datetime) -> None:
+def score_blocks(blocks: Sequence[Block], config: ContextConfig, now: datetime) -> None:
     """Fill in each block's type priority and strategy term."""
     for block in blocks:
         block.type_priority = config.type_priority.get(block.kind, max(config.type_priority.values()) + 1)
@@ -113,15 +113,15 @@ def score(blocks: Sequence[Block], config: ContextConfig, now: datetime) -> None
 
 
 @dataclass(frozen=True)
-class Fit:
+class BudgetFit:
     budget: int
     frame_tokens: int
     scope_used: dict[str, int]
     scope_allowed: dict[str, int]
 
 
-def fit(blocks: Sequence[Block], *, budget: int, frame_tokens: int, exact_names: Sequence[str],
-        config: ContextConfig) -> Fit:
+def fit_budget(blocks: Sequence[Block], *, budget: int, frame_tokens: int, exact_names: Sequence[str],
+        config: ContextConfig) -> BudgetFit:
     """Decide level and fate of every block still kept (see the module doc)."""
     if frame_tokens > budget:
         names = ", ".join(exact_names) or "section headings"
@@ -155,7 +155,7 @@ def fit(blocks: Sequence[Block], *, budget: int, frame_tokens: int, exact_names:
                     if total <= room:
                         break
 
-    # ADR 007: scopes in order with rollover; greedy by rank within a scope.
+    # Scopes in order with rollover; greedy by rank within a scope.
     used: dict[str, int] = {}
     allowed: dict[str, int] = {}
     carry = 0
@@ -176,4 +176,4 @@ def fit(blocks: Sequence[Block], *, budget: int, frame_tokens: int, exact_names:
     for block in live:
         if block.fate != "dropped" and block.level != block.levels()[0]:
             block.fate, block.reason = "compressed", "budget"
-    return Fit(budget=budget, frame_tokens=frame_tokens, scope_used=used, scope_allowed=allowed)
+    return BudgetFit(budget=budget, frame_tokens=frame_tokens, scope_used=used, scope_allowed=allowed)

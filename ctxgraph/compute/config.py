@@ -16,8 +16,9 @@ Strategy = Literal["recent", "important", "balanced"]
 STRATEGIES: tuple[str, ...] = get_args(Strategy)
 Scope = Literal["global", "task", "path"]
 
-#: ADR 007's type priority (lower first), with gotchas right after patterns and
-#: ctxgraph's own block kinds placed beside the closest ADR type.
+#: The type priority of the rank order (lower first; docs/concepts.md, step 8),
+#: with gotchas right after patterns and ctxgraph's own block kinds placed
+#: beside the closest original type.
 DEFAULT_TYPE_PRIORITY: dict[str, float] = {
     "adr": 1,
     "pattern": 2,
@@ -33,13 +34,18 @@ DEFAULT_TYPE_PRIORITY: dict[str, float] = {
     "related_task": 7.5,
 }
 
-#: Phase 4's block priorities: the lowest degrades first.
+#: The block sources' priorities: the lowest degrades first. The names are the
+#: settings' keys (``[source_priority]``) and ``--explain``'s ``source``:
+#: ``task`` the dependencies' handoffs, ``memory`` the knowledge items (neither
+#: the working memory nor the code memory), ``code`` the files and code
+#: snippets, ``docs`` the related tasks.
 DEFAULT_SOURCE_PRIORITY: dict[str, int] = {"task": 100, "memory": 80, "code": 60, "docs": 40}
 
-#: Each tier's default budget in tokens (normal is ADR 007's 8,000).
+#: Each tier's default budget in tokens (docs/concepts.md, step 7).
 DEFAULT_TIER_BUDGETS: dict[str, int] = {"easy": 4000, "normal": 8000, "complex": 16000}
 
-#: ADR 007's split, filled in this order with rollover.
+#: The budget's split over the scopes, filled in this order with rollover
+#: (docs/concepts.md, step 7).
 DEFAULT_SCOPE_SPLIT: dict[str, float] = {"global": 0.5, "task": 0.3, "path": 0.2}
 
 SCOPE_ORDER: tuple[Scope, ...] = ("global", "task", "path")
@@ -57,7 +63,7 @@ class ContextConfig(BaseModel):
     source_priority: dict[str, int] = Field(default_factory=lambda: dict(DEFAULT_SOURCE_PRIORITY))
     strategy: Strategy = "balanced"
     decay_hours: float = Field(default=1.0, gt=0, description="balanced: importance / (1 + hours / decay_hours)")
-    # -- associative memory (ctxgraph.compute.memory) --
+    # -- associative memory (ctxgraph.compute.code_memory) --
     memory: bool = Field(default=True, description="use the associative memory (false: off unless a call asks)")
     memory_snippets: int = Field(default=3, ge=0, description="code snippets injected at most")
     memory_max_bytes: int = Field(default=2048, ge=0, description="bytes of snippet text injected at most")

@@ -1,9 +1,10 @@
 """The computed-context pipeline: candidates in, a limited context out. Pure.
 
-Phases (seed 003): 2 — knowledge by keyword tags and domain tags, merged,
-deduplicated, categorized and sorted by relevance; 3 — dependency context from
-completed dependencies only; 4 — context-map filter with the seed's scores;
-then the complexity tiers; plus the working memory of seed 004.
+Phases (docs/concepts.md): 2 — knowledge by keyword tags and domain tags,
+merged, deduplicated, categorized and sorted by relevance; 3 — dependency
+context from completed dependencies only; 4 — the context map, ranked by the
+history or by its own scores; then the complexity tiers; plus the working
+memory (the last finished tasks, the active blockers).
 
 The output models live in :mod:`ctxgraph.compute.output`, tag relevance and the
 context-map filter in :mod:`ctxgraph.compute.relevance`, and how each kind of
@@ -27,11 +28,11 @@ from ctxgraph.compute.blocks import (
     snippet_block,
     warning_block,
 )
-from ctxgraph.compute.budget import Block, BudgetExceededError, fit, score
+from ctxgraph.compute.budget import Block, BudgetExceededError, fit_budget, score_blocks
+from ctxgraph.compute.code_memory import fuse
 from ctxgraph.compute.compress import Policy
 from ctxgraph.compute.config import SCOPE_ORDER, ContextConfig
 from ctxgraph.compute.limits import CONTEXT_MAP_TOP, Limits
-from ctxgraph.compute.memory import fuse
 from ctxgraph.compute.output import (
     CodeRef,
     ComputedContext,
@@ -141,12 +142,12 @@ def collect_blocks(
         elif k.kind == "decision":
             add(decision_block(k, rel, common), reason)
         elif k.kind == "open_question":
-            continue  # open questions come from dependencies only (the seed's blocking filter)
-        else:  # patterns and the ADR 007 kinds (adr, plan, module_memory, changelog)
+            continue  # open questions come from dependencies only (only a dependency's question blocks)
+        else:  # patterns and the kinds added by hand (adr, plan, module_memory, changelog)
             add(pattern_block(k, rel, common), reason)
 
     # Phase 4: context map — ranked with the history's evidence when there is
-    # some, else by the seed's scores alone.
+    # some, else by the context map's own scores alone.
     from_history = candidates.history is not None and bool(candidates.history.files)
     if candidates.history is not None and candidates.history.files:
         ranked = rank_files(candidates.history, signals, config.ranking)
@@ -162,7 +163,7 @@ def collect_blocks(
     if candidates.memory is not None:
         # Associative memory: files fused with the graph's ranking; the best
         # chunks shown as snippets, their files not repeated below.
-        # (the files the history backs keep their places: compute.memory.kept)
+        # (the files the history backs keep their places: compute.code_memory.kept)
         nearest = candidates.history.neighbours if candidates.history is not None else ()
         fusion = fuse([r.file for r in code_refs], candidates.memory, config,
                       [r.relevance for r in code_refs] if from_history else None,
@@ -276,7 +277,7 @@ def compute_context(
     config = config or ContextConfig()
     now = now or datetime.now(UTC)
     blocks, meta = collect_blocks(task, signals, candidates, config)
-    score(blocks, config, now)
+    score_blocks(blocks, config, now)
     dropped_by_cap = apply_caps(blocks, limits)
     budget = config.budget_for(complexity)
     meta = meta.model_copy(update={"complexity": complexity, "dropped_by_limits": dropped_by_cap,
@@ -288,7 +289,7 @@ def compute_context(
     names = [f"{b.section} {b.id}" for b in exact]
     if candidates.recent_tasks or candidates.active_blockers:
         names.insert(0, "working memory")
-    result = fit([b for b in blocks if b.policy is not Policy.EXACT], budget=budget,
+    result = fit_budget([b for b in blocks if b.policy is not Policy.EXACT], budget=budget,
                  frame_tokens=frame_tokens, exact_names=names, config=config)
 
     def finished() -> ComputedContext:

@@ -1,5 +1,6 @@
-"""The complexity tiers of the seed ("Context Limits" table), plus ctxgraph's
-own caps for the sections that table does not name."""
+"""The complexity tiers (items per section for an easy, normal or complex task;
+docs/concepts.md, step 5), plus ctxgraph's own caps for the sections the
+original limits table does not name."""
 
 from __future__ import annotations
 
@@ -21,20 +22,20 @@ class Limits(BaseModel):
     related_tasks: int
 
 
-#: patterns / gotchas / code refs / prior tasks as in the seed; decisions get the
-#: gotcha cap and related tasks the prior-task cap (the seed leaves them open).
+#: patterns / gotchas / code refs / prior tasks as specified; decisions get the
+#: gotcha cap and related tasks the prior-task cap (the limits table leaves them open).
 TIERS: dict[Complexity, Limits] = {
     Complexity.EASY: Limits(patterns=3, gotchas=2, code_refs=5, prior_tasks=2, decisions=2, related_tasks=2),
     Complexity.NORMAL: Limits(patterns=5, gotchas=3, code_refs=10, prior_tasks=4, decisions=3, related_tasks=4),
     Complexity.COMPLEX: Limits(patterns=10, gotchas=5, code_refs=20, prior_tasks=8, decisions=5, related_tasks=8),
 }
 
-#: The seed's query limits (phase 2 and phase 4).
+#: The candidate queries' limits (phase 2, knowledge by tags; phase 4, the context map).
 KEYWORD_QUERY_LIMIT = 20
 DOMAIN_QUERY_LIMIT = 10
 CONTEXT_MAP_TOP = 10
 RELATED_TASK_QUERY_LIMIT = 8
-#: Working memory (seed 004, phase 1).
+#: Working memory: the last finished tasks shown (docs/concepts.md, step 6).
 RECENT_TASKS = 5
 #: Tags on more items than this are not read by the knowledge and related-task
 #: candidate queries (benchmarks/README.md, finding 3): their rarity weight is

@@ -1,11 +1,11 @@
-"""What a computed context is: the sections of the seed's template, their items,
+"""What a computed context is: the sections of the default template, their items,
 and the ``_computed`` metadata. Frozen pydantic models, no logic."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ctxgraph.compute.memory import Snippet
+from ctxgraph.compute.code_memory import Snippet
 from ctxgraph.core.models import Blocker, RecentTask, Severity
 from ctxgraph.signals import TaskSignals
 
@@ -86,7 +86,7 @@ class RelatedTask(BaseModel):
 
 
 class ComputedMeta(BaseModel):
-    """The seed's ``_computed`` metadata plus what the debug section shows."""
+    """The context's ``_computed`` metadata plus what the debug section shows."""
 
     model_config = _OUT
     signals: TaskSignals
@@ -140,7 +140,7 @@ class ExplainEntry(BaseModel):
 
 
 class ComputedContext(BaseModel):
-    """What a task is given: the sections of the seed's template and metadata."""
+    """What a task is given: the sections of the default template and metadata."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 

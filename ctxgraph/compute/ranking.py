@@ -1,7 +1,7 @@
 """Graph-aware ranking of code references. Pure.
 
-The seed scores a context-map file by the words of its path, component and
-notes. The history knows more: which finished tasks resemble this one and
+The context map scores a file by the words of its path, component and notes
+(:mod:`ctxgraph.compute.map_score`). The history knows more: which finished tasks resemble this one and
 which files they changed. Five pieces of evidence, fused per file:
 
 - **votes** — BM25 of the query's full-text terms against every finished
@@ -17,7 +17,8 @@ which files they changed. Five pieces of evidence, fused per file:
   for the files it ranks best (``core.evidence.FILE_TOP``), scaled to the best
   vote;
 - **prior** — how often the file changes: log(1 + touches) / log(1 + tasks);
-- **seed** — the seed's own context-map score (component +2, location +1,
+- **seed** (the settings' name for it) — the context map's own score
+  (:func:`~ctxgraph.compute.map_score.map_score`: component +2, location +1,
   domain in notes +1, mentioned file +3);
 - **dense** — when finished tasks have vectors of their texts
   (``ctxgraph embed-tasks``; all-MiniLM-L6-v2) and the query was embedded,
@@ -55,7 +56,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ctxgraph.compute.seed import score_file as seed_score
+from ctxgraph.compute.map_score import map_score
 from ctxgraph.core.evidence import DENSE_VOTERS, VOTERS, best_first
 from ctxgraph.core.models import FileEntry, HistoryEvidence
 from ctxgraph.core.paths import successors
@@ -67,7 +68,7 @@ TEXT_WEIGHT = 2.0
 TEXT_WEIGHT_DENSE = 3.0
 DENSE_WEIGHT = 3.0
 PRIOR_WEIGHT = 0.2
-SEED_WEIGHT = 0.3
+MAP_SCORE_WEIGHT = 0.3
 
 
 def heirs(path: str, successors_: Sequence[str]) -> tuple[str, ...]:
@@ -119,7 +120,7 @@ def _vote(votes: dict[str, float], voters: Sequence[tuple[float, tuple[str, ...]
                     votes[successor] += vote / math.sqrt(len(reached))
 
 
-class RankWeights(BaseModel):
+class PartWeights(BaseModel):
     """How the score parts of a file add up (see the module's docstring)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -127,7 +128,7 @@ class RankWeights(BaseModel):
     votes: float = Field(default=1.0, ge=0)
     text: float = Field(default=TEXT_WEIGHT, ge=0)
     prior: float = Field(default=PRIOR_WEIGHT, ge=0)
-    seed: float = Field(default=SEED_WEIGHT, ge=0)
+    seed: float = Field(default=MAP_SCORE_WEIGHT, ge=0)  # the context map's score
     dense: float = Field(default=0.0, ge=0)
 
 
@@ -137,8 +138,8 @@ class RankingWeights(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    full_text: RankWeights = RankWeights()
-    dense: RankWeights = RankWeights(text=TEXT_WEIGHT_DENSE, dense=DENSE_WEIGHT)
+    full_text: PartWeights = PartWeights()
+    dense: PartWeights = PartWeights(text=TEXT_WEIGHT_DENSE, dense=DENSE_WEIGHT)
 
     @model_validator(mode="before")
     @classmethod
@@ -146,8 +147,8 @@ class RankingWeights(BaseModel):
         # a settings file may name only some weights of a set; the rest keep that set's defaults
         if isinstance(value, dict):
             out = dict(value)
-            for name, default in (("full_text", RankWeights()),
-                                  ("dense", RankWeights(text=TEXT_WEIGHT_DENSE, dense=DENSE_WEIGHT))):
+            for name, default in (("full_text", PartWeights()),
+                                  ("dense", PartWeights(text=TEXT_WEIGHT_DENSE, dense=DENSE_WEIGHT))):
                 if isinstance(out.get(name), dict):
                     out[name] = {**default.model_dump(), **out[name]}
             return out
@@ -190,7 +191,7 @@ def file_parts(history: HistoryEvidence, signals: TaskSignals) -> list[tuple[Fil
             "votes": round(votes.get(path, 0.0), 9),
             "text": round(best_vote * text.get(path, 0.0) / best_text, 9),
             "prior": round(math.log(1 + f.touches) / log_n, 9) if f.touches else 0.0,
-            "seed": float(seed_score(f.entry, signals)),
+            "seed": float(map_score(f.entry, signals)),
         }
         if near:
             parts["dense"] = round(dense.get(path, 0.0), 9)
@@ -222,7 +223,7 @@ __all__: Sequence[str] = (
     "DEFAULT_WEIGHTS",
     "NEIGHBOURS",
     "PARTS",
-    "RankWeights",
+    "PartWeights",
     "RankingWeights",
     "combine",
     "file_parts",

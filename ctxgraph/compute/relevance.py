@@ -1,4 +1,4 @@
-"""Tag relevance (phase 2) and the seed's context-map filter (phase 4): how well a
+"""Tag relevance (phase 2) and the context-map filter (phase 4): how well a
 candidate matches the task's signals. Pure."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from ctxgraph.compute.limits import CONTEXT_MAP_TOP
+from ctxgraph.compute.map_score import map_score
 from ctxgraph.compute.output import CodeRef
-from ctxgraph.compute.seed import score_file
 from ctxgraph.core.models import Candidates, FileEntry, KnowledgeHit, KnowledgeItem
 from ctxgraph.core.rarity import tag_weights
 from ctxgraph.signals import TaskSignals
@@ -70,7 +70,7 @@ def filter_context_map(entries: Sequence[FileEntry], signals: TaskSignals) -> li
     refs = [
         CodeRef(file=e.location, component=e.component, notes=e.notes, relevance=s, seed_score=s)
         for e in entries
-        if (s := score_file(e, signals)) > 0
+        if (s := map_score(e, signals)) > 0
     ]
     refs.sort(key=lambda r: (-r.relevance, r.file))
     return refs[:CONTEXT_MAP_TOP]

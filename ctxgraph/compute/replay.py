@@ -24,10 +24,10 @@ import numpy as np
 
 from ctxgraph.compute.limits import CONTEXT_MAP_TOP
 from ctxgraph.core import bm25, evidence
+from ctxgraph.core.bm25 import query_terms
 from ctxgraph.core.evidence import DENSE_VOTERS, best_first, choose_files
-from ctxgraph.core.models import FileEvidence, HistoryEvidence, NeighbourEvidence, TaskEvidence
-from ctxgraph.graph.memory_records import COSINE_DECIMALS, query_terms
-from ctxgraph.graph.replay_records import ReplayFile, ReplayTask
+from ctxgraph.core.models import FileEvidence, HistoryEvidence, NeighbourEvidence, ReplayFile, ReplayTask, TaskEvidence
+from ctxgraph.core.vectors import COSINE_DECIMALS
 
 
 @dataclass

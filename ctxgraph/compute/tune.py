@@ -33,9 +33,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ctxgraph.compute.ranking import PARTS, RankingWeights, RankWeights, file_parts
+from ctxgraph.compute.ranking import PARTS, PartWeights, RankingWeights, file_parts
 from ctxgraph.compute.replay import Replay
-from ctxgraph.graph.replay_records import ReplayFile, ReplayTask
+from ctxgraph.core.models import ReplayFile, ReplayTask
 
 #: Share of the history that is only ever the graph, never a query.
 START_SHARE = 0.5
@@ -68,15 +68,15 @@ class Case:
 
 
 @dataclass(frozen=True)
-class Fit:
+class WeightFit:
     """What tuning one weight set found."""
 
     kind: str  # "full_text" or "dense"
     queries: int  # replayed queries (with gold files)
     fit_queries: int
     validation_queries: int
-    before: RankWeights
-    fitted: RankWeights
+    before: PartWeights
+    fitted: PartWeights
     fit_recall_before: float
     fit_recall_after: float
     validation_recall_before: float
@@ -101,7 +101,7 @@ class TuneResult:
     """The weights to use (the adopted fits over the current weights) and each fit."""
 
     weights: RankingWeights
-    fits: tuple[Fit, ...]
+    fits: tuple[WeightFit, ...]
     tasks: int
 
     @property
@@ -132,7 +132,7 @@ def replay_cases(replay: Replay, *, vectors: bool, progress: Callable[[], None] 
     return cases
 
 
-def recall(cases: Sequence[Case], weights: RankWeights, top: int = TOP) -> float:
+def replay_recall(cases: Sequence[Case], weights: PartWeights, top: int = TOP) -> float:
     """Mean share of each case's gold files among its ``top`` best-scored files
     (score as :func:`~ctxgraph.compute.ranking.combine`: rounded, positive only,
     path breaking ties)."""
@@ -148,11 +148,11 @@ def recall(cases: Sequence[Case], weights: RankWeights, top: int = TOP) -> float
     return total / len(cases)
 
 
-def fit(cases: Sequence[Case], start: RankWeights, *, seed: int = 0) -> RankWeights:
-    """Coordinate ascent of :func:`recall` from ``start`` (``votes`` stays the
+def fit_weights(cases: Sequence[Case], start: PartWeights, *, seed: int = 0) -> PartWeights:
+    """Coordinate ascent of :func:`replay_recall` from ``start`` (``votes`` stays the
     unit the others are measured in)."""
     rng = random.Random(seed)
-    best, best_recall = start, recall(cases, start)
+    best, best_recall = start, replay_recall(cases, start)
     used = np.any([c.parts.any(axis=0) for c in cases], axis=0) if cases else np.zeros(len(PARTS), dtype=bool)
     names = [k for i, k in enumerate(PARTS) if k != "votes" and used[i]]
     for _ in range(ROUNDS):
@@ -163,7 +163,7 @@ def fit(cases: Sequence[Case], start: RankWeights, *, seed: int = 0) -> RankWeig
             base = getattr(start, name) or 1.0
             for step in STEPS:
                 trial = best.model_copy(update={name: round(base * step, 4)})
-                found = recall(cases, trial)
+                found = replay_recall(cases, trial)
                 if found > best_recall + 1e-9:
                     best, best_recall, improved = trial, found, True
         if not improved:
@@ -171,17 +171,17 @@ def fit(cases: Sequence[Case], start: RankWeights, *, seed: int = 0) -> RankWeig
     return best
 
 
-def tune_set(kind: str, cases: Sequence[Case], current: RankWeights, *, seed: int = 0) -> Fit:
+def tune_set(kind: str, cases: Sequence[Case], current: PartWeights, *, seed: int = 0) -> WeightFit:
     """Fit on every block but the newest, validate on the newest."""
     newest = max((c.block for c in cases), default=0)
     older = [c for c in cases if c.block < newest]
     val = [c for c in cases if c.block == newest]
     if len(cases) < MIN_QUERIES or not older or not val:
-        return Fit(kind, len(cases), len(older), len(val), current, current, 0.0, 0.0, 0.0, 0.0, False,
+        return WeightFit(kind, len(cases), len(older), len(val), current, current, 0.0, 0.0, 0.0, 0.0, False,
                    f"too few replayed queries ({len(cases)}; {MIN_QUERIES} needed)")
-    fitted = fit(older, current, seed=seed)
-    before_fit, after_fit = recall(older, current), recall(older, fitted)
-    before_val, after_val = recall(val, current), recall(val, fitted)
+    fitted = fit_weights(older, current, seed=seed)
+    before_fit, after_fit = replay_recall(older, current), replay_recall(older, fitted)
+    before_val, after_val = replay_recall(val, current), replay_recall(val, fitted)
     gain = after_val - before_val
     adopted = fitted != current and gain >= MIN_GAIN
     if fitted == current:
@@ -191,7 +191,7 @@ def tune_set(kind: str, cases: Sequence[Case], current: RankWeights, *, seed: in
     else:
         reason = (f"not adopted: recall@{TOP} on the newest block {before_val:.3f} -> {after_val:.3f} "
                   f"(a gain of {MIN_GAIN} is needed)")
-    return Fit(kind, len(cases), len(older), len(val), current, fitted, before_fit, after_fit, before_val,
+    return WeightFit(kind, len(cases), len(older), len(val), current, fitted, before_fit, after_fit, before_val,
                after_val, adopted, reason)
 
 
@@ -215,5 +215,5 @@ def tune(tasks: Sequence[ReplayTask], files: Sequence[ReplayFile], current: Rank
     return TuneResult(current.model_copy(update=update), tuple(fits), len(replay.tasks))
 
 
-__all__ = ["BLOCKS", "MIN_GAIN", "START_SHARE", "Case", "Fit", "TuneResult", "fit", "recall", "replay_cases",
-           "tune", "tune_set"]
+__all__ = ["BLOCKS", "MIN_GAIN", "START_SHARE", "Case", "TuneResult", "WeightFit", "fit_weights", "replay_cases",
+           "replay_recall", "tune", "tune_set"]

@@ -48,6 +48,13 @@ SAMPLE = 2_000
 #: entry): summed whole, or read at the rows still in the running, without a
 #: search of its posting list.
 DENSE_SHARE = 4
+#: Terms of a full-text query at most (Lucene refuses more than 1,024 clauses).
+MAX_QUERY_TERMS = 64
+
+
+def query_terms(terms: Iterable[str]) -> list[str]:
+    """The distinct terms a full-text search uses, at most :data:`MAX_QUERY_TERMS`."""
+    return list(dict.fromkeys(t for t in terms if t and not t.isspace()))[:MAX_QUERY_TERMS]
 
 
 def _int4(i: int) -> int:

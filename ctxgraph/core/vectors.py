@@ -11,3 +11,6 @@ MAX_PIECES = 256
 #: context): against 64, memory recall@5 click 0.910 -> 0.911 and werkzeug
 #: 0.755 -> 0.759; against 256, the same figures at half the cost on long texts.
 QUERY_PIECES = 128
+#: Decimals kept of a cosine similarity before ordering (both stores and the
+#: replay round alike, so float32 numpy and Neo4j's indexes order the same).
+COSINE_DECIMALS = 6

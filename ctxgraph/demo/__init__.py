@@ -12,8 +12,8 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
+from ctxgraph.core.documents import DOCUMENT_SUFFIXES, load_context_map, load_handoff, load_tasks
 from ctxgraph.errors import ConfigurationError
-from ctxgraph.graph.documents import DOCUMENT_SUFFIXES, load_context_map, load_handoff, load_tasks
 from ctxgraph.service import ContextService
 
 #: The task whose context ``ctxgraph demo`` prints.

@@ -6,9 +6,9 @@ so their token counts compare with ctxgraph's.
   the messages (name and objective) of every history task whose handoff
   touched it. The query is the task's name and objective. Files with a
   positive score, best first (path breaks ties), at most :data:`BM25_TOP` —
-  the seed's context-map cap, so the list is as long as the seed's and as
+  the context map's cap, so the list is as long as the ``seed`` row's and as
   ctxgraph's code references on the normal tier.
-* ``seed`` — the seed's context-map scoring alone
+* ``seed`` — the context map's own scoring alone (the row keeps its name)
   (:func:`ctxgraph.compute.relevance.filter_context_map`), top 10.
 * ``all`` — every context-map file and every history task with the files it
   touched, oldest first: the accumulated-context extreme.
@@ -86,8 +86,8 @@ class Bm25Files:
         return paths if top is None else paths[:top]
 
 
-def seed_paths(files: Sequence[FileEntry], signals: TaskSignals) -> list[str]:
-    """The seed's context-map filter alone: scored files, best first, top 10."""
+def map_score_paths(files: Sequence[FileEntry], signals: TaskSignals) -> list[str]:
+    """The context-map filter alone: scored files, best first, top 10."""
     return [ref.file for ref in filter_context_map(files, signals)]
 
 
@@ -110,4 +110,4 @@ def render_all(files: Sequence[FileEntry], history: Sequence[HistoryLine]) -> st
     return "".join(out)
 
 
-__all__ = ["BM25_TOP", "Bm25Files", "file_documents", "render_all", "render_paths", "seed_paths", "tokenize"]
+__all__ = ["BM25_TOP", "Bm25Files", "file_documents", "map_score_paths", "render_all", "render_paths", "tokenize"]

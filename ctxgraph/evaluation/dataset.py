@@ -16,10 +16,10 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ctxgraph.core.documents import decode, validate
 from ctxgraph.core.models import Complexity, FileEntry, Task, clean_path, normalize_timestamp
 from ctxgraph.core.models import ContextMapEntryDoc as _MapEntry
 from ctxgraph.errors import InvalidDocumentError
-from ctxgraph.graph.documents import decode, validate
 
 HISTORY = "history.jsonl"
 CONTEXT_MAP = "context_map.jsonl"

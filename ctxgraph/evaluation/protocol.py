@@ -6,7 +6,7 @@ list of file paths the rendered text names, in order of first appearance.
 * :func:`extract_paths` reads that list: every known path (context-map files
   and every file a history handoff touched) found in the text as a whole
   path, ordered by first position, each once.
-* :func:`recall` is the share of a query's gold files among the first ``k``
+* :func:`recall_at` is the share of a query's gold files among the first ``k``
   distinct files named (every file named when ``k`` is ``None``). The
   denominator is every distinct gold file, including gold files the context
   map does not hold (they can only be found when a history handoff touched
@@ -90,7 +90,7 @@ def is_skipped(gold: Sequence[str], context_map: Iterable[str]) -> bool:
     return not any(g in in_map for g in gold)
 
 
-def recall(named: Sequence[str], gold: Sequence[str], k: int | None = None) -> float:
+def recall_at(named: Sequence[str], gold: Sequence[str], k: int | None = None) -> float:
     """Share of the distinct gold files among the first ``k`` distinct files named."""
     wanted = set(gold)
     if not wanted:
@@ -176,9 +176,9 @@ def summarize(outcomes: Sequence[QueryOutcome], skipped: int) -> SystemMetrics:
     """Means of recall@5, recall@10, recall and tokens; the largest context;
     p50/p95 of the compute times; the skipped count as given."""
     return SystemMetrics(
-        recall_at_5=mean([recall(o.named, o.gold, 5) for o in outcomes]),
-        recall_at_10=mean([recall(o.named, o.gold, 10) for o in outcomes]),
-        recall=mean([recall(o.named, o.gold) for o in outcomes]),
+        recall_at_5=mean([recall_at(o.named, o.gold, 5) for o in outcomes]),
+        recall_at_10=mean([recall_at(o.named, o.gold, 10) for o in outcomes]),
+        recall=mean([recall_at(o.named, o.gold) for o in outcomes]),
         tokens=mean([o.tokens for o in outcomes]),
         max_tokens=max((o.tokens for o in outcomes), default=0),
         p50_ms=percentile([o.ms for o in outcomes], 50),
@@ -196,7 +196,7 @@ __all__ = [
     "is_skipped",
     "mean",
     "percentile",
-    "recall",
+    "recall_at",
     "summarize",
     "truncate_to_budget",
 ]

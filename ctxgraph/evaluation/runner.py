@@ -11,7 +11,7 @@ the history (the latest completion), so recency ranks the same on any day.
 limiter); the baselines, which have none, are cut to their leading whole
 lines within it (:func:`~ctxgraph.evaluation.protocol.truncate_to_budget`).
 
-Times: ctxgraph's include the query's signal extraction; the seed's then read
+Times: ctxgraph's include the query's signal extraction; the seed row's then read
 the same signals from the extractor's cache, so they time the scoring and
 rendering only. bm25's index is built once per run, before the queries.
 """
@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctxgraph.compute.ranking import RankingWeights
-from ctxgraph.compute.tune import Fit
+from ctxgraph.compute.tune import WeightFit
 from ctxgraph.core.models import Complexity, Task
 from ctxgraph.core.tokens import estimate_tokens
-from ctxgraph.evaluation.baselines import Bm25Files, render_all, render_paths, seed_paths
+from ctxgraph.evaluation.baselines import Bm25Files, map_score_paths, render_all, render_paths
 from ctxgraph.evaluation.dataset import HISTORY, EvalSet
 from ctxgraph.evaluation.protocol import (
     QueryOutcome,
@@ -83,7 +83,7 @@ class EvalReport:
     #: What indexing the source did (``--index-source``), else None.
     index: dict[str, Any] | None = None
     #: What tuning on the history found (one fit per weight set).
-    tuning: tuple[Fit, ...] = ()
+    tuning: tuple[WeightFit, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -190,13 +190,14 @@ def run_queries(
                 return render_paths(bm25.rank(text))
 
             def seed_text(task: Task = task) -> str:
-                return render_paths(seed_paths(files, svc.signals_for(task)))
+                return render_paths(map_score_paths(files, svc.signals_for(task)))
 
             def all_text() -> str:
                 return render_all(files, eval_set.history)
 
             # ctxgraph goes first: it pays for the query's signal extraction;
-            # the seed then reads the same signals from the extractor's cache.
+            # the seed row (the context map's scores) then reads the same signals
+            # from the extractor's cache.
             makers: dict[str, Callable[[], str]] = {
                 "ctxgraph": ctxgraph_text, NO_MEMORY_SYSTEM: no_memory_text, TUNED_SYSTEM: tuned_text,
                 "bm25": bm25_text, "seed": seed_text, "all": all_text}

@@ -53,7 +53,7 @@ REL_TYPES: tuple[str, ...] = (
     "SUPERSEDES", "TAGGED",
 )
 #: Labels of the schema that are not part of an export: the deliveries log
-#: (``ctxgraph.graph.outcome_records``), an operational record, not knowledge,
+#: (``ctxgraph.outcomes.records``), an operational record, not knowledge,
 #: and Neo4j's full-text statistics (``Corpus``: recounted by an import).
 UNEXPORTED_LABELS: tuple[str, ...] = ("Delivery", "Corpus")
 #: Labels a Neo4j graph derives from a node's properties (a finished task's

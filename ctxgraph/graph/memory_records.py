@@ -1,9 +1,10 @@
 """What both stores share about the associative memory: chunk properties and
 how raw search results become ranked hits.
 
-Scores are rounded before ordering (cosine to 6 decimals, BM25 to 4) and ties
-go to the path, then the start line, so the two stores — float32 numpy on one
-side, Neo4j's indexes on the other — list the same chunks in the same order.
+Scores are rounded before ordering (cosine to ``core.vectors.COSINE_DECIMALS``,
+BM25 to ``core.bm25.SCORE_DECIMALS``) and ties go to the path, then the start
+line, so the two stores — float32 numpy on one side, Neo4j's indexes on the
+other — list the same chunks in the same order.
 """
 
 from __future__ import annotations
@@ -11,14 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ctxgraph.core.bm25 import SCORE_DECIMALS
+from ctxgraph.core.bm25 import SCORE_DECIMALS, query_terms
 from ctxgraph.core.models import MemoryChunk, MemoryHit
 
-#: Decimals kept of a cosine similarity and of a BM25 score before ordering.
-COSINE_DECIMALS = 6
+#: Decimals kept of a BM25 score before ordering.
 BM25_DECIMALS = SCORE_DECIMALS
-#: Terms of a full-text query at most (Lucene refuses more than 1,024 clauses).
-MAX_QUERY_TERMS = 64
 
 
 def chunk_id(project: str, path: str, start_line: int) -> str:
@@ -46,11 +44,6 @@ def ranked(scored: Iterable[tuple[MemoryChunk, float]], decimals: int, k: int) -
     rounded = [(chunk, round(float(score), decimals)) for chunk, score in scored]
     rounded.sort(key=lambda cs: (-cs[1], cs[0].path, cs[0].start_line))
     return [MemoryHit(chunk=c, score=s, rank=n) for n, (c, s) in enumerate(rounded[:k], start=1)]
-
-
-def query_terms(terms: Iterable[str]) -> list[str]:
-    """The distinct terms a full-text search uses, at most :data:`MAX_QUERY_TERMS`."""
-    return list(dict.fromkeys(t for t in terms if t and not t.isspace()))[:MAX_QUERY_TERMS]
 
 
 def fulltext_query(terms: Iterable[str]) -> str:

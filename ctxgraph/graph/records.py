@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ctxgraph.core.models import FileEntry, KnowledgeItem, Task
+from ctxgraph.core.models import FileEntry, KnowledgeItem, ReplayTask, Task
 from ctxgraph.signals import TaskSignals, path_terms, terms
 
 LinkType = Literal["CREATED", "MODIFIED", "READ_NEXT"]
@@ -110,13 +110,6 @@ def task_terms(task: Task) -> list[str]:
     return terms(task.text)
 
 
-def task_tags(task: Task) -> list[str]:
-    """The tags a task is linked to: its signal keywords and domains."""
-    if task.signals is None:
-        return []
-    return list(dict.fromkeys([*task.signals.keywords, *task.signals.domains]))
-
-
 def task_text(props: dict[str, Any]) -> str:
     """A stored task's text as ``Task.text`` gives it (what its embedding is of)."""
     parts = [props.get("name") or "", props.get("objective") or "", *(props.get("acceptance_criteria") or ())]
@@ -190,4 +183,24 @@ def file_from_props(props: dict[str, Any], lines: str | None = None) -> FileEntr
         component=props.get("component") or "",
         notes=props.get("notes") or "",
         lines=lines,
+    )
+
+
+# ------------------------------------------------------------------------ replay
+
+
+def replay_task(props: dict[str, Any], files: Any, vector: Any) -> ReplayTask:
+    """A finished task from its stored properties (``records.task_props``)."""
+    return ReplayTask(
+        id=props["id"],
+        completed_at=props.get("completed_at") or "",
+        terms=tuple(props.get("terms") or ()),
+        files=tuple(sorted(set(files or ()))),
+        signals=TaskSignals(
+            keywords=tuple(props.get("signal_keywords") or ()),
+            domains=tuple(props.get("signal_domains") or ()),
+            files_mentioned=tuple(props.get("signal_files") or ()),
+            task_types=tuple(props.get("signal_types") or ()),
+        ),
+        vector=tuple(float(x) for x in vector) if vector is not None and len(vector) else None,
     )

@@ -30,14 +30,15 @@ from ctxgraph.core.models import (
     MemoryHit,
     MemoryProject,
     MemoryState,
+    ReplayFile,
+    ReplayTask,
     Stats,
     Task,
     TaskStatus,
 )
 from ctxgraph.errors import StoreUnavailableError
-from ctxgraph.graph.outcome_records import Delivery, DeliveryScore, StoredDelivery
 from ctxgraph.graph.records import HandoffRecord
-from ctxgraph.graph.replay_records import ReplayFile, ReplayTask
+from ctxgraph.outcomes.records import Delivery, DeliveryScore, StoredDelivery
 
 
 class KnowledgeStore(Protocol):
@@ -104,16 +105,13 @@ class KnowledgeStore(Protocol):
         self, query: GatherQuery, terms: Sequence[str], top_files: int = 10,
         vector: Sequence[float] | None = None,
     ) -> tuple[Candidates, HistoryEvidence]:
-        """``history_evidence(terms, top_files, vector)``, then ``gather(query)`` with the
-        seed's context map only when the history has no files. The history and the
-        gather run side by side, each in its own read transaction (the embedded
-        store's on a large history only, its gather on a second read-only
-        connection)."""
+        """The history's evidence for a query's full-text ``terms`` (below), then
+        ``gather(query)`` with the context map's candidates only when the history
+        has no files. The history and the gather run side by side, each in its
+        own read transaction (the embedded store's on a large history only, its
+        gather on a second read-only connection).
 
-    def history_evidence(self, terms: Sequence[str], top_files: int = 10,
-                         vector: Sequence[float] | None = None) -> HistoryEvidence:
-        """The history's evidence for a query's full-text ``terms`` as
-        ``core.evidence`` bounds it: the finished tasks scoring best by BM25
+        The history's evidence, as ``core.evidence`` bounds it: the finished tasks scoring best by BM25
         with their scores, and the rankable files (the context map's, else every
         file) with evidence — the best by the BM25 of their documents (with that
         score as ``text``), those the returned tasks touched (or, for a module
@@ -122,7 +120,7 @@ class KnowledgeStore(Protocol):
         breaks ties).
         ``vector``: the query's embedding; the ``evidence.DENSE_VOTERS`` finished
         tasks with the most similar vectors (cosine, rounded to
-        ``memory_records.COSINE_DECIMALS``; ties: newer, then smaller id) come as
+        ``core.vectors.COSINE_DECIMALS``; ties: newer, then smaller id) come as
         ``neighbours``, with the query terms they mention, and their files are
         among the files returned."""
 
@@ -178,9 +176,9 @@ class KnowledgeStore(Protocol):
         rolls back its batch (earlier batches stay: validate a whole file with
         ``backup.ExportReader`` first)."""
 
-    # -- context outcomes (records and parsing: ctxgraph.graph.outcome_records) --
+    # -- context outcomes (records and parsing: ctxgraph.outcomes.records) --
     def record_deliveries(self, deliveries: Sequence[Delivery], keep: int) -> None:
-        """Store delivered contexts (one transaction); when ``outcome_records.trim_due``,
+        """Store delivered contexts (one transaction); when ``outcomes.records.trim_due``,
         keep only the newest ``keep`` (by ``at``, then ``id``). A delivery of an id
         already stored replaces it, unscored. Not part of ``stats`` or ``export_rows``."""
 

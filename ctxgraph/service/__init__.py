@@ -7,9 +7,11 @@
 
 The service is one class joined from the modules of this package:
 :mod:`.core` (open and close, tasks, compute), :mod:`.ingest` (handoffs,
-documents, task vectors), :mod:`.knowledge` (knowledge by hand and by text),
-:mod:`.feedback` (context outcomes, tuning) and :mod:`.admin` (the store as a
-whole: schema, counts, the memory index, export and import). The names below
+documents; their files read by :mod:`.documents`), :mod:`.vectors` (task
+vectors and each context's query vector), :mod:`.knowledge` (knowledge by hand
+and by text), :mod:`.feedback` (context outcomes, tuning) and :mod:`.admin`
+(the store as a whole: schema, counts, the code memory's index, export and
+import). The names below
 are what the CLI and the MCP server use besides the service itself.
 """
 

@@ -12,7 +12,7 @@ from ctxgraph.graph.store import KnowledgeStore
 from ctxgraph.signals import SignalExtractor
 
 if TYPE_CHECKING:
-    from ctxgraph.outcomes import DeliveryWriter
+    from ctxgraph.outcomes.delivery_log import DeliveryWriter
     from ctxgraph.service.root import ProjectRoot
 
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ctxgraph.compute import limits as lim
 from ctxgraph.compute.config import STRATEGIES, ContextConfig, Strategy
+from ctxgraph.core.documents import validate
 from ctxgraph.core.models import (
     Candidates,
     Complexity,
@@ -40,12 +41,13 @@ from ctxgraph.errors import (
     UnknownTaskError,
 )
 from ctxgraph.graph.dependencies import find_cycle
-from ctxgraph.graph.documents import validate
 from ctxgraph.graph.local import LocalStore
 from ctxgraph.graph.store import KnowledgeStore, UnavailableStore
 from ctxgraph.service.admin import AdminMixin
+from ctxgraph.service.feedback import FeedbackMixin
 from ctxgraph.service.ingest import IngestMixin
 from ctxgraph.service.knowledge import KnowledgeMixin
+from ctxgraph.service.vectors import VectorsMixin
 from ctxgraph.signals import SignalExtractor, TaskSignals, terms
 
 if TYPE_CHECKING:
@@ -56,7 +58,7 @@ log = logging.getLogger(__name__)
 _RUNTIME_FIELDS = ("status", "success", "outcome_summary", "completed_at", "blocked_reason", "blocked_at")
 
 
-class ContextService(AdminMixin, KnowledgeMixin, IngestMixin):
+class ContextService(AdminMixin, KnowledgeMixin, IngestMixin, VectorsMixin, FeedbackMixin):
     """Computes task context from a knowledge store; owns the store it opened."""
 
     # -- lifecycle ---------------------------------------------------------------
@@ -253,7 +255,7 @@ class ContextService(AdminMixin, KnowledgeMixin, IngestMixin):
         notes: list[str] = []
         try:
             vector = self._query_vector(task, notes, stored=stored, known=query_vector)
-            # The history ranks the files; the seed's context-map filter is the
+            # The history ranks the files; the context map's own filter is the
             # fallback for a graph without files only. One read transaction.
             found, history = self.store.gather_with_history(query, query_terms, lim.CONTEXT_MAP_TOP, vector)
             recalled: MemoryRecall | None = None

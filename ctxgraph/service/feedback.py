@@ -14,10 +14,11 @@ from ctxgraph.graph.store import UnavailableStore
 from ctxgraph.service.base import ServiceBase
 
 if TYPE_CHECKING:
-    from ctxgraph.compute.outcomes import OutcomeReport
+    from ctxgraph.compute.config import ContextConfig
     from ctxgraph.compute.output import ComputedContext
     from ctxgraph.compute.tune import TuneResult
     from ctxgraph.graph.records import HandoffRecord
+    from ctxgraph.outcomes.scoring import OutcomeReport
 
 # ctxgraph.outcomes (the delivery log, with the whole compute pipeline) and
 # ctxgraph.compute.tune (numpy) are imported where they are used: a command
@@ -37,7 +38,7 @@ class FeedbackMixin(ServiceBase):
             if not self.record_outcomes or isinstance(self.store, UnavailableStore) \
                     or getattr(self.store, "read_only", False) is True:
                 return
-            from ctxgraph import outcomes as outcome_log
+            from ctxgraph.outcomes import delivery_log as outcome_log
 
             if self._deliveries is None:
                 self._deliveries = outcome_log.DeliveryWriter(self.store, self.config.outcomes_keep)
@@ -54,7 +55,7 @@ class FeedbackMixin(ServiceBase):
         made at or after ``since`` (a date or an ISO time; naive means UTC)."""
         if last is not None and (isinstance(last, bool) or not isinstance(last, int) or last < 1):
             raise InvalidArgumentError(f"last: {last!r} is not a whole number of at least 1")
-        from ctxgraph import outcomes as outcome_log
+        from ctxgraph.outcomes import delivery_log as outcome_log
 
         self.flush_outcomes()
         return outcome_log.report(self.store, since=_since(since), last=last)
@@ -62,7 +63,7 @@ class FeedbackMixin(ServiceBase):
     def _score_outcomes(self, records: Sequence[HandoffRecord]) -> None:
         if not self.record_outcomes or not records:
             return
-        from ctxgraph import outcomes as outcome_log
+        from ctxgraph.outcomes import delivery_log as outcome_log
 
         try:
             self.flush_outcomes()
@@ -76,16 +77,18 @@ class FeedbackMixin(ServiceBase):
             self._deliveries.close()
             self._deliveries = None
 
-    def tune(self, *, seed: int = 0, progress: Callable[[int, int], None] | None = None) -> TuneResult:
+    def tune(self, *, seed: int = 0, progress: Callable[[int, int], None] | None = None,
+             config: ContextConfig | None = None) -> TuneResult:
         """Fit the file ranking's weights on the finished history by replay
-        (:mod:`ctxgraph.compute.tune`), starting from this service's weights;
+        (:mod:`ctxgraph.compute.tune`), starting from the weights of ``config``
+        (this call's settings; default: the service's);
         ``progress(done, total)`` follows the replayed queries.
         Nothing is written: the caller keeps ``result.weights`` (``ctxgraph
         tune`` writes them to the settings file)."""
         from ctxgraph.compute.tune import tune
 
         tasks, files = self.store.replay_corpus()
-        return tune(tasks, files, self.config.ranking, seed=seed, progress=progress)
+        return tune(tasks, files, (config or self.config).ranking, seed=seed, progress=progress)
 
 
 def _since(value: str | datetime | None) -> str | None:

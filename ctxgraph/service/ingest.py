@@ -14,22 +14,21 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from ctxgraph.core.models import FileEntry, HandoffDoc, KnowledgeItem, Task, TaskDoc, infer_component, utcnow
-from ctxgraph.core.tokens import estimate_tokens
-from ctxgraph.errors import InvalidArgumentError, UnknownTaskError
-from ctxgraph.graph.documents import (
+from ctxgraph.core.documents import (
     MAX_DOCUMENT_BYTES,
     decode,
-    expand_paths,
     load_context_map,
     load_handoff,
     load_tasks,
     parse_structured,
-    read_document,
     validate,
 )
+from ctxgraph.core.models import FileEntry, HandoffDoc, KnowledgeItem, Task, TaskDoc, infer_component, utcnow
+from ctxgraph.core.tokens import estimate_tokens
+from ctxgraph.errors import InvalidArgumentError, UnknownTaskError
 from ctxgraph.graph.handoff_batch import HANDOFF_BATCH
 from ctxgraph.graph.records import FileLink, HandoffRecord, canonical_json, stable_id
+from ctxgraph.service.documents import expand_paths, read_document
 from ctxgraph.service.feedback import FeedbackMixin
 from ctxgraph.service.vectors import TASK_WRITE_BATCH, VectorsMixin
 from ctxgraph.signals import TaskSignals

@@ -1,4 +1,5 @@
-"""Knowledge by hand (ADR 007's artifacts, revision chains), the context map,
+"""Knowledge by hand (ADRs, plans, module memories, changelog entries; revision
+chains), the context map,
 and knowledge found by text with the tag matching a context uses."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The default domain mapping: domain name -> trigger lemmas (lower-case).
 
-The first five domains are the seed's (``003``, Phase 1) with exactly its
+The first five domains are the original specification's, with exactly its
 trigger words; the rest are additions, kept to words that rarely mean
 anything else in task text (no "file", "path", "memory", "pipeline"). A domain is switched on when one of
 its triggers, or its own name, is among a text's keywords (see
@@ -11,7 +11,7 @@ lemma (``token``, not ``tokens``) or a technical word as written, lower-case.
 from __future__ import annotations
 
 DEFAULT_DOMAINS: dict[str, tuple[str, ...]] = {
-    # --- the seed's five, unchanged
+    # --- the five specified first, unchanged
     "api": ("endpoint", "rest", "graphql", "route", "request"),
     "auth": ("login", "token", "jwt", "session", "password"),
     "database": ("query", "schema", "migration", "model", "record"),

@@ -1,4 +1,4 @@
-"""Task text -> :class:`TaskSignals` (the seed's Phase 1)."""
+"""Task text -> :class:`TaskSignals` (phase 1 of the pipeline, docs/concepts.md)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ __init__, lexer, parser, printer, cache, cli, errors, util (all under
 src/tiny/), and 4 queries; history handoffs also touched three files the map
 no longer has, first named in this order: old_lexer, compat, formatting.
 
-Hand-computed answers (the seed's rule: keyword in component +2, in the path
+Hand-computed answers (the context map's rule: keyword in component +2, in the path
 +1, domain in the notes +1; ties by path):
 
 q-1 "Fix lexer crash on empty input ... the source was empty", gold [lexer]
@@ -116,7 +116,7 @@ def test_budget_goes_to_ctxgraph_and_cuts_the_baselines() -> None:
     report = run_json(str(TINY), "--budget", "200")
     # ctxgraph's limiter fits its Markdown to 200 tokens itself
     assert report["systems"]["ctxgraph"]["max_tokens"] <= 200
-    # the seed's lists (17 tokens) are not cut
+    # the seed row's lists (17 tokens) are not cut
     seed = report["systems"]["seed"]
     assert (seed["recall"], seed["tokens"]) == (pytest.approx(2 / 3, abs=1e-4), 17.0)
     # "all" (1,253 characters) keeps its leading whole lines within 800

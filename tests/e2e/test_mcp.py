@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from _mcp_client import HttpServer, McpClient, cli, cli_error, cli_ok, http, stdio
 
-from ctxgraph.graph.documents import MAX_DOCUMENT_BYTES
+from ctxgraph.core.documents import MAX_DOCUMENT_BYTES
 from ctxgraph.mcp.responses import wire_tokens
 
 TOKEN = "mcp-test-" + os.urandom(12).hex()

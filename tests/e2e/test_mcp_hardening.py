@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from _mcp_client import SMALL_HANDOFF, HttpServer, McpClient, http, small_store, stdio
 
-from ctxgraph.graph.documents import MAX_DOCUMENT_BYTES
+from ctxgraph.core.documents import MAX_DOCUMENT_BYTES
 from ctxgraph.mcp.responses import wire_tokens
 from ctxgraph.service import ContextService
 

@@ -23,7 +23,7 @@ strategy = "recent"   # newest first
 [tier_budgets]
 easy = 3000
 """
-#: Weights trusting the seed's score, which the taught history makes misleading.
+#: Weights trusting the context map's own score, which the taught history makes misleading.
 MISLED = """
 [ranking.full_text]
 votes = 0.1

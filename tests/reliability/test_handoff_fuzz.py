@@ -19,9 +19,9 @@ from _reliability import FUZZ_CASES, fuzz_settings
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ctxgraph.core.documents import MAX_DOCUMENT_BYTES, load_handoff
 from ctxgraph.core.models import Task
 from ctxgraph.errors import InvalidDocumentError, UnknownTaskError
-from ctxgraph.graph.documents import MAX_DOCUMENT_BYTES, load_handoff
 from ctxgraph.graph.store import KnowledgeStore
 from ctxgraph.service import ContextService
 from ctxgraph.signals import SignalExtractor

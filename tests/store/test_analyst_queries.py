@@ -15,8 +15,8 @@ from neo4j.graph import Node
 
 from ctxgraph import cypher
 from ctxgraph.demo import DEMO_TASK, load_project
-from ctxgraph.graph.outcome_records import parse_score, score_props
 from ctxgraph.graph.store import KnowledgeStore
+from ctxgraph.outcomes.records import parse_score, score_props
 from ctxgraph.service import ContextService
 from ctxgraph.signals import SignalExtractor
 

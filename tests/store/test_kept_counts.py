@@ -15,7 +15,7 @@ from ctxgraph.graph.local import LocalStore
 from ctxgraph.graph.records import FileLink, HandoffRecord
 from ctxgraph.graph.store import KnowledgeStore
 from ctxgraph.signals import TaskSignals
-from tests._reads import gathered
+from tests._reads import gathered, history_of
 
 TAGS = ("cookie", "header", "parser", "widget", "security")
 
@@ -42,7 +42,7 @@ def _observed(store: KnowledgeStore) -> tuple[dict[str, int], int, int, int]:
     found = store.gather(GatherQuery(
         keywords=TAGS, domains=(), files=(), dep_ids=(), exclude=(), keyword_limit=5, domain_limit=0,
         related_limit=5, recent_limit=0, working_memory=False))
-    return dict(found.tag_df), found.tagged_total, found.context_map_total, store.history_evidence(["x"]).n_tasks
+    return dict(found.tag_df), found.tagged_total, found.context_map_total, history_of(store, ["x"]).n_tasks
 
 
 def _recounted(store: KnowledgeStore) -> tuple[dict[str, int], int, int, int]:

@@ -8,7 +8,7 @@ from pathlib import Path
 from ctxgraph.graph.local import LocalStore
 from ctxgraph.service import ContextService
 from ctxgraph.signals import SignalExtractor
-from tests._reads import gathered
+from tests._reads import gathered, history_of
 from tests.store.test_store import record, task
 
 
@@ -19,13 +19,13 @@ def test_history_cache_sees_own_and_other_connections_writes(tmp_path: Path, ext
         a, b = ContextService(first, extractor), ContextService(second, extractor)
         a.add_tasks([{"id": "t1", "objective": "parse cookies"}, {"id": "t2", "objective": "parse headers"}])
         a.ingest_handoff({"task_id": "t1", "summary": "s", "files_modified": [{"path": "cookies.py"}]})
-        assert first.history_evidence(["parse"]).n_tasks == 1
+        assert history_of(first, ["parse"]).n_tasks == 1
         b.ingest_handoff({"task_id": "t2", "summary": "s", "files_modified": [{"path": "headers.py"}]})
-        seen = first.history_evidence(["parse"])
+        seen = history_of(first, ["parse"])
         assert seen.n_tasks == 2
         assert {f.entry.path: f.touches for f in seen.files} == {"cookies.py": 1, "headers.py": 1}
         a.add_files([])  # an own write that changes nothing still leaves the answers right
-        assert first.history_evidence(["headers"]).tasks[0].id == "t2"
+        assert history_of(first, ["headers"]).tasks[0].id == "t2"
     finally:
         first.close()
         second.close()
@@ -50,7 +50,7 @@ def test_a_store_from_before_task_vectors_reads_without_them(tmp_path: Path, ext
     try:
         assert not old.has_task_vectors() and old.task_vector_count() == 0
         assert old.tasks_to_embed(5) == []  # t1 is not finished
-        assert old.history_evidence(["cookies"], vector=[1.0] * 384).neighbours == ()
+        assert history_of(old, ["cookies"], vector=[1.0] * 384).neighbours == ()
         ctx = ContextService(old, extractor).compute("t1")
         assert ctx.task_id == "t1"
     finally:

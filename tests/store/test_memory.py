@@ -12,8 +12,8 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+from ctxgraph.compute.code_memory import fuse, passing
 from ctxgraph.compute.config import ContextConfig
-from ctxgraph.compute.memory import fuse, passing
 from ctxgraph.core.models import MemoryChunk, MemoryHit, MemoryRecall, Task
 from ctxgraph.graph.local import LocalStore
 from ctxgraph.graph.store import KnowledgeStore

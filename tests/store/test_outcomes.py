@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from ctxgraph.graph.local import LocalStore
-from ctxgraph.graph.outcome_records import DeliveredItem, Delivery, parse_delivery, parse_score
 from ctxgraph.graph.store import KnowledgeStore
+from ctxgraph.outcomes.records import DeliveredItem, Delivery, parse_delivery, parse_score
 from ctxgraph.service import ContextService
 from ctxgraph.signals import SignalExtractor
 

@@ -1,4 +1,4 @@
-"""ContextService end to end on both stores: the seed's rules through the real path."""
+"""ContextService end to end on both stores: the pipeline's rules through the real path."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from ctxgraph.demo import DEMO_TASK, load_project
 from ctxgraph.errors import DependencyCycleError, InvalidDocumentError, UnknownTaskError
 from ctxgraph.graph.dependencies import find_cycle
 from ctxgraph.service import ContextService
-from tests._reads import dependency_edges
+from tests._reads import dependency_edges, history_of
 
 HANDOFF = {
     "task_id": "t-auth",
@@ -348,7 +348,7 @@ def test_the_embedded_gather_runs_beside_a_large_history_on_a_second_connection(
     def broken(*args: object, **kwargs: object) -> object:
         raise RuntimeError("history failed")
 
-    store.history_evidence = broken  # type: ignore[method-assign]
+    store._history_evidence = broken  # type: ignore[method-assign]
     with pytest.raises(RuntimeError, match="history failed"):
         store.gather_with_history(query, ["jwt"])
     store.close()
@@ -403,11 +403,12 @@ def test_a_tied_text_cut_runs_only_the_text_statement_again(neo4j_store: object,
             store.upsert_tasks(tasks)
             store.upsert_files(files)
         neo4j_store._rows = spy  # type: ignore[method-assign]
-        got = neo4j_store.history_evidence(terms)
+        got = history_of(neo4j_store, terms)
         del neo4j_store._rows
-        assert names == ["history_text", "history_text", "history"]
+        # (the gather beside it asks for nothing but runs its own statements)
+        assert [n for n in names if n.startswith("history")] == ["history_text", "history_text", "history"]
         assert len(got.tasks) == 40 and sum(f.text > 0 for f in got.files) == 100
-        assert got.model_dump() == local.history_evidence(terms).model_dump()
+        assert got.model_dump() == history_of(local, terms).model_dump()
     finally:
         local.close()
         neo4j_store.clear()

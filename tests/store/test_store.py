@@ -9,7 +9,7 @@ from ctxgraph.errors import UnknownTaskError
 from ctxgraph.graph.records import FileLink, HandoffRecord
 from ctxgraph.graph.store import KnowledgeStore
 from ctxgraph.signals import TaskSignals
-from tests._reads import dependency_edges, gathered, stored_files
+from tests._reads import dependency_edges, gathered, history_of, stored_files
 
 
 def sig(*keywords: str, domains: tuple[str, ...] = ()) -> TaskSignals:
@@ -196,7 +196,7 @@ def test_gather_returns_the_query_tags_degrees(store: KnowledgeStore) -> None:
     assert [h.task.id for h in found.related] == ["t2"]
     with_history, history = store.gather_with_history(query, ["api"])
     assert with_history == store.gather(query.model_copy(update={"context_map": not history.files}))
-    assert history == store.history_evidence(["api"])
+    assert history == history_of(store, ["api"])
 
 
 def test_tasks_by_tags_only_completed_and_not_excluded(store: KnowledgeStore) -> None:
@@ -328,11 +328,11 @@ def test_history_evidence_returns_only_files_with_evidence(store: KnowledgeStore
     store.apply_handoffs([record("t2", links=(FileLink(rel="MODIFIED", path="pkg/http.py"),))])
     store.apply_handoffs([record("t3", links=(FileLink(rel="MODIFIED", path="pkg/http.py"),))])
 
-    everything = store.history_evidence(["cookie", "cli"], top_files=100)
+    everything = history_of(store, ["cookie", "cli"], top_files=100)
     assert everything.mapped is True
     assert len(everything.files) == 5  # the map's files only: not pkg/data.py
 
-    found = store.history_evidence(["cookie", "cli"], top_files=1)
+    found = history_of(store, ["cookie", "cli"], top_files=1)
     assert [t.id for t in found.tasks] == ["t1"]
     assert sorted(f.entry.path for f in found.files) == [
         "pkg/cli.py",  # a query term of its own
@@ -351,10 +351,10 @@ PROBES = ("cookie", "tidy", "quoted")
 
 def _file_counts(store: KnowledgeStore) -> dict[str, tuple[int, tuple[str, ...]]]:
     """Every mapped file's touches and the probe terms its document has."""
-    counts = {f.entry.path: f.touches for f in store.history_evidence([], top_files=100).files}
+    counts = {f.entry.path: f.touches for f in history_of(store, [], top_files=100).files}
     has = {path: tuple(term for term in PROBES
                        if any(f.entry.path == path and f.text > 0
-                              for f in store.history_evidence([term], top_files=0).files))
+                              for f in history_of(store, [term], top_files=0).files))
            for path in counts}
     return {path: (counts[path], has[path]) for path in counts}
 
@@ -411,7 +411,7 @@ def test_history_evidence_is_bounded_alike(store: KnowledgeStore, monkeypatch: p
     for (tid, _), path in zip(texts.items(), paths, strict=True):
         store.apply_handoffs([record(tid, links=(FileLink(rel="MODIFIED", path=path),))])
 
-    found = store.history_evidence(["cookie", "header", "parser"], top_files=0)
+    found = history_of(store, ["cookie", "header", "parser"], top_files=0)
     assert [t.id for t in found.tasks] == ["t1"]  # the rarest terms
     text = {f.entry.path: f.text for f in found.files}
     # t1's file and the best text, the second best text; nothing else
@@ -435,7 +435,7 @@ def test_history_scores_are_bm25_over_the_documents(store: KnowledgeStore) -> No
     for t, path in zip(tasks, ("src/one.py", "src/one.py", "src/two.py", "src/two.py"), strict=True):
         store.apply_handoffs([record(t.id, links=(FileLink(rel="MODIFIED", path=path),))])
     query = ["cookie", "header", "parser"]
-    found = store.history_evidence(query, top_files=0)
+    found = history_of(store, query, top_files=0)
     index = bm25.Index.build([dict.fromkeys(task_terms(t), 1) for t in tasks])
     assert [(t.id, t.score) for t in found.tasks] == [(tasks[row].id, s) for row, s in index.top(query, 40)]
     assert found.tasks[0].matched == ("cookie", "header", "parser")
@@ -512,7 +512,7 @@ def test_neighbours_by_embedding_are_found_alike(store: KnowledgeStore) -> None:
         ("t4", text_hash(texts["t4"]), _unit(0.6, 0.8)),  # t2's cosine: the newer goes first
     ])
     query = _unit(2.0, 0.0)  # not a unit vector: the cosine does not care
-    found = store.history_evidence(["cookie", "header"], top_files=0, vector=query)
+    found = history_of(store, ["cookie", "header"], top_files=0, vector=query)
     assert [(n.id, n.score, n.matched, n.files) for n in found.neighbours] == [
         ("t1", 1.0, ("cookie", "header"), ("src/one.py",)),
         ("t4", 0.6, ("cookie",), ("src/four.py",)),
@@ -521,5 +521,5 @@ def test_neighbours_by_embedding_are_found_alike(store: KnowledgeStore) -> None:
     ]
     # The neighbours' files are returned even when no query term reaches them.
     assert {"src/two.py", "src/three.py"} <= {f.entry.path for f in found.files}
-    assert store.history_evidence(["cookie"], top_files=0).neighbours == ()
+    assert history_of(store, ["cookie"], top_files=0).neighbours == ()
     assert len(found.neighbours) <= evidence.DENSE_VOTERS

@@ -10,18 +10,19 @@ import pytest
 from _tune_history import teach
 
 from ctxgraph.compute import limits as lim
-from ctxgraph.compute.ranking import RankingWeights, RankWeights, rank_files
+from ctxgraph.compute.ranking import PartWeights, RankingWeights, rank_files
 from ctxgraph.compute.replay import Replay
 from ctxgraph.compute.tune import MIN_GAIN
 from ctxgraph.core.vectors import DIMENSIONS
 from ctxgraph.evaluation.dataset import load_set
 from ctxgraph.service import ContextService
 from ctxgraph.signals import terms
+from tests._reads import history_of
 
 TINY = Path(__file__).resolve().parents[1] / "data" / "eval_tiny"
-#: Weights that trust the seed's context-map score, which the taught history
+#: Weights that trust the context map's own score, which the taught history
 #: makes misleading (every task names the widget component, whose files no task touches).
-MISLED = RankingWeights(full_text=RankWeights(votes=0.1, text=0.1, seed=5.0))
+MISLED = RankingWeights(full_text=PartWeights(votes=0.1, text=0.1, seed=5.0))
 
 
 def _vector(rng: random.Random) -> list[float]:
@@ -48,7 +49,7 @@ def test_replay_evidence_ranks_as_the_store_does(svc: ContextService) -> None:
             query = history[last].task()
             stored = {}
             for vector in (None, vectors[query.id]):
-                evidence = svc.store.history_evidence(terms(query.text), lim.CONTEXT_MAP_TOP, vector)
+                evidence = history_of(svc.store, terms(query.text), lim.CONTEXT_MAP_TOP, vector)
                 stored[vector is None] = [(e.path, s) for e, s, _ in rank_files(evidence, svc.signals_for(query))]
     tasks, files = svc.store.replay_corpus()
     replay = Replay(tasks, files)

@@ -14,10 +14,11 @@ import pytest
 
 from ctxgraph.core import evidence
 from ctxgraph.core.models import NeighbourEvidence, Task, TaskStatus
-from ctxgraph.graph.memory_records import COSINE_DECIMALS
+from ctxgraph.core.vectors import COSINE_DECIMALS
 from ctxgraph.graph.records import text_hash
 from ctxgraph.graph.store import KnowledgeStore
 from ctxgraph.signals import TaskSignals
+from tests._reads import history_of
 
 TASKS = 24
 REWRITTEN = 8
@@ -61,11 +62,11 @@ def test_neighbours_stay_exact_after_many_small_vector_writes(store: KnowledgeSt
     assert store.task_vector_count() == TASKS
     assert store.tasks_to_embed(TASKS) == []
     for tid in ["t00", "t03", "t09", "t17", "t23"]:
-        found = store.history_evidence([], top_files=0, vector=[float(x) for x in vectors[tid]]).neighbours
+        found = history_of(store, [], top_files=0, vector=[float(x) for x in vectors[tid]]).neighbours
         _same(found, _expected(vectors, vectors[tid], completed))
         assert found[0].id == tid and found[0].score == pytest.approx(1.0, abs=1e-6)
     for stale in old.values():  # a replaced vector is gone from the index
-        found = store.history_evidence([], top_files=0, vector=[float(x) for x in stale]).neighbours
+        found = history_of(store, [], top_files=0, vector=[float(x) for x in stale]).neighbours
         _same(found, _expected(vectors, stale, completed))
         assert all(n.score < 0.9 for n in found)
 

@@ -12,8 +12,8 @@ import pytest
 from benchmarks.generator import PLANTED_FILES, PLANTED_KNOWLEDGE, Zipf, generate, vocabulary
 from benchmarks.suite import accumulated, percentile
 from benchmarks.tables import markdown_table, table
+from ctxgraph.core.documents import validate
 from ctxgraph.core.models import FileEntry, HandoffDoc, TaskDoc
-from ctxgraph.graph.documents import validate
 
 
 def _dump(ds: object) -> str:

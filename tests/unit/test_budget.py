@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from ctxgraph.compute.budget import Block, BudgetExceededError, fit, strategy_term
+from ctxgraph.compute.budget import Block, BudgetExceededError, fit_budget, strategy_term
 from ctxgraph.compute.compress import Level, Policy, reference, structural, summarize_text
 from ctxgraph.compute.config import ContextConfig
 from ctxgraph.compute.context import compute_context
@@ -60,7 +60,7 @@ def test_default_budget_is_8000_and_tiers_have_their_own() -> None:
 
 def test_scope_split_50_30_20_with_rollover() -> None:
     blocks = [block("g", 100, scope="global"), block("t", 2500, scope="task"), block("p", 10, scope="path")]
-    result = fit(blocks, budget=10_000, frame_tokens=0, exact_names=[], config=ContextConfig())
+    result = fit_budget(blocks, budget=10_000, frame_tokens=0, exact_names=[], config=ContextConfig())
     # global may use 5000 and uses 100: 4900 rolls over to task (3000 + 4900 = 7900), which
     # uses 2500: 5400 rolls over to path (2000 + 5400 = 7400)
     assert result.scope_allowed == {"global": 5000, "task": 7900, "path": 7400}
@@ -73,7 +73,7 @@ def test_a_full_scope_compresses_then_drops_within_its_share() -> None:
     fixed.fragment = lambda level: "x" * 20000  # 5000 tokens at any level
     t1, t2, t3 = block("t1", 2000, scope="task", relevance=3), block("t2", 2000, scope="task", relevance=2), \
         block("t3", 2000, scope="task", relevance=1)
-    fit([fixed, t1, t2, t3], budget=11_000, frame_tokens=0, exact_names=[], config=ContextConfig())
+    fit_budget([fixed, t1, t2, t3], budget=11_000, frame_tokens=0, exact_names=[], config=ContextConfig())
     # global uses its 5500 share but 500, which rolls over: task has 3300 + 500 = 3800.
     # t1 (2000) fits; t2 only as its 500-token summary; t3's summary too (1300 left -> 800)
     assert [(b.fate, b.level) for b in (fixed, t1, t2, t3)] == [
@@ -86,27 +86,27 @@ def test_greedy_fill_skips_what_does_not_fit_and_goes_on() -> None:
     big.fragment = lambda level: "x" * 3600
     small = block("small", 50, relevance=1, policy=Policy.REFERENCE)
     small.fragment = lambda level: "x" * 200
-    fit([big, small], budget=1000, frame_tokens=0, exact_names=[], config=ContextConfig())
+    fit_budget([big, small], budget=1000, frame_tokens=0, exact_names=[], config=ContextConfig())
     assert (big.fate, big.reason) == ("dropped", "budget")  # 900 > 500 (global's half)
     assert small.fate == "kept"
 
 
 def test_exact_alone_over_budget_is_an_error_naming_them() -> None:
     with pytest.raises(BudgetExceededError, match="need 500 tokens but the budget is 400: working memory"):
-        fit([], budget=400, frame_tokens=500, exact_names=["working memory"], config=ContextConfig())
+        fit_budget([], budget=400, frame_tokens=500, exact_names=["working memory"], config=ContextConfig())
 
 
 def test_lowest_priority_degrades_first_100_80_60_40() -> None:
     config = ContextConfig()
     blocks = {src: block(src, 400, source=src, small=100) for src in ("task", "memory", "code", "docs")}
     # 1600 at full; 1300 fits only if one block (docs, the lowest) is summarized
-    fit(list(blocks.values()), budget=1300, frame_tokens=0, exact_names=[],
+    fit_budget(list(blocks.values()), budget=1300, frame_tokens=0, exact_names=[],
         config=config.model_copy(update={"scope_split": {"global": 1.0, "task": 0.0, "path": 0.0}}))
     assert {s: b.level for s, b in blocks.items()} == {
         "task": Level.FULL, "memory": Level.FULL, "code": Level.FULL, "docs": Level.SUMMARY}
     # tighter: docs and code summarized, memory and task untouched
     blocks = {src: block(src, 400, source=src, small=100) for src in ("task", "memory", "code", "docs")}
-    fit(list(blocks.values()), budget=1000, frame_tokens=0, exact_names=[],
+    fit_budget(list(blocks.values()), budget=1000, frame_tokens=0, exact_names=[],
         config=config.model_copy(update={"scope_split": {"global": 1.0, "task": 0.0, "path": 0.0}}))
     assert [blocks[s].level for s in ("task", "memory", "code", "docs")] == [
         Level.FULL, Level.FULL, Level.SUMMARY, Level.SUMMARY]
@@ -115,7 +115,7 @@ def test_lowest_priority_degrades_first_100_80_60_40() -> None:
 
 def test_exact_blocks_never_degrade() -> None:
     exact = block("e", 400, policy=Policy.EXACT)
-    fit([exact, block("m", 400, source="docs")], budget=500, frame_tokens=0, exact_names=[], config=ContextConfig())
+    fit_budget([exact, block("m", 400, source="docs")], budget=500, frame_tokens=0, exact_names=[], config=ContextConfig())
     assert exact.level is Level.FULL
 
 

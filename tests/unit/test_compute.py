@@ -1,4 +1,4 @@
-"""The pure compute pipeline: the seed's numbers, with no store and no IO."""
+"""The pure compute pipeline: the specified numbers, with no store and no IO."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from typing import Any
 
 from ctxgraph.compute.context import compute_context
 from ctxgraph.compute.limits import TIERS, limits_for
+from ctxgraph.compute.map_score import map_score
 from ctxgraph.compute.output import ComputedContext
 from ctxgraph.compute.relevance import filter_context_map, merge_hits, relevance
-from ctxgraph.compute.seed import score_file
 from ctxgraph.core.models import (
     Blocker,
     Candidates,
@@ -65,7 +65,7 @@ def test_tiers_cap_each_section() -> None:
     cands = Candidates(keyword_hits=tuple(patterns + gotchas), context_map=files, dependencies=deps)
     for tier, (p, g, c, t) in {"easy": (3, 2, 5, 2), "normal": (5, 3, 10, 4), "complex": (10, 5, 10, 8)}.items():
         ctx = run(cands, tier)
-        # code refs: the seed's filter keeps the top 10 before the tier cap applies
+        # code refs: the context-map filter keeps the top 10 before the tier cap applies
         assert (len(ctx.patterns_to_follow), len(ctx.warnings), len(ctx.code_references),
                 len(ctx.prior_work)) == (p, g, c, t), tier
     assert run(cands, "easy").computed.dropped_by_limits["patterns"] == 9
@@ -193,9 +193,9 @@ def test_file_scores_follow_the_seed() -> None:
     # component "auth" contains "auth" (+2); location contains auth (+1) and login (+1);
     # notes contain "api" (+1); location contains the mentioned file (+3)
     entry = FileEntry(path="src/auth/login.ts", component="auth", notes="REST API login handler")
-    assert score_file(entry, sig) == 2 + 1 + 1 + 1 + 3
-    assert score_file(FileEntry(path="src/db/pool.ts", component="db", notes=""), sig) == 0
-    assert score_file(FileEntry(path="docs/x.md", component="docs", notes="the api"), sig) == 1
+    assert map_score(entry, sig) == 2 + 1 + 1 + 1 + 3
+    assert map_score(FileEntry(path="src/db/pool.ts", component="db", notes=""), sig) == 0
+    assert map_score(FileEntry(path="docs/x.md", component="docs", notes="the api"), sig) == 1
 
 
 def test_context_map_keeps_positive_scores_top_ten() -> None:

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
+from ctxgraph.core.documents import load_context_map, load_handoff, load_tasks
 from ctxgraph.core.models import Severity, infer_component, split_location
 from ctxgraph.errors import InvalidDocumentError
-from ctxgraph.graph.documents import load_context_map, load_handoff, load_tasks
 
 GOOD = b"""
 task_id: task-043

@@ -20,7 +20,7 @@ from ctxgraph.evaluation.protocol import (
     first_position,
     is_skipped,
     percentile,
-    recall,
+    recall_at,
     summarize,
     truncate_to_budget,
 )
@@ -38,27 +38,27 @@ def test_recall_at_k_counts_distinct_files_named() -> None:
     named = [A, A, B, C, A, D]
     gold = [C, D, E]
     # first 2 distinct: A, B -> no gold file
-    assert recall(named, gold, 2) == 0.0
+    assert recall_at(named, gold, 2) == 0.0
     # first 3 distinct: A, B, C -> 1 of 3 gold
-    assert recall(named, gold, 3) == pytest.approx(1 / 3)
+    assert recall_at(named, gold, 3) == pytest.approx(1 / 3)
     # first 5 distinct (only 4 exist): C and D -> 2 of 3; E is never named
-    assert recall(named, gold, 5) == pytest.approx(2 / 3)
-    assert recall(named, gold) == pytest.approx(2 / 3)
+    assert recall_at(named, gold, 5) == pytest.approx(2 / 3)
+    assert recall_at(named, gold) == pytest.approx(2 / 3)
 
 
 def test_recall_repeats_do_not_use_up_the_first_k() -> None:
     # Without dedupe the first 5 names would be A, A, A, A, A and miss B.
-    assert recall([A, A, A, A, A, B], [B], 5) == 1.0
-    assert recall([A, A, A, A, A, B], [B], 1) == 0.0
+    assert recall_at([A, A, A, A, A, B], [B], 5) == 1.0
+    assert recall_at([A, A, A, A, A, B], [B], 1) == 0.0
 
 
 def test_recall_gold_given_twice_counts_once() -> None:
-    assert recall([A], [A, A, B], 5) == 0.5
+    assert recall_at([A], [A, A, B], 5) == 0.5
 
 
 def test_recall_nothing_named_or_no_gold() -> None:
-    assert recall([], [A], 5) == 0.0
-    assert recall([A], [], 5) == 0.0
+    assert recall_at([], [A], 5) == 0.0
+    assert recall_at([A], [], 5) == 0.0
 
 
 def test_distinct_keeps_first_occurrence_order() -> None:

@@ -1,7 +1,9 @@
 """The import graph holds the layering: cli -> mcp/evaluation/demo -> service
--> outcomes -> memory -> compute / graph -> core (with errors, signals and
+-> memory -> graph -> outcomes -> compute -> core (with errors, signals and
 cypher beside it, and files, the atomic write, for the parts that do IO:
-core and compute do none). Every import counts, at module level or inside a
+core and compute do none). graph and compute never import each other: the
+stores take only the outcome records from outcomes/, which reach no compute
+module, and compute's models and record types are core's. Every import counts, at module level or inside a
 function (a lazy import is no way around a layer); only ``if TYPE_CHECKING:``
 imports, which never run, are left out."""
 
@@ -27,11 +29,11 @@ FORBIDDEN: dict[str, set[str]] = {
                "mcp", "demo", "cli"},
     "files": {"core", "signals", "cypher", "errors", "graph", "compute", "memory", "outcomes", "service", "settings",
               "evaluation", "mcp", "demo", "cli"},
-    "graph": {"compute", "memory", "outcomes", "service", "settings", "evaluation", "mcp", "demo", "cli"},
-    "compute": {"files", "memory", "outcomes", "service", "settings", "evaluation", "mcp", "demo", "cli"},
-    "memory": {"outcomes", "service", "settings", "evaluation", "mcp", "demo", "cli"},
+    "graph": {"compute", "memory", "service", "settings", "evaluation", "mcp", "demo", "cli"},
+    "compute": {"files", "graph", "memory", "outcomes", "service", "settings", "evaluation", "mcp", "demo", "cli"},
+    "memory": {"service", "settings", "evaluation", "mcp", "demo", "cli"},
     "settings": {"graph", "memory", "outcomes", "service", "evaluation", "mcp", "demo", "cli"},
-    "outcomes": {"service", "settings", "evaluation", "mcp", "demo", "cli"},
+    "outcomes": {"files", "graph", "memory", "service", "settings", "evaluation", "mcp", "demo", "cli"},
     "service": {"evaluation", "mcp", "demo", "cli"},
     "evaluation": {"mcp", "demo", "cli"},
     "demo": {"evaluation", "mcp", "cli"},
@@ -106,19 +108,22 @@ def test_no_import_cycle() -> None:
     assert list(nx.simple_cycles(graph)) == []
 
 
-#: The graph modules compute/ may reach, directly or through another module:
-#: store-independent record formats both stores and the pure pipeline share
-#: (the replay corpus, the memory hits' rounding, the delivery records).
-COMPUTE_USES_FROM_GRAPH = {"ctxgraph.graph.replay_records", "ctxgraph.graph.memory_records",
-                           "ctxgraph.graph.outcome_records"}
+def _reached_from(part: str) -> set[str]:
+    """Every module a module of ``part`` imports, directly or through others."""
+    edges = nx.DiGraph((m, t) for m, ts in GRAPH.items() for t in ts)
+    return set().union(*(nx.descendants(edges, m) for m in GRAPH if _part(m) == part and m in edges))
 
 
 def test_compute_reaches_no_store() -> None:
-    # compute/ is pure: its models come from core/, and of graph/ it reaches
-    # only the record modules above — never the store port, a store or a parser.
-    edges = nx.DiGraph((m, t) for m, ts in GRAPH.items() for t in ts)
-    reached = set().union(*(nx.descendants(edges, m) for m in GRAPH if _part(m) == "compute" and m in edges))
-    assert sorted(m for m in reached if _part(m) == "graph" and m not in COMPUTE_USES_FROM_GRAPH) == []
+    # compute/ is pure: its models and record types come from core/; it
+    # reaches nothing of graph/, not even through another module.
+    assert sorted(m for m in _reached_from("compute") if _part(m) == "graph") == []
+
+
+def test_the_stores_reach_no_compute() -> None:
+    # graph/ imports outcomes.records (the delivery records the stores keep),
+    # and nothing that leads from there to the pipeline.
+    assert sorted(m for m in _reached_from("graph") if _part(m) == "compute") == []
 
 
 def test_the_models_live_in_core() -> None:

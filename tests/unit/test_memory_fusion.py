@@ -1,4 +1,4 @@
-"""How the associative memory's files fuse with the graph's (ctxgraph.compute.memory.fuse). Pure.
+"""How the associative memory's files fuse with the graph's (ctxgraph.compute.code_memory.fuse). Pure.
 
 The rule under test: graph files the history backs (a score at least
 ``memory_graph_keep`` times the best one's) keep their places ahead of the
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import pytest
 
+from ctxgraph.compute.code_memory import fuse, history_leads, kept
 from ctxgraph.compute.config import ContextConfig
 from ctxgraph.compute.context import compute_context
 from ctxgraph.compute.limits import limits_for
-from ctxgraph.compute.memory import fuse, history_leads, kept
 from ctxgraph.core.models import (
     Candidates,
     FileEntry,
@@ -137,5 +137,5 @@ def test_the_context_keeps_the_history_backed_file_first() -> None:
     assert refs(_candidates(memory, history=True))[0] == "g1.py"
     # the nearest finished task no closer than the code: the memory's file leads
     assert refs(_candidates(memory, history=True, near=0.5))[0] == "m.py"
-    # the seed's context map (no history) carries no evidence: the memory's file leads
+    # the context map's own scores (no history) carries no evidence: the memory's file leads
     assert refs(_candidates(memory, history=False))[0] == "m.py"

@@ -95,6 +95,6 @@ def test_neighbours_by_embedding_vote_for_their_files() -> None:
     assert ranked["pkg/a.py"][1]["dense"] == 0.0
     b_score, b = ranked["pkg/b.py"]
     expected = (b["votes"] + ranking.TEXT_WEIGHT_DENSE * b["text"] + ranking.PRIOR_WEIGHT * b["prior"]
-                + ranking.SEED_WEIGHT * b["seed"] + ranking.DENSE_WEIGHT * b["dense"])
+                + ranking.MAP_SCORE_WEIGHT * b["seed"] + ranking.DENSE_WEIGHT * b["dense"])
     assert abs(b_score - expected) < 1e-6
     assert next(iter(ranked)) == "pkg/b.py"

@@ -39,7 +39,8 @@ from ctxgraph.core.models.evidence import FileEvidence, HistoryEvidence, Neighbo
 from ctxgraph.core.models.files import FileEntry, clean_path, infer_component, split_location
 from ctxgraph.core.models.knowledge import KIND_LABELS, KnowledgeItem, KnowledgeKind, Severity
 from ctxgraph.core.models.memory import MemoryChunk, MemoryHit, MemoryProject, MemoryRecall, MemoryState
-from ctxgraph.core.models.tasks import Complexity, Task, TaskStatus
+from ctxgraph.core.models.replay import ReplayFile, ReplayTask
+from ctxgraph.core.models.tasks import Complexity, Task, TaskStatus, task_tags
 
 __all__ = [
     "KIND_LABELS",
@@ -71,6 +72,8 @@ __all__ = [
     "PatternDoc",
     "ReadNext",
     "RecentTask",
+    "ReplayFile",
+    "ReplayTask",
     "Severity",
     "Stats",
     "Task",
@@ -83,5 +86,6 @@ __all__ = [
     "infer_component",
     "normalize_timestamp",
     "split_location",
+    "task_tags",
     "utcnow",
 ]

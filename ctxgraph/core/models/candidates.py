@@ -90,7 +90,7 @@ class GatherQuery(BaseModel):
     related_limit: int
     recent_limit: int
     working_memory: bool
-    #: the seed's context-map candidates (not needed when the history ranks files)
+    #: the context map's candidates (not needed when the history ranks files)
     context_map: bool = True
     #: tags on more items than this are left out of the knowledge and related-task
     #: candidates (their rarity weight is next to nothing; reading their items is

@@ -1,5 +1,5 @@
 """The schema of the documents ctxgraph reads from users: handoffs, task files
-and context maps. Validated here (parsed by ``graph.documents``); the handoff
+and context maps. Validated here (parsed by ``core.documents``); the handoff
 keeps unknown keys (``extra="allow"``) and its raw form."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from ctxgraph.core.models.knowledge import Severity
 from ctxgraph.core.models.tasks import Complexity, Task, TaskStatus
 
 # Every text has a length limit, checked when the document is read: these (ctxgraph.core.limits), and
-# paths, tags and knowledge texts by graph.documents (index keys, spaCy).
+# paths, tags and knowledge texts by core.documents (index keys, spaCy).
 Id = Annotated[str, Field(min_length=1, max_length=MAX_ID_CHARS)]
 Name = Annotated[str, Field(max_length=MAX_NAME_CHARS)]
 Text = Annotated[str, Field(max_length=MAX_TEXT_CHARS)]
@@ -214,7 +214,7 @@ class TasksDoc(_Doc):
 
 
 class ContextMapEntryDoc(_Doc):
-    """A context-map entry as written by users: ``path`` or the seed's ``location``."""
+    """A context-map entry as written by users: ``path`` or ``location`` (the original context-map field)."""
 
     model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
 

@@ -23,7 +23,7 @@ KnowledgeKind = Literal[
 ]
 
 #: Neo4j label of each knowledge kind (every knowledge node also has ``Knowledge``).
-#: The last four are ADR 007's artifact types, added by hand (``ctxgraph knowledge add``).
+#: The last four are artifacts added by hand (``ctxgraph knowledge add``), never found in a handoff.
 KIND_LABELS: dict[str, str] = {
     "pattern": "Pattern",
     "gotcha": "Gotcha",

@@ -74,3 +74,10 @@ class Task(BaseModel):
             return self.name.strip()
         lines = self.objective.strip().splitlines()
         return lines[0].strip() if lines else self.id
+
+
+def task_tags(task: Task) -> list[str]:
+    """The tags a task is linked to: its signal keywords and domains."""
+    if task.signals is None:
+        return []
+    return list(dict.fromkeys([*task.signals.keywords, *task.signals.domains]))

@@ -3,7 +3,7 @@
 Modules by concern: ``connection`` (opening, locking and retries, read and
 write transactions, the schema), ``sql`` (every SQL statement), ``nodes``
 (nodes and edges on a cursor), ``writes``, ``reads`` (tasks, files, tags,
-``gather``), ``history`` (the corpus cache, ``history_evidence``, task
+``gather``), ``history`` (the corpus cache, ``_history_evidence``, task
 vectors), ``memory`` (the associative memory), ``outcomes`` (the deliveries
 log), ``replay`` (the history for ``ctxgraph tune``) and ``backup`` (export
 and import rows).

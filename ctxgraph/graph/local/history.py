@@ -1,7 +1,7 @@
 """The history on the embedded store: the finished tasks' and the files'
 documents with their BM25 indexes (``core.bm25``, Lucene's arithmetic, as
 Neo4j's full-text indexes score the same documents) and the finished tasks'
-tags, cached until the database changes; ``history_evidence`` (the best tasks
+tags, cached until the database changes; ``_history_evidence`` (the best tasks
 and files for the query's terms, bounded as ``core.evidence`` says, and the
 nearest finished tasks by embedding); ``related`` (the finished tasks sharing
 the most weighted tags); and the task vectors those neighbours are found with."""
@@ -19,11 +19,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ctxgraph.core import bm25, evidence, rarity
+from ctxgraph.core.bm25 import query_terms
 from ctxgraph.core.evidence import best_files, best_first, choose_files
 from ctxgraph.core.models import FileEntry, FileEvidence, HistoryEvidence, NeighbourEvidence, TaskEvidence
+from ctxgraph.core.vectors import COSINE_DECIMALS
 from ctxgraph.graph.local import nodes, sql
 from ctxgraph.graph.local.connection import Connection
-from ctxgraph.graph.memory_records import COSINE_DECIMALS, query_terms
 from ctxgraph.graph.records import file_from_props, task_text, text_hash
 
 if TYPE_CHECKING:
@@ -132,7 +133,7 @@ class History:
         self._corpus_cache = corpus
         return corpus
 
-    def history_evidence(self, terms: Sequence[str], top_files: int = 10,
+    def _history_evidence(self, terms: Sequence[str], top_files: int = 10,
                          vector: Sequence[float] | None = None) -> HistoryEvidence:
         query = query_terms(terms)
         with self.db.read() as cur:

@@ -27,17 +27,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ctxgraph.core import bm25
+from ctxgraph.core.bm25 import query_terms
 from ctxgraph.core.models import FileEntry, MemoryChunk, MemoryHit, MemoryProject, MemoryState
+from ctxgraph.core.vectors import COSINE_DECIMALS
 from ctxgraph.graph.local import nodes, sql
 from ctxgraph.graph.local.connection import Connection
-from ctxgraph.graph.memory_records import (
-    BM25_DECIMALS,
-    COSINE_DECIMALS,
-    chunk_from_props,
-    chunk_props,
-    query_terms,
-    ranked,
-)
+from ctxgraph.graph.memory_records import BM25_DECIMALS, chunk_from_props, chunk_props, ranked
 from ctxgraph.graph.records import file_props
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from ctxgraph.graph.local import sql
 from ctxgraph.graph.local.connection import Connection
-from ctxgraph.graph.outcome_records import (
+from ctxgraph.outcomes.records import (
     Delivery,
     DeliveryScore,
     StoredDelivery,

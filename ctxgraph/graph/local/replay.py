@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 import sqlite3
 
+from ctxgraph.core.models import ReplayFile, ReplayTask
 from ctxgraph.graph.local import sql
-from ctxgraph.graph.records import file_from_props
-from ctxgraph.graph.replay_records import ReplayFile, ReplayTask, replay_task
+from ctxgraph.graph.records import file_from_props, replay_task
 
 
 def replay_corpus(cur: sqlite3.Cursor, *, vectors: bool) -> tuple[list[ReplayTask], list[ReplayFile]]:

@@ -38,6 +38,8 @@ from ctxgraph.core.models import (
     Candidates,
     GatherQuery,
     HistoryEvidence,
+    ReplayFile,
+    ReplayTask,
     Task,
     TaskHit,
 )
@@ -49,7 +51,6 @@ from ctxgraph.graph.local.memory import Memory
 from ctxgraph.graph.local.outcomes import Outcomes
 from ctxgraph.graph.local.reads import Reads
 from ctxgraph.graph.local.writes import Writes
-from ctxgraph.graph.replay_records import ReplayFile, ReplayTask
 
 DEFAULT_PATH = Path(".ctxgraph") / "graph.db"
 #: From this many finished tasks in the history on, a context's gather runs
@@ -192,13 +193,13 @@ class LocalStore(Writes, Reads, History, Memory, Outcomes, Backup):
         # history's cached tags once the gather has read the tags' degrees.
         # The context map's candidates are only wanted when the history has no files.
         if self._finished_seen() < SIDE_BY_SIDE_TASKS:
-            history = self.history_evidence(terms, top_files, vector)
+            history = self._history_evidence(terms, top_files, vector)
             wanted = query.context_map and not history.files
             return self.gather(query.model_copy(update={"context_map": wanted})), history
         _, reads, worker = self._side_reader()
         pending = worker.submit(reads.gather, query.model_copy(update={"context_map": False}))
         try:
-            history = self.history_evidence(terms, top_files, vector)
+            history = self._history_evidence(terms, top_files, vector)
         except BaseException:
             wait([pending])  # not left running on the store; the history's error is the one raised
             raise

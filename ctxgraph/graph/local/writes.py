@@ -8,7 +8,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from ctxgraph.core.models import FileEntry, KnowledgeItem, Task, TaskStatus
+from ctxgraph.core.models import FileEntry, KnowledgeItem, Task, TaskStatus, task_tags
 from ctxgraph.errors import UnknownTaskError
 from ctxgraph.graph.handoff_batch import FileFill, HandoffBatch, link_props, plan_handoffs
 from ctxgraph.graph.local import memory, nodes, outcomes, sql
@@ -19,7 +19,6 @@ from ctxgraph.graph.records import (
     knowledge_props,
     merge_tags,
     task_props,
-    task_tags,
 )
 
 

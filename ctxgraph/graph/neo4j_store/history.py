@@ -1,4 +1,4 @@
-"""The history of finished tasks: ``history_evidence`` (the best tasks and
+"""The history of finished tasks: its evidence for a context (the best tasks and
 files by BM25 — found by the full-text indexes, ``history_text.cypher``, and
 scored from the statistics the graph keeps exact, ``text.py`` — then the
 chosen ones' evidence and the nearest tasks by vector, bounded on the server,
@@ -15,13 +15,13 @@ from neo4j import exceptions as neo4j_errors
 
 from ctxgraph import cypher
 from ctxgraph.core import evidence
-from ctxgraph.core.models import FileEvidence, HistoryEvidence, NeighbourEvidence, TaskEvidence
-from ctxgraph.core.vectors import DIMENSIONS
-from ctxgraph.graph.memory_records import COSINE_DECIMALS, fulltext_query, query_terms
+from ctxgraph.core.bm25 import query_terms
+from ctxgraph.core.models import FileEvidence, HistoryEvidence, NeighbourEvidence, ReplayFile, ReplayTask, TaskEvidence
+from ctxgraph.core.vectors import COSINE_DECIMALS, DIMENSIONS
+from ctxgraph.graph.memory_records import fulltext_query
 from ctxgraph.graph.neo4j_store.connection import Neo4jConnection, _first_line, log
 from ctxgraph.graph.neo4j_store.text import FETCH, GROWTH, TextTop, text_top
-from ctxgraph.graph.records import file_from_props, task_text, text_hash
-from ctxgraph.graph.replay_records import ReplayFile, ReplayTask, replay_task
+from ctxgraph.graph.records import file_from_props, replay_task, task_text, text_hash
 
 
 class History(Neo4jConnection):
@@ -36,13 +36,6 @@ class History(Neo4jConnection):
             return tasks, files
 
         return self._read(work)
-
-    def history_evidence(self, terms: Sequence[str], top_files: int = 10,
-                         vector: Sequence[float] | None = None) -> HistoryEvidence:
-        # history_text.cypher asks the full-text indexes for the candidates, so
-        # only they leave the server; text.py scores them exactly; history.cypher
-        # reads the evidence of those chosen
-        return history_of_row(*self._read(lambda tx: self._history_row(tx, terms, top_files, vector)))
 
     def _history_row(self, tx: ManagedTransaction, terms: Sequence[str], top_files: int,
                      vector: Sequence[float] | None) -> tuple[dict[str, Any], TextTop]:

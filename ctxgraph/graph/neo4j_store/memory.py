@@ -10,10 +10,10 @@ from neo4j import ManagedTransaction
 
 from ctxgraph import cypher
 from ctxgraph.core.models import FileEntry, MemoryChunk, MemoryHit, MemoryProject, MemoryState
+from ctxgraph.core.vectors import COSINE_DECIMALS
 from ctxgraph.graph.handoff_batch import FileFill
 from ctxgraph.graph.memory_records import (
     BM25_DECIMALS,
-    COSINE_DECIMALS,
     chunk_from_props,
     chunk_props,
     fulltext_query,

@@ -19,7 +19,7 @@ from neo4j import ManagedTransaction
 
 from ctxgraph import cypher
 from ctxgraph.graph.neo4j_store.connection import Neo4jConnection
-from ctxgraph.graph.outcome_records import (
+from ctxgraph.outcomes.records import (
     Delivery,
     DeliveryScore,
     StoredDelivery,

@@ -11,11 +11,11 @@ from typing import Any
 from neo4j import ManagedTransaction
 
 from ctxgraph import cypher
-from ctxgraph.core.models import FileEntry, KnowledgeItem, Task, TaskStatus
+from ctxgraph.core.models import FileEntry, KnowledgeItem, Task, TaskStatus, task_tags
 from ctxgraph.errors import UnknownTaskError
 from ctxgraph.graph.handoff_batch import FileFill, HandoffBatch, link_props, plan_handoffs
 from ctxgraph.graph.neo4j_store.schema import Schema
-from ctxgraph.graph.records import HandoffRecord, file_props, knowledge_props, task_props, task_tags
+from ctxgraph.graph.records import HandoffRecord, file_props, knowledge_props, task_props
 
 _CLEAR_BATCH = 10_000  # nodes per transaction in clear()
 

@@ -1,4 +1,9 @@
-"""The seed's context-map scoring (phase 4). Pure."""
+"""The context map's own score of a file for a task (phase 4): the words of
+the task's signals found in the entry's component, location and notes. Pure.
+
+It is what ranks the files when the history has none to rank (an empty
+graph), one part of the history's ranking (``compute.ranking``; the weight
+named ``seed`` in the settings), and the ``seed`` row of ``ctxgraph eval``."""
 
 from __future__ import annotations
 
@@ -6,9 +11,9 @@ from ctxgraph.core.models import FileEntry
 from ctxgraph.signals import TaskSignals
 
 
-def score_file(entry: FileEntry, signals: TaskSignals) -> int:
-    """Phase 4, the seed's rule: component +2, location +1, domain in notes +1,
-    mentioned file +3 (each keyword, domain and file counted separately)."""
+def map_score(entry: FileEntry, signals: TaskSignals) -> int:
+    """Component +2, location +1, domain in notes +1, mentioned file +3 (each
+    keyword, domain and file counted separately)."""
     score = 0
     component, location, notes = entry.component.lower(), entry.location.lower(), entry.notes.lower()
     for keyword in signals.keywords:
@@ -25,4 +30,4 @@ def score_file(entry: FileEntry, signals: TaskSignals) -> int:
     return score
 
 
-__all__ = ["score_file"]
+__all__ = ["map_score"]

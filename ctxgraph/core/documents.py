@@ -1,7 +1,8 @@
-"""Reading user documents: handoffs, task files and context maps (YAML or JSON).
+"""Parsing user documents: handoffs, task files and context maps (YAML or JSON),
+from their bytes.
 
 Every failure becomes an :class:`InvalidDocumentError` naming the source, the
-field path and the reason. Nothing here touches a store.
+field path and the reason. Pure: reading the files is ``service.documents``.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ import json
 import re
 from collections.abc import Iterable
 from datetime import date, datetime
-from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
@@ -355,23 +355,6 @@ def _limits(doc: BaseModel) -> list[tuple[str, str]]:
     return problems[:20]
 
 
-def read_document(path: Path) -> bytes:
-    """A document file's bytes; a missing, unreadable or oversized file is an
-    :class:`InvalidDocumentError` naming it (never read past the size limit)."""
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_DOCUMENT_BYTES + 1)
-    except FileNotFoundError:
-        raise InvalidDocumentError(str(path), [("", "no such file")]) from None
-    except IsADirectoryError:
-        raise InvalidDocumentError(str(path), [("", "is a folder; expected a file")]) from None
-    except OSError as exc:
-        raise InvalidDocumentError(str(path), [("", f"cannot read: {exc.strerror or exc}")]) from None
-    if len(data) > MAX_DOCUMENT_BYTES:
-        raise InvalidDocumentError(str(path), [("", f"document is over the limit of {MAX_DOCUMENT_BYTES:,} bytes")])
-    return data
-
-
 def load_handoff(data: bytes, source: str) -> tuple[HandoffDoc, dict[str, Any]]:
     """Parse and validate one handoff; returns the model and the raw mapping."""
     raw = parse_structured(decode(data, source), source)
@@ -429,26 +412,11 @@ def _json_lines(text: str, source: str) -> list[Any]:
     return rows
 
 
-def expand_paths(paths: Iterable[Path]) -> list[Path]:
-    """Files as given, folders as their document files (sorted, recursive)."""
-    out: list[Path] = []
-    for path in paths:
-        if path.is_dir():
-            out.extend(
-                sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in DOCUMENT_SUFFIXES)
-            )
-        else:
-            out.append(path)
-    return out
-
-
 __all__ = [
     "ContextMapEntryDoc",
     "decode",
-    "expand_paths",
     "load_context_map",
     "load_handoff",
     "load_tasks",
     "parse_structured",
-    "read_document",
 ]

@@ -1,4 +1,4 @@
-"""The associative memory at context time: fusion and snippets. Pure.
+"""The associative (code) memory at context time: fusion and snippets. Pure.
 
 Three ranked lists are fused by reciprocal rank fusion (Cormack, Clarke and
 Büttcher, 2009): an item's score is the sum, over the lists it is in, of
@@ -25,8 +25,8 @@ code is — the nearest task's cosine exceeds the best vector hit's by at least
 ``memory_graph_margin`` (0.1; the same model embeds the task for both) — the
 graph files scoring at least ``memory_graph_keep`` (0.7) times its best
 file's score lead the fused list, in the graph's order, and the memory's
-files fuse with the rest. Otherwise (no history scores, the seed's context
-map; no neighbour by embedding; code as close as the history or closer, as
+files fuse with the rest. Otherwise (no history scores, the context map's
+own scores; no neighbour by embedding; code as close as the history or closer, as
 where the history is thin) the lists fuse as a whole. The share is
 dimensionless, so it means the same whatever the scores' scale. A kept
 file's fused score is 1 + 1/(k + its graph rank) (the others' stay under 1),

@@ -4,7 +4,7 @@ A *delivery* is one context handed to an agent: its task, its time (UTC, ISO
 8601 with microseconds, so text order is time order), the tokens of each
 rendered section, the items it named per section with their rank and tokens,
 and the files it named in order of first appearance. A *score* is what the
-task's handoff made of it (``ctxgraph.compute.outcomes``). Both are stored as
+task's handoff made of it (:mod:`ctxgraph.outcomes.scoring`). Both are stored as
 compact JSON beside the delivery's id, task and time — in the ``deliveries``
 table of the embedded store, on ``Delivery`` nodes in Neo4j — and parsed here,
 tolerantly: a record that is not what this module writes reads as ``None``

@@ -1,7 +1,7 @@
 """Context outcomes: a delivered context as a record, scored by its task's handoff. Pure.
 
 :func:`delivery` turns a computed context into what is recorded of it (see
-``ctxgraph.graph.outcome_records``):
+:mod:`ctxgraph.outcomes.records`):
 
 * **items** per section, ranked from 1 in the order the context shows them:
   knowledge ids (patterns, warnings, decisions, blocking questions), task ids
@@ -15,7 +15,7 @@
   ``##``/``###`` headings (text before the first heading, and headings of a
   custom template this module does not know, count as ``other``).
 
-:func:`score` measures a delivery against the handoff of its task:
+:func:`score_delivery` measures a delivery against the handoff of its task:
 
 * ``changed``: the distinct files the handoff created or modified;
 * ``hit5`` / ``hit10``: how many of them are among the first 5 / 10 delivered files;
@@ -50,7 +50,7 @@ from ctxgraph.compute.blocks import (
 )
 from ctxgraph.compute.output import ComputedContext
 from ctxgraph.core.tokens import estimate_tokens
-from ctxgraph.graph.outcome_records import (
+from ctxgraph.outcomes.records import (
     FILE_SECTIONS,
     ITEM_SECTIONS,
     KNOWLEDGE_SECTIONS,
@@ -118,7 +118,7 @@ def delivery(ctx: ComputedContext, *, delivery_id: str, at: str) -> Delivery:
                     sections=section_tokens(ctx.markdown), items=tuple(items), files=tuple(files))
 
 
-def score(
+def score_delivery(
     record: Delivery,
     *,
     handoff: str,

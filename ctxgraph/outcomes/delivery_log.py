@@ -1,7 +1,7 @@
 """Context outcomes, the service's half: recording deliveries, scoring them, reporting.
 
 * :class:`DeliveryWriter` writes delivered contexts' records off the caller's
-  thread: :func:`submit` builds the record (``compute.outcomes.delivery``, a
+  thread: :func:`submit` builds the record (``scoring.delivery``, a
   quarter of a millisecond, on the caller's thread: built in bursts by the
   writer they held the GIL for milliseconds while a context was computed) and
   puts it on a bounded queue (:data:`QUEUE_SIZE`; when it is full the delivery
@@ -10,7 +10,7 @@
   since the first of them (or right away when flushed). ``flush`` waits until everything
   submitted is written; ``close`` flushes and stops the thread.
 * :func:`score_handoffs` scores the deliveries of the tasks whose handoffs
-  were just ingested (see ``compute.outcomes.score``); a delivery already
+  were just ingested (see ``scoring.score_delivery``); a delivery already
   scored by the same handoff content is left as it is.
 * :func:`report` reads a window of deliveries and sums them up.
 
@@ -28,11 +28,11 @@ import uuid
 from collections import deque
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
-from ctxgraph.compute import outcomes as scoring
-from ctxgraph.compute.outcomes import OutcomeReport
-from ctxgraph.compute.output import ComputedContext
-from ctxgraph.graph.outcome_records import (
+from ctxgraph.core.models import task_tags
+from ctxgraph.outcomes import scoring
+from ctxgraph.outcomes.records import (
     KNOWLEDGE_SECTIONS,
     TASK_SECTIONS,
     Delivery,
@@ -40,8 +40,12 @@ from ctxgraph.graph.outcome_records import (
     parse_delivery,
     parse_score,
 )
-from ctxgraph.graph.records import HandoffRecord, task_tags
-from ctxgraph.graph.store import KnowledgeStore
+
+if TYPE_CHECKING:  # the store port is above this package: only its types are used
+    from ctxgraph.compute.output import ComputedContext
+    from ctxgraph.graph.records import HandoffRecord
+    from ctxgraph.graph.store import KnowledgeStore
+    from ctxgraph.outcomes.scoring import OutcomeReport
 
 log = logging.getLogger(__name__)
 
@@ -176,8 +180,8 @@ def score_handoffs(store: KnowledgeStore, records: Sequence[HandoffRecord]) -> i
     for delivery, record in todo:
         changed = [link.path for link in record.links if link.rel in ("CREATED", "MODIFIED")]
         tags = [t for k in record.knowledge for t in k.tags]
-        scores.append((delivery.id, scoring.score(delivery, handoff=record.content_hash, changed=changed,
-                                                  handoff_tags=tags, knowledge=knowledge, tasks=tasks)))
+        scores.append((delivery.id, scoring.score_delivery(delivery, handoff=record.content_hash, changed=changed,
+                                                           handoff_tags=tags, knowledge=knowledge, tasks=tasks)))
     store.score_deliveries(scores)
     return len(scores)
 
