@@ -56,7 +56,7 @@ from ctxgraph.core.models import MemoryHit, MemoryRecall
 class Snippet(BaseModel):
     """A chunk of code injected into the context ("Relevant codebase context")."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
     level: str = "full"
     path: str
     start_line: int

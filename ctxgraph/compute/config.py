@@ -54,7 +54,7 @@ SCOPE_ORDER: tuple[Scope, ...] = ("global", "task", "path")
 class ContextConfig(BaseModel):
     """How the limiter decides what fits."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     budget: int | None = Field(default=None, ge=1, description="overrides the tier's budget")
     tier_budgets: dict[str, int] = Field(default_factory=lambda: dict(DEFAULT_TIER_BUDGETS))

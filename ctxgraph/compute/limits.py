@@ -12,7 +12,7 @@ from ctxgraph.core.models import Complexity
 class Limits(BaseModel):
     """How many items each section may hold."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     patterns: int
     gotchas: int

@@ -9,7 +9,7 @@ from ctxgraph.compute.code_memory import Snippet
 from ctxgraph.core.models import Blocker, RecentTask, Severity
 from ctxgraph.signals import TaskSignals
 
-_OUT = ConfigDict(frozen=True, extra="forbid")
+_OUT = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
 
 class PatternRef(BaseModel):
@@ -142,7 +142,7 @@ class ExplainEntry(BaseModel):
 class ComputedContext(BaseModel):
     """What a task is given: the sections of the default template and metadata."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid", populate_by_name=True)
 
     task_id: str
     patterns_to_follow: tuple[PatternRef, ...] = ()

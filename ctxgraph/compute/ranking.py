@@ -123,7 +123,7 @@ def _vote(votes: dict[str, float], voters: Sequence[tuple[float, tuple[str, ...]
 class PartWeights(BaseModel):
     """How the score parts of a file add up (see the module's docstring)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     votes: float = Field(default=1.0, ge=0)
     text: float = Field(default=TEXT_WEIGHT, ge=0)
@@ -136,7 +136,7 @@ class RankingWeights(BaseModel):
     """One set of weights for a history ranked by full text alone, one for a
     history with neighbours by embedding."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     full_text: PartWeights = PartWeights()
     dense: PartWeights = PartWeights(text=TEXT_WEIGHT_DENSE, dense=DENSE_WEIGHT)

@@ -31,7 +31,7 @@ M = TypeVar("M", bound=BaseModel)
 
 
 class _Line(BaseModel):
-    model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
+    model_config = ConfigDict(defer_build=True, extra="ignore", str_strip_whitespace=True)
 
 
 class _TouchedFile(_Line):

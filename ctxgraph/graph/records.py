@@ -22,7 +22,7 @@ LinkType = Literal["CREATED", "MODIFIED", "READ_NEXT"]
 class FileLink(BaseModel):
     """An edge from a handoff to a file it created, modified or says to read next."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     rel: LinkType
     path: str
@@ -33,7 +33,7 @@ class FileLink(BaseModel):
 class HandoffRecord(BaseModel):
     """Everything one handoff writes, prepared by the service for a store."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     id: str
     task_id: str

@@ -22,7 +22,7 @@ from ctxgraph.mcp.limits import (
 from ctxgraph.mcp.responses import DEFAULT_PAGE, MAX_PAGE
 from ctxgraph.service import IngestResult, KnowledgeMatch
 
-_OUT = ConfigDict(frozen=True, extra="forbid")
+_OUT = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
 # ----------------------------------------------------------------- arguments
 # Every string has a length limit and every list a size limit (ctxgraph.mcp.limits):
@@ -47,7 +47,7 @@ StatusArg = Literal["pending", "in_progress", "blocked", "completed", "failed"]
 class InlineTask(BaseModel):
     """An unsaved task, as one task of a tasks file (with the MCP server's length limits)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", strict=True)
     id: Id
     name: Name = ""
     objective: Text = ""

@@ -46,7 +46,7 @@ FILE_SECTIONS = ("codebase_context", "code_references")
 ITEM_SECTIONS = ("patterns", "warnings", "decisions", "prior_work", "codebase_context", "code_references",
                  "blocking_questions", "related_tasks")
 
-_VALUE = ConfigDict(frozen=True, extra="forbid")
+_VALUE = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
 
 class DeliveredItem(BaseModel):

@@ -161,7 +161,7 @@ def score_delivery(
 
 
 class SectionOutcome(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
     section: str
     delivered: int
     used: int
@@ -174,7 +174,7 @@ class SectionOutcome(BaseModel):
 class OutcomeReport(BaseModel):
     """The outcomes of the deliveries of a window (``ctxgraph outcomes``)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
     since: str | None = None
     last: int | None = None
     #: deliveries in the window: all, scored by a handoff, waiting for one, unreadable (skipped)

@@ -38,7 +38,7 @@ log = logging.getLogger(__name__)
 class IngestResult(BaseModel):
     """What one handoff did: ``written`` is False when it was already there."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     source: str
     task_id: str

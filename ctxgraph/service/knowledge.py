@@ -25,7 +25,7 @@ SEARCH_WINDOW = 500
 class KnowledgeMatch(BaseModel):
     """One knowledge item a text matched, with the tags it matched on and its relevance."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     item: KnowledgeItem
     matched_tags: tuple[str, ...]

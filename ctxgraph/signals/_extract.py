@@ -51,7 +51,7 @@ class TaskSignals(BaseModel):
     duplicates. Keywords and domains are lower-case tags.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     keywords: tuple[str, ...] = ()
     domains: tuple[str, ...] = ()

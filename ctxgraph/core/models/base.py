@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from pydantic import ConfigDict
 
 #: The config of a value passed between the store, the compute pipeline and the API.
-VALUE = ConfigDict(frozen=True, extra="forbid")
+VALUE = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
 
 def utcnow() -> str:

@@ -37,7 +37,7 @@ def _as_list(value: Any) -> Any:
 
 
 class _Doc(BaseModel):
-    model_config = ConfigDict(extra="allow", str_strip_whitespace=True)
+    model_config = ConfigDict(defer_build=True, extra="allow", str_strip_whitespace=True)
 
 
 class FileChange(_Doc):
@@ -161,7 +161,7 @@ class HandoffDoc(_Doc):
 class TaskDoc(_Doc):
     """A task as written in a tasks file (``ctxgraph ingest tasks``)."""
 
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", str_strip_whitespace=True)
 
     id: Id
     name: Name = ""
@@ -208,7 +208,7 @@ class TaskDoc(_Doc):
 
 
 class TasksDoc(_Doc):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     tasks: list[TaskDoc]
 
@@ -216,7 +216,7 @@ class TasksDoc(_Doc):
 class ContextMapEntryDoc(_Doc):
     """A context-map entry as written by users: ``path`` or ``location`` (the original context-map field)."""
 
-    model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
+    model_config = ConfigDict(defer_build=True, extra="ignore", str_strip_whitespace=True)
 
     path: str = Field(min_length=1)
     component: Name | None = None
@@ -240,6 +240,6 @@ class ContextMapEntryDoc(_Doc):
 
 
 class ContextMapDoc(_Doc):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     files: list[ContextMapEntryDoc]
