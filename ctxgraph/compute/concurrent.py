@@ -18,7 +18,7 @@ from ctxgraph.compute.output import ConcurrentWork
 from ctxgraph.core.models import ConcurrentTask
 
 #: File items of a context that count as expected changes (the rest are background).
-EXPECTED_FILES_TOP = 5
+EXPECTED_FILES_TOP = 3
 #: Warnings a context shows at most (the template names three files of each).
 CONCURRENT_SHOWN = 5
 

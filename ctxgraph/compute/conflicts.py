@@ -1,7 +1,7 @@
 """Likely conflicts among decisions in force: the rule, in one place. Pure.
 
-Two decisions *likely conflict* when both are in force (not superseded, not
-two versions of one chain), share their subject tags — at least
+Two decisions *likely conflict* when both are in force (not superseded; the
+older versions of a revised decision are), share their subject tags — at least
 :data:`MIN_SHARED_TAGS` tags and a Jaccard similarity of their tag sets of at
 least :data:`TAG_SIMILARITY_MIN` — and yet say different things: the Jaccard
 similarity of the words of their texts is below :data:`TEXT_NEAR_DUPLICATE`
@@ -24,9 +24,9 @@ from pydantic import BaseModel, ConfigDict
 from ctxgraph.core.models import KnowledgeItem
 
 #: Tags two decisions must share at least.
-MIN_SHARED_TAGS = 2
+MIN_SHARED_TAGS = 3
 #: |shared tags| / |all their tags| at least this.
-TAG_SIMILARITY_MIN = 0.5
+TAG_SIMILARITY_MIN = 0.4
 #: Texts whose word sets have a Jaccard similarity at least this are the same decision said twice.
 TEXT_NEAR_DUPLICATE = 0.8
 #: A tag carried by more decisions in force than this is too general to pair
@@ -70,8 +70,6 @@ def in_force(item: KnowledgeItem) -> bool:
 def conflict_of(a: KnowledgeItem, b: KnowledgeItem) -> Conflict | None:
     """The conflict of two decisions under the rule (see the module), or None."""
     if a.id == b.id or not (in_force(a) and in_force(b)):
-        return None
-    if (a.chain_id or a.id) == (b.chain_id or b.id):
         return None
     if a.id > b.id:
         a, b = b, a
