@@ -250,7 +250,8 @@ class ContextService(AdminMixin, KnowledgeMixin, IngestMixin, DecisionsMixin):
             related_limit=lim.RELATED_TASK_QUERY_LIMIT, recent_limit=lim.RECENT_TASKS,
             working_memory=task.requires_context, max_tag_df=lim.TAG_DF_CAP,
             # (a finished task's context, replayed, has no concurrent work)
-            concurrent_of=None if task.status in (TaskStatus.COMPLETED, TaskStatus.FAILED) else task.id,
+            concurrent_of=None if task.status in (TaskStatus.COMPLETED, TaskStatus.FAILED)
+            or lim.CONCURRENT_TASKS_LIMIT <= 0 else task.id,
             concurrent_limit=lim.CONCURRENT_TASKS_LIMIT,
         )
         query_terms = tuple(terms(task.text))
