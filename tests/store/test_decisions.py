@@ -79,11 +79,14 @@ def test_supersedes_naming_no_known_decision_writes_nothing(svc: ContextService)
     with pytest.raises(InvalidDocumentError, match="cannot supersede itself"):
         svc.ingest_handoff(itself)
     assert _export(svc) == graph  # neither batch wrote anything
-    # A decision stated earlier in the same batch may be superseded.
-    svc.ingest_handoffs([("a", _handoff("t-rotate", "2026-02-01T09:00:00Z", "Sign JWT with EdDSA")),
-                         ("b", _handoff("t-review", "2026-02-02T09:00:00Z", RS256,
-                                        supersedes=["Sign JWT with EdDSA", HS256]))])
+    # A decision stated by another handoff of the same run may be superseded, even
+    # one written by a later transaction (here batches of one, the superseding one first).
+    svc.ingest_handoffs([("b", _handoff("t-review", "2026-02-02T09:00:00Z", RS256,
+                                        supersedes=["Sign JWT with EdDSA", HS256])),
+                         ("a", _handoff("t-rotate", "2026-02-01T09:00:00Z", "Sign JWT with EdDSA"))],
+                        batch_size=1)
     assert {k.summary for k in svc.store.decisions_in_force()} == {RS256}
+    assert svc.store.stats().relationships["SUPERSEDES"] == 2
 
 
 def test_conflicting_decisions_are_listed_and_marked(svc: ContextService) -> None:
