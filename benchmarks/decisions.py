@@ -22,9 +22,7 @@ Nothing is recorded in the timed calls. Neo4j runs with ``--stores neo4j`` and
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import sys
 import tempfile
 import time
@@ -32,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.generator import generate
-from benchmarks.suite import load, log, open_service, percentile, reset
+from benchmarks.suite import load, log, open_service, percentile, reset, stores_of, timing_parser
 from ctxgraph.compute import limits as lim
 from ctxgraph.compute.concurrent import concurrent_work, expected_files
 from ctxgraph.compute.conflicts import likely_conflicts
@@ -104,20 +102,11 @@ def run(store: str, nodes: int, seed: int, warmup: int, calls: int, block: int, 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.decisions", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", default="1000", help="node counts, comma-separated (default 1000)")
-    parser.add_argument("--stores", default="local", help="local and/or neo4j, comma-separated (default local)")
-    parser.add_argument("--calls", type=int, default=200, help="timed calls per mode (default 200)")
-    parser.add_argument("--warmup", type=int, default=20, help="untimed calls first (default 20)")
+    parser = timing_parser("python -m benchmarks.decisions", __doc__)
     parser.add_argument("--block", type=int, default=10, help="calls per block of one mode (default 10)")
     parser.add_argument("--in-progress", type=int, default=10, help="tasks put in progress (default 10)")
-    parser.add_argument("--seed", type=int, default=42)
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
-    stores = [s.strip() for s in args.stores.split(",") if s.strip()]
-    if "neo4j" in stores and not os.environ.get("NEO4J_URI"):
-        parser.error("--stores neo4j needs NEO4J_URI (and NEO4J_PASSWORD or NEO4J_PASSWORD_FILE)")
+    stores = stores_of(parser, args)
     rows = [run(store, int(size), args.seed, args.warmup, args.calls, args.block, args.in_progress)
             for size in args.sizes.split(",") if size.strip() for store in stores]
     if args.json:

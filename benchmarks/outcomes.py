@@ -27,9 +27,7 @@ Neo4j runs with ``--stores neo4j`` and ``NEO4J_URI``; its database is EMPTIED.
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import sys
 import tempfile
 import time
@@ -37,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.generator import generate
-from benchmarks.suite import load, log, open_service, percentile, reset
+from benchmarks.suite import load, log, open_service, percentile, reset, stores_of, timing_parser
 from ctxgraph.compute.outcomes import delivery
 from ctxgraph.graph.outcome_records import DEFAULT_KEEP, DeliveredItem, Delivery
 from ctxgraph.outcomes import new_delivery_id, now_iso
@@ -118,21 +116,12 @@ def run(store: str, nodes: int, seed: int, warmup: int, calls: int, block: int, 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.outcomes", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", default="1000", help="node counts, comma-separated (default 1000)")
-    parser.add_argument("--stores", default="local", help="local and/or neo4j, comma-separated (default local)")
-    parser.add_argument("--calls", type=int, default=200, help="timed calls per mode (default 200)")
-    parser.add_argument("--warmup", type=int, default=20, help="untimed calls first (default 20)")
+    parser = timing_parser("python -m benchmarks.outcomes", __doc__)
     parser.add_argument("--block", type=int, default=10, help="calls per block of one mode (default 10)")
     parser.add_argument("--prefill", type=int, default=DEFAULT_KEEP,
                         help=f"deliveries stored first (default {DEFAULT_KEEP:,}, the cap)")
-    parser.add_argument("--seed", type=int, default=42)
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
-    stores = [s.strip() for s in args.stores.split(",") if s.strip()]
-    if "neo4j" in stores and not os.environ.get("NEO4J_URI"):
-        parser.error("--stores neo4j needs NEO4J_URI (and NEO4J_PASSWORD or NEO4J_PASSWORD_FILE)")
+    stores = stores_of(parser, args)
     rows = [run(store, int(size), args.seed, args.warmup, args.calls, args.block, args.prefill)
             for size in args.sizes.split(",") if size.strip() for store in stores]
     if args.json:

@@ -34,6 +34,7 @@ vectors and measures the full-text row alone. Per row:
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import gc
 import json
@@ -78,6 +79,27 @@ REQUIRED_KEYS = (
 
 def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
+
+
+def timing_parser(prog: str, doc: str | None, sizes: str = "1000") -> argparse.ArgumentParser:
+    """The options the off/on timing benchmarks share (``outcomes``, ``mcp``,
+    ``decisions``): --sizes, --stores, --calls, --warmup, --seed, --json."""
+    parser = argparse.ArgumentParser(prog=prog, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default=sizes, help=f"node counts, comma-separated (default {sizes})")
+    parser.add_argument("--stores", default="local", help="local and/or neo4j, comma-separated (default local)")
+    parser.add_argument("--calls", type=int, default=200, help="timed calls per mode (default 200)")
+    parser.add_argument("--warmup", type=int, default=20, help="untimed calls first (default 20)")
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    return parser
+
+
+def stores_of(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[str]:
+    """``--stores`` as a list; Neo4j without ``NEO4J_URI`` is a usage error."""
+    stores = [s.strip() for s in args.stores.split(",") if s.strip()]
+    if "neo4j" in stores and not os.environ.get("NEO4J_URI"):
+        parser.error("--stores neo4j needs NEO4J_URI (and NEO4J_PASSWORD or NEO4J_PASSWORD_FILE)")
+    return stores
 
 
 def peak_rss_mb() -> float:
