@@ -22,7 +22,6 @@ Nothing is recorded in the timed calls. Neo4j runs with ``--stores neo4j`` and
 
 from __future__ import annotations
 
-import json
 import sys
 import tempfile
 import time
@@ -30,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.generator import generate
-from benchmarks.suite import load, log, open_service, percentile, reset, stores_of, timing_parser
+from benchmarks.suite import load, log, open_service, percentile, reset, stores_of, timing_parser, timing_rows
 from ctxgraph.compute import limits as lim
 from ctxgraph.compute.concurrent import concurrent_work, expected_files
 from ctxgraph.compute.conflicts import likely_conflicts
@@ -102,16 +101,12 @@ def run(store: str, nodes: int, seed: int, warmup: int, calls: int, block: int, 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = timing_parser("python -m benchmarks.decisions", __doc__)
-    parser.add_argument("--block", type=int, default=10, help="calls per block of one mode (default 10)")
+    parser = timing_parser("python -m benchmarks.decisions", __doc__, block=True)
     parser.add_argument("--in-progress", type=int, default=10, help="tasks put in progress (default 10)")
     args = parser.parse_args(argv)
-    stores = stores_of(parser, args)
-    rows = [run(store, int(size), args.seed, args.warmup, args.calls, args.block, args.in_progress)
-            for size in args.sizes.split(",") if size.strip() for store in stores]
-    if args.json:
-        json.dump({"rows": rows}, sys.stdout, indent=2)
-        print()
+    rows = timing_rows(args, stores_of(parser, args), lambda store, size: run(
+        store, size, args.seed, args.warmup, args.calls, args.block, args.in_progress))
+    if rows is None:
         return 0
     print("| store | nodes | in progress | off p50 / p95 ms | on p50 / p95 ms | added p50 / p95 ms "
           "| on / off p50 / p95 | pure checks p50 / p95 ms | contexts warned |")

@@ -27,7 +27,6 @@ Neo4j runs with ``--stores neo4j`` and ``NEO4J_URI``; its database is EMPTIED.
 
 from __future__ import annotations
 
-import json
 import sys
 import tempfile
 import time
@@ -35,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.generator import generate
-from benchmarks.suite import load, log, open_service, percentile, reset, stores_of, timing_parser
+from benchmarks.suite import load, log, open_service, percentile, reset, stores_of, timing_parser, timing_rows
 from ctxgraph.compute.outcomes import delivery
 from ctxgraph.graph.outcome_records import DEFAULT_KEEP, DeliveredItem, Delivery
 from ctxgraph.outcomes import new_delivery_id, now_iso
@@ -116,17 +115,13 @@ def run(store: str, nodes: int, seed: int, warmup: int, calls: int, block: int, 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = timing_parser("python -m benchmarks.outcomes", __doc__)
-    parser.add_argument("--block", type=int, default=10, help="calls per block of one mode (default 10)")
+    parser = timing_parser("python -m benchmarks.outcomes", __doc__, block=True)
     parser.add_argument("--prefill", type=int, default=DEFAULT_KEEP,
                         help=f"deliveries stored first (default {DEFAULT_KEEP:,}, the cap)")
     args = parser.parse_args(argv)
-    stores = stores_of(parser, args)
-    rows = [run(store, int(size), args.seed, args.warmup, args.calls, args.block, args.prefill)
-            for size in args.sizes.split(",") if size.strip() for store in stores]
-    if args.json:
-        json.dump({"rows": rows}, sys.stdout, indent=2)
-        print()
+    rows = timing_rows(args, stores_of(parser, args), lambda store, size: run(
+        store, size, args.seed, args.warmup, args.calls, args.block, args.prefill))
+    if rows is None:
         return 0
     print("| store | nodes | off p50 / p95 ms | on p50 / p95 ms | added p50 / p95 ms | enqueue p50 / p95 ms "
           "| build p50 / p95 ms | sync write p50 / p95 ms | record bytes |")
