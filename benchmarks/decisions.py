@@ -4,16 +4,18 @@ On the benchmark suite's graph (``benchmarks/generator.py``, loaded as
 ``python -m benchmarks`` loads it), ``--in-progress`` extra tasks are put in
 progress, each with a delivered context (so the read finds tasks and records),
 and ``ContextService.compute(task_id)`` is timed over the dataset's query
-tasks in alternating blocks of ``--block`` calls:
+tasks in alternating blocks of ``--block`` calls (each mode first in every other round):
 
 - ``off``: the concurrent-work read not made (``CONCURRENT_TASKS_LIMIT = 0``:
   the context as before this feature, less the pure marker checks);
 - ``on``: the read made (the other tasks in progress, the newest 20, with
   their latest delivery's record) and the warnings computed.
 
-``added`` is on minus off per percentile, ``ratio`` on / off. Also timed apart
-(pure, per context): the likely-conflict check over the decisions shown and
-the concurrent-work overlap, as ``compute.context.assemble`` runs them.
+``added`` is on minus off per percentile, ``ratio`` on / off. Also timed apart:
+the read alone (the store's ``gather`` with every other part empty, with and
+without the concurrent work, alternating), and (pure, per context) the
+likely-conflict check over the decisions shown and the concurrent-work
+overlap, as ``compute.context.assemble`` runs them.
 Nothing is recorded in the timed calls. Neo4j runs with ``--stores neo4j`` and
 ``NEO4J_URI``; its database is EMPTIED.
 
@@ -33,6 +35,7 @@ from benchmarks.suite import load, log, open_service, percentile, reset, stores_
 from ctxgraph.compute import limits as lim
 from ctxgraph.compute.concurrent import concurrent_work, expected_files
 from ctxgraph.compute.conflicts import likely_conflicts
+from ctxgraph.core.models import GatherQuery
 
 
 def stats(times: list[float]) -> dict[str, float]:
@@ -67,8 +70,10 @@ def run(store: str, nodes: int, seed: int, warmup: int, calls: int, block: int, 
                 svc.compute(tasks[n % len(tasks)])
                 n += 1
             try:
+                rounds = 0
                 while min(len(t) for t in times.values()) < calls:
-                    for mode in (False, True):
+                    rounds += 1
+                    for mode in ((False, True) if rounds % 2 else (True, False)):  # neither always first
                         lim.CONCURRENT_TASKS_LIMIT = limit if mode else 0
                         for _ in range(block):
                             t0 = time.perf_counter()
@@ -93,6 +98,20 @@ def run(store: str, nodes: int, seed: int, warmup: int, calls: int, block: int, 
                 concurrent_work(own, cand.concurrent)
                 pure.append((time.perf_counter() - t0) * 1000)
             row["pure"] = stats(pure)
+            # The read alone: the store's gather with every other part empty, with and without it.
+            bare = GatherQuery(keywords=(), domains=(), files=(), dep_ids=(), exclude=(), keyword_limit=0,
+                               domain_limit=0, related_limit=0, recent_limit=0, working_memory=False,
+                               context_map=False)
+            asked = {False: bare, True: bare.model_copy(update={"concurrent_of": tasks[0],
+                                                                 "concurrent_limit": limit})}
+            reads: dict[bool, list[float]] = {False: [], True: []}
+            for i in range(2 * calls):
+                mode = bool(i % 2)
+                t0 = time.perf_counter()
+                found = svc.store.gather(asked[mode])
+                reads[mode].append((time.perf_counter() - t0) * 1000)
+                assert len(found.concurrent) == (busy if mode else 0)
+            row["read"] = {"off": stats(reads[False]), "on": stats(reads[True])}
             if store == "neo4j":
                 reset(svc, store, say)
         finally:
@@ -109,12 +128,14 @@ def main(argv: list[str] | None = None) -> int:
     if rows is None:
         return 0
     print("| store | nodes | in progress | off p50 / p95 ms | on p50 / p95 ms | added p50 / p95 ms "
-          "| on / off p50 / p95 | pure checks p50 / p95 ms | contexts warned |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "| on / off p50 / p95 | read alone off → on p50 / p95 ms | pure checks p50 / p95 ms | contexts warned |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
+        read = r["read"]
         print(f"| {r['store']} | {r['nodes']:,} | {r['in_progress']} | {r['off']['p50']} / {r['off']['p95']} | "
               f"{r['on']['p50']} / {r['on']['p95']} | {r['added']['p50']:+} / {r['added']['p95']:+} | "
-              f"{r['ratio']['p50']} / {r['ratio']['p95']} | {r['pure']['p50']} / {r['pure']['p95']} | "
+              f"{r['ratio']['p50']} / {r['ratio']['p95']} | {read['off']['p50']} → {read['on']['p50']} / "
+              f"{read['off']['p95']} → {read['on']['p95']} | {r['pure']['p50']} / {r['pure']['p95']} | "
               f"{r['warned']} of {r['queries']} |")
     return 0
 
