@@ -30,8 +30,9 @@ TAG_SIMILARITY_MIN = 0.4
 #: Texts whose word sets have a Jaccard similarity at least this are the same decision said twice.
 TEXT_NEAR_DUPLICATE = 0.8
 #: A tag carried by more decisions in force than this is too general to pair
-#: decisions by (pairs are looked for through the other tags; all tags count in
-#: the similarity). Keeps ``ctxgraph conflicts`` near linear in the decisions.
+#: decisions by: pairs are looked for through the other tags (a pair sharing
+#: none of them is not seen); every tag counts in the similarity. Keeps
+#: ``ctxgraph conflicts`` from comparing every pair of a large project's decisions.
 PAIRING_TAG_CAP = 200
 #: What words are split at (besides blanks); the saved query splits at the same.
 WORD_DELIMITERS = ",.;:()[]!?\"'/"
@@ -94,12 +95,16 @@ def likely_conflicts(items: Sequence[KnowledgeItem]) -> list[Conflict]:
         for tag in set(k.tags):
             by_tag.setdefault(tag, []).append(k.id)
     shared: Counter[tuple[str, str]] = Counter()
+    capped = 0
     for ids in by_tag.values():
         if len(ids) > PAIRING_TAG_CAP:
+            capped += 1
             continue
         for a, b in combinations(sorted(ids), 2):
             shared[(a, b)] += 1
-    found = [c for (a, b), n in shared.items() if n >= MIN_SHARED_TAGS
+    # (a pair may also share every capped tag: those that could reach the minimum are checked)
+    least = max(1, MIN_SHARED_TAGS - capped)
+    found = [c for (a, b), n in shared.items() if n >= least
              if (c := conflict_of(decisions[a], decisions[b])) is not None]
     return sorted(found, key=lambda c: (-c.tag_similarity, c.first_id, c.second_id))
 

@@ -64,3 +64,12 @@ def test_concurrent_overlap() -> None:
     assert [(w.task_id, w.files) for w in concurrent_work(own, others)] == [
         ("t-1", ("src/auth/jwt.ts",)), ("t-3", ("src/auth/jwt.ts",))]  # t-2: its 4th file is background
     assert concurrent_work(("src/auth/notjwt.ts",), others) == ()
+
+
+def test_tags_on_many_decisions_only_stop_pairing(monkeypatch: Any) -> None:
+    from ctxgraph.compute import conflicts
+
+    monkeypatch.setattr(conflicts, "PAIRING_TAG_CAP", 2)
+    crowd = [decision(str(i), f"Unrelated {i}", f"jwt auth other{i}") for i in range(3)]  # jwt, auth: capped
+    found = likely_conflicts([HS, RS, *crowd])
+    assert [(c.first_id, c.second_id) for c in found] == [(HS.id, RS.id)]  # via signing and token, 4 shared
