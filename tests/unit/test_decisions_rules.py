@@ -73,3 +73,21 @@ def test_tags_on_many_decisions_only_stop_pairing(monkeypatch: Any) -> None:
     crowd = [decision(str(i), f"Unrelated {i}", f"jwt auth other{i}") for i in range(3)]  # jwt, auth: capped
     found = likely_conflicts([HS, RS, *crowd])
     assert [(c.first_id, c.second_id) for c in found] == [(HS.id, RS.id)]  # via signing and token, 4 shared
+
+
+def test_the_help_and_the_docs_state_the_rule_s_constants() -> None:
+    from pathlib import Path
+
+    from ctxgraph import cypher
+    from ctxgraph.cli._conflicts import conflicts_command
+    from ctxgraph.compute.conflicts import MIN_SHARED_TAGS, TAG_SIMILARITY_MIN, TEXT_NEAR_DUPLICATE
+
+    help_text = " ".join((conflicts_command.help or "").split())
+    assert f"at least {MIN_SHARED_TAGS} tags with a Jaccard similarity of their tags of at least " \
+           f"{TAG_SIMILARITY_MIN}" in help_text and f"under {TEXT_NEAR_DUPLICATE}" in help_text
+    page = " ".join((Path(__file__).parents[2] / "docs" / "decisions.md").read_text(encoding="utf-8").split())
+    assert f"at least **{MIN_SHARED_TAGS}** tags" in page and f"at least **{TAG_SIMILARITY_MIN}**" in page
+    assert f"under **{TEXT_NEAR_DUPLICATE}**" in page
+    query = cypher.load_analyst("decision_conflicts")
+    assert f"size(shared) >= {MIN_SHARED_TAGS}" in query and f"tag_similarity >= {TAG_SIMILARITY_MIN}" in query
+    assert f"text_similarity < {TEXT_NEAR_DUPLICATE}" in query
