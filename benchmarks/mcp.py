@@ -28,7 +28,6 @@ Neo4j runs only with ``--stores`` naming it and ``NEO4J_URI`` set; its database 
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
@@ -50,7 +49,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult
 
 from benchmarks.generator import generate
-from benchmarks.suite import load, log, machine, open_service, percentile, reset
+from benchmarks.suite import load, log, machine, open_service, percentile, reset, stores_of, timing_parser
 from ctxgraph.mcp.limits import DEFAULT_MAX_TOKENS
 from ctxgraph.mcp.projects import Project, Projects, spec_for
 from ctxgraph.mcp.responses import wire_tokens
@@ -185,18 +184,9 @@ def run(store: str, nodes: int, seed: int, warmup: int, calls: int) -> dict[str,
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.mcp", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", default="1000,10000", help="node counts, comma-separated (default 1000,10000)")
-    parser.add_argument("--stores", default="local", help="local and/or neo4j, comma-separated (default local)")
-    parser.add_argument("--calls", type=int, default=200, help="timed calls per mode (default 200)")
-    parser.add_argument("--warmup", type=int, default=20, help="untimed calls first (default 20)")
-    parser.add_argument("--seed", type=int, default=42)
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser = timing_parser("python -m benchmarks.mcp", __doc__, sizes="1000,10000")
     args = parser.parse_args(argv)
-    stores = [s.strip() for s in args.stores.split(",") if s.strip()]
-    if "neo4j" in stores and not os.environ.get("NEO4J_URI"):
-        parser.error("--stores neo4j needs NEO4J_URI (and NEO4J_PASSWORD or NEO4J_PASSWORD_FILE)")
+    stores = stores_of(parser, args)
     rows = [run(store, int(size), args.seed, args.warmup, args.calls)
             for size in args.sizes.split(",") if size.strip() for store in stores]
     if args.json:

@@ -27,9 +27,6 @@ Neo4j runs with ``--stores neo4j`` and ``NEO4J_URI``; its database is EMPTIED.
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
 import sys
 import tempfile
 import time
@@ -37,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.generator import generate
-from benchmarks.suite import load, log, open_service, percentile, reset
+from benchmarks.suite import load, log, open_service, percentile, reset, stores_of, timing_parser, timing_rows
 from ctxgraph.outcomes.delivery_log import new_delivery_id, now_iso
 from ctxgraph.outcomes.records import DEFAULT_KEEP, DeliveredItem, Delivery
 from ctxgraph.outcomes.scoring import delivery
@@ -118,26 +115,13 @@ def run(store: str, nodes: int, seed: int, warmup: int, calls: int, block: int, 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.outcomes", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", default="1000", help="node counts, comma-separated (default 1000)")
-    parser.add_argument("--stores", default="local", help="local and/or neo4j, comma-separated (default local)")
-    parser.add_argument("--calls", type=int, default=200, help="timed calls per mode (default 200)")
-    parser.add_argument("--warmup", type=int, default=20, help="untimed calls first (default 20)")
-    parser.add_argument("--block", type=int, default=10, help="calls per block of one mode (default 10)")
+    parser = timing_parser("python -m benchmarks.outcomes", __doc__, block=True)
     parser.add_argument("--prefill", type=int, default=DEFAULT_KEEP,
                         help=f"deliveries stored first (default {DEFAULT_KEEP:,}, the cap)")
-    parser.add_argument("--seed", type=int, default=42)
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
-    stores = [s.strip() for s in args.stores.split(",") if s.strip()]
-    if "neo4j" in stores and not os.environ.get("NEO4J_URI"):
-        parser.error("--stores neo4j needs NEO4J_URI (and NEO4J_PASSWORD or NEO4J_PASSWORD_FILE)")
-    rows = [run(store, int(size), args.seed, args.warmup, args.calls, args.block, args.prefill)
-            for size in args.sizes.split(",") if size.strip() for store in stores]
-    if args.json:
-        json.dump({"rows": rows}, sys.stdout, indent=2)
-        print()
+    rows = timing_rows(args, stores_of(parser, args), lambda store, size: run(
+        store, size, args.seed, args.warmup, args.calls, args.block, args.prefill))
+    if rows is None:
         return 0
     print("| store | nodes | off p50 / p95 ms | on p50 / p95 ms | added p50 / p95 ms | enqueue p50 / p95 ms "
           "| build p50 / p95 ms | sync write p50 / p95 ms | record bytes |")

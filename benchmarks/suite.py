@@ -34,6 +34,7 @@ vectors and measures the full-text row alone. Per row:
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import gc
 import json
@@ -78,6 +79,42 @@ REQUIRED_KEYS = (
 
 def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
+
+
+def timing_parser(prog: str, doc: str | None, sizes: str = "1000", block: bool = False) -> argparse.ArgumentParser:
+    """The options the off/on timing benchmarks share (``outcomes``, ``mcp``,
+    ``decisions``): --sizes, --stores, --calls, --warmup, --seed, --json (and
+    ``block``: --block, the calls per block of one mode)."""
+    parser = argparse.ArgumentParser(prog=prog, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default=sizes, help=f"node counts, comma-separated (default {sizes})")
+    parser.add_argument("--stores", default="local", help="local and/or neo4j, comma-separated (default local)")
+    parser.add_argument("--calls", type=int, default=200, help="timed calls per mode (default 200)")
+    parser.add_argument("--warmup", type=int, default=20, help="untimed calls first (default 20)")
+    if block:
+        parser.add_argument("--block", type=int, default=10, help="calls per block of one mode (default 10)")
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    return parser
+
+
+def timing_rows(args: argparse.Namespace, stores: Sequence[str], run: Callable[[str, int], dict[str, Any]]) -> (
+        list[dict[str, Any]] | None):
+    """``run(store, size)`` per size and store; printed as one JSON object
+    with ``--json`` (then None: nothing left to print)."""
+    rows = [run(store, int(size)) for size in args.sizes.split(",") if size.strip() for store in stores]
+    if args.json:
+        json.dump({"rows": rows}, sys.stdout, indent=2)
+        print()
+        return None
+    return rows
+
+
+def stores_of(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[str]:
+    """``--stores`` as a list; Neo4j without ``NEO4J_URI`` is a usage error."""
+    stores = [s.strip() for s in args.stores.split(",") if s.strip()]
+    if "neo4j" in stores and not os.environ.get("NEO4J_URI"):
+        parser.error("--stores neo4j needs NEO4J_URI (and NEO4J_PASSWORD or NEO4J_PASSWORD_FILE)")
+    return stores
 
 
 def peak_rss_mb() -> float:

@@ -23,6 +23,7 @@ from ctxgraph.cli._common import (
     format_option,
     read_input,
 )
+from ctxgraph.cli._conflicts import conflicts_command
 from ctxgraph.cli._demo import demo_command
 from ctxgraph.cli._eval import eval_command
 from ctxgraph.cli._hooks import hooks
@@ -221,6 +222,7 @@ main.add_command(mcp_command)
 main.add_command(export_command)
 main.add_command(import_command)
 main.add_command(outcomes_command)
+main.add_command(conflicts_command)
 main.add_command(tune_command)
 
 

@@ -22,7 +22,9 @@ def _knowledge_out(item: Any, fmt: str) -> None:
         echo_json(item.model_dump(mode="json"))
     else:
         chain = f", chain {item.chain_id} v{item.version}" if item.chain_id else ""
-        click.echo(f"{item.id} ({item.kind}, {item.scope}{chain}): {item.summary}")
+        until = f", superseded {item.valid_until}" if item.valid_until else ""
+        replaces = f" (replaces: {'; '.join(item.replaces)})" if item.replaces else ""
+        click.echo(f"{item.id} ({item.kind}, {item.scope}{chain}{until}): {item.summary}{replaces}")
 
 
 @knowledge.command("add")

@@ -78,8 +78,9 @@ def _decision(make: Callable[[], DecisionRef]) -> Callable[[Level], DecisionRef]
         if level is Level.FULL:
             return ref
         rationale = first_sentence(ref.rationale, 100) if ref.rationale and level is Level.SUMMARY else None
+        replaces = tuple(first_sentence(r, 60) for r in ref.replaces)
         return ref.model_copy(update={"decision": _short(ref.decision, level), "rationale": rationale,
-                                      "level": level.value})
+                                      "replaces": replaces, "level": level.value})
     return at
 
 
@@ -136,7 +137,8 @@ def frag_warning(w: WarningRef) -> str:
 
 
 def frag_decision(d: DecisionRef) -> str:
-    return f"- {d.decision} — {d.rationale} (from {d.from_task})\n"
+    replaces = f" (replaces: {'; '.join(d.replaces)})" if d.replaces else ""
+    return f"- {d.decision} — {d.rationale} (from {d.from_task}){replaces}\n"
 
 
 def frag_prior(w: PriorWork) -> str:
@@ -182,7 +184,8 @@ def warning_block(k: KnowledgeItem, rel: float, common: Mapping[str, Any], **ori
 
 
 def decision_block(k: KnowledgeItem, rel: float, common: Mapping[str, Any], **origin: Any) -> Block:
-    make = _once(DecisionRef, id=k.id, decision=k.summary, rationale=k.rationale, relevance=rel, **origin)
+    make = _once(DecisionRef, id=k.id, decision=k.summary, rationale=k.rationale, relevance=rel,
+                 replaces=k.replaces, **origin)
     return Block(section="decisions", render=_decision(make), fragment=frag_decision, **common)
 
 

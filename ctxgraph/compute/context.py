@@ -31,12 +31,16 @@ from ctxgraph.compute.blocks import (
 from ctxgraph.compute.budget import Block, BudgetExceededError, fit_budget, score_blocks
 from ctxgraph.compute.code_memory import fuse
 from ctxgraph.compute.compress import Policy
+from ctxgraph.compute.concurrent import concurrent_work, expected_files
 from ctxgraph.compute.config import SCOPE_ORDER, ContextConfig
+from ctxgraph.compute.conflicts import likely_conflicts
 from ctxgraph.compute.limits import CONTEXT_MAP_TOP, Limits
 from ctxgraph.compute.output import (
     CodeRef,
     ComputedContext,
     ComputedMeta,
+    DecisionConflict,
+    DecisionRef,
     ExplainEntry,
 )
 from ctxgraph.compute.ranking import rank_files
@@ -241,17 +245,32 @@ def assemble(task: Task, blocks: Sequence[Block], candidates: Candidates, meta: 
         return tuple(b.render(b.level) for b in chosen)
 
     wm = task.requires_context
+    decisions, snippets, refs = items("decisions"), items("codebase_context"), items("code_references")
+    own = expected_files(meta.signals.files_mentioned, [*(s.path for s in snippets), *(r.file for r in refs)])
     return ComputedContext(
         task_id=task.id,
         patterns_to_follow=items("patterns"), warnings=items("warnings"),
-        relevant_decisions=items("decisions"), prior_work=items("prior_work"),
-        blocking_questions=items("blocking_questions"), code_references=items("code_references"),
-        codebase_context=items("codebase_context"),
+        relevant_decisions=decisions, prior_work=items("prior_work"),
+        blocking_questions=items("blocking_questions"), code_references=refs,
+        codebase_context=snippets,
         related_tasks=items("related_tasks"),
+        decision_conflicts=_conflicts_shown(decisions, candidates),
+        concurrent_work=concurrent_work(own, candidates.concurrent),
         recent_tasks=candidates.recent_tasks if wm else (),
         active_blockers=candidates.active_blockers if wm else (),
         _computed=meta,
     )
+
+
+def _conflicts_shown(decisions: Sequence[DecisionRef], candidates: Candidates) -> tuple[DecisionConflict, ...]:
+    """The likely conflicts (``compute.conflicts``) among the decisions a context shows."""
+    if len(decisions) < 2:
+        return ()
+    known = {k.id: k for k in (*(h.item for h in (*candidates.keyword_hits, *candidates.domain_hits)),
+                               *(k for d in candidates.dependencies for k in d.knowledge))}
+    shown = [known[d.id] for d in decisions if d.id in known]
+    return tuple(DecisionConflict(first_id=c.first_id, first=c.first, second_id=c.second_id, second=c.second,
+                                  shared_tags=c.shared_tags) for c in likely_conflicts(shown))
 
 
 def compute_context(

@@ -42,6 +42,9 @@ RECENT_TASKS = 5
 #: small (ctxgraph.core.rarity) and their items were what made these queries
 #: grow with the graph. Small graphs never reach it.
 TAG_DF_CAP = 1_000
+#: Other tasks in progress a context reads at most, newest first (concurrent
+#: work, ctxgraph.compute.concurrent; docs/decisions.md).
+CONCURRENT_TASKS_LIMIT = 20
 
 
 def limits_for(complexity: Complexity | str) -> Limits:

@@ -40,6 +40,8 @@ class DecisionRef(BaseModel):
     rationale: str | None = None
     relevance: float
     from_task: str | None = None
+    #: the decisions this one superseded (docs/decisions.md)
+    replaces: tuple[str, ...] = ()
 
 
 class FileRef(BaseModel):
@@ -120,6 +122,27 @@ class ComputedMeta(BaseModel):
     memory: str = ""
 
 
+class DecisionConflict(BaseModel):
+    """Two decisions the context shows that likely conflict (``compute.conflicts``)."""
+
+    model_config = _OUT
+    first_id: str
+    first: str
+    second_id: str
+    second: str
+    shared_tags: tuple[str, ...]
+
+
+class ConcurrentWork(BaseModel):
+    """Another task in progress that expects to change some of the files this
+    context names (``compute.concurrent``)."""
+
+    model_config = _OUT
+    task_id: str
+    intent: str
+    files: tuple[str, ...]
+
+
 class ExplainEntry(BaseModel):
     """One candidate, its score parts, and what became of it."""
 
@@ -153,6 +176,10 @@ class ComputedContext(BaseModel):
     codebase_context: tuple[Snippet, ...] = ()
     code_references: tuple[CodeRef, ...] = ()
     related_tasks: tuple[RelatedTask, ...] = ()
+    #: pairs of the decisions shown that likely conflict (docs/decisions.md)
+    decision_conflicts: tuple[DecisionConflict, ...] = ()
+    #: other tasks in progress expecting to change files this one does
+    concurrent_work: tuple[ConcurrentWork, ...] = ()
     recent_tasks: tuple[RecentTask, ...] = ()
     active_blockers: tuple[Blocker, ...] = ()
     computed: ComputedMeta = Field(alias="_computed", serialization_alias="_computed")

@@ -25,6 +25,13 @@ def inline(value: object) -> str:
     return " ".join(str(value or "").split())
 
 
+def short(value: object) -> str:
+    """A text's first sentence, cut to 60 characters (a decision named in a marker line)."""
+    from ctxgraph.compute.compress import first_sentence
+
+    return first_sentence(inline(value), 60)
+
+
 def cell(value: object) -> str:
     """Text safe inside a Markdown table cell."""
     return inline(value).replace("|", "\\|")
@@ -42,6 +49,7 @@ def _environment() -> jinja2.Environment:
     )
     env.filters["inline"] = inline
     env.filters["cell"] = cell
+    env.filters["short"] = short
     return env
 
 

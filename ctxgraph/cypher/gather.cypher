@@ -119,8 +119,25 @@ CALL () {
   RETURN collect({id: t.id, reason: coalesce(t.blocked_reason, ''), since: t.blocked_at}) AS blockers
 }
 CALL () {
+  // Concurrent work (docs/decisions.md): the other tasks in progress, newest
+  // first, each with the files its text names and the record of its latest
+  // delivered context (the status as a list, empty when not asked: no seek then).
+  UNWIND CASE WHEN $concurrent_of IS NULL THEN [] ELSE ['in_progress'] END AS status
+  MATCH (t:Task {status: status})
+  WHERE t.id <> $concurrent_of
+  WITH t ORDER BY coalesce(t.updated_at, '') DESC, t.id
+  LIMIT $concurrent_limit
+  CALL (t) {
+    OPTIONAL MATCH (d:Delivery {task_id: t.id})
+    WITH d ORDER BY d.at DESC, d.id DESC
+    LIMIT 1
+    RETURN d.record AS record
+  }
+  RETURN collect({props: t {.id, .name, .objective, .signal_files}, record: record}) AS concurrent
+}
+CALL () {
   MATCH (p:Project)
   WITH p ORDER BY p.id
   RETURN collect(properties(p)) AS projects
 }
-RETURN keyword_hits, domain_hits, dependencies, files, file_count, related, recent, blockers, projects
+RETURN keyword_hits, domain_hits, dependencies, files, file_count, related, recent, blockers, concurrent, projects

@@ -1,5 +1,5 @@
 // Node counts per label (the shared Knowledge label and the derived Completed
-// label left out, the deliveries log: ctxgraph.graph.outcome_records, and the
+// label left out, the deliveries log: ctxgraph.outcomes.records, and the
 // full-text statistics, Corpus).
 MATCH (n)
 UNWIND labels(n) AS label

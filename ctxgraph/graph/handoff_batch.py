@@ -100,14 +100,17 @@ def knowledge_version(item: KnowledgeItem) -> dict[str, Any]:
     return props
 
 
-_MERGED = ("tags", "created_at", "updated_at", "content_hash")
+_MERGED = ("tags", "created_at", "updated_at", "content_hash", "replaces", "valid_from", "valid_until")
 
 
 def merge_knowledge(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
     """Two versions of a knowledge node (:func:`knowledge_version`) merged:
     the properties of the later one (``updated_at``, then ``content_hash``),
     the earliest ``created_at``, the latest ``updated_at``, the sorted union of
-    the tags. Commutative, associative, idempotent."""
+    the tags and of ``replaces``; superseded stays superseded (a decision
+    restated after it was superseded is not back in force), with the earliest
+    ``valid_from`` and ``valid_until`` (docs/decisions.md). Commutative,
+    associative, idempotent."""
     if old is None or "summary" not in old:
         return dict(new)
 
@@ -122,6 +125,17 @@ def merge_knowledge(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str
     times = [t for t in (old.get("updated_at"), new.get("updated_at")) if t]
     if times:
         out["updated_at"] = max(times)
+    replaces = sorted(set(old.get("replaces") or ()) | set(new.get("replaces") or ()))
+    out.pop("replaces", None)
+    if replaces:
+        out["replaces"] = replaces
+    if "superseded" in (old.get("status"), new.get("status")):
+        out["status"] = "superseded"
+    for name in ("valid_from", "valid_until"):
+        times = [t for t in (old.get(name), new.get(name)) if t]
+        out.pop(name, None)
+        if times:
+            out[name] = min(times)
     return out
 
 
@@ -162,6 +176,11 @@ class HandoffBatch:
             if props is not None:
                 out.append(props)
         return out
+
+    def supersedes(self) -> list[tuple[str, str, str]]:
+        """(new id, old id, at) of the SUPERSEDES links of the kept versions: ``at``
+        is the time of the handoff naming them (docs/decisions.md)."""
+        return [(new, old, h.completed_at) for h in self.handoffs for new, old in h.supersedes]
 
     def links(self) -> list[tuple[str, FileLink]]:
         """(handoff id, file link) for the file links of the kept versions."""

@@ -13,7 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ctxgraph.core.models import FileEntry, KnowledgeItem, ReplayTask, Task
+from ctxgraph.core.models import ConcurrentTask, FileEntry, KnowledgeItem, ReplayTask, Task
+from ctxgraph.outcomes.records import delivered_files
 from ctxgraph.signals import TaskSignals, path_terms, terms
 
 LinkType = Literal["CREATED", "MODIFIED", "READ_NEXT"]
@@ -45,6 +46,8 @@ class HandoffRecord(BaseModel):
     knowledge: tuple[KnowledgeItem, ...] = ()
     files: tuple[FileEntry, ...] = ()
     links: tuple[FileLink, ...] = ()
+    #: (new decision id, the id of an earlier decision it supersedes), at ``completed_at``
+    supersedes: tuple[tuple[str, str], ...] = ()
 
     def props(self) -> dict[str, Any]:
         return {
@@ -105,6 +108,15 @@ def task_props(task: Task) -> dict[str, Any]:
     )
 
 
+def concurrent_from_props(props: dict[str, Any], record: str | None) -> ConcurrentTask:
+    """A task in progress (its stored properties) with the record of its latest
+    delivered context (``None``: none) as concurrent work."""
+    name, objective = (props.get("name") or "").strip(), (props.get("objective") or "").strip()
+    intent = name or (objective.splitlines()[0].strip() if objective else props["id"])
+    return ConcurrentTask(id=props["id"], intent=intent, mentioned=tuple(props.get("signal_files") or ()),
+                          delivered=delivered_files(record))
+
+
 def task_terms(task: Task) -> list[str]:
     """Full-text terms of a task (name, objective, criteria), linked as MENTIONS."""
     return terms(task.text)
@@ -147,12 +159,17 @@ def task_from_props(props: dict[str, Any], depends_on: list[str] | None = None) 
 def knowledge_props(item: KnowledgeItem) -> dict[str, Any]:
     data = item.model_dump(mode="json")
     data["tags"] = list(item.tags)
+    if item.replaces:
+        data["replaces"] = list(item.replaces)
+    else:
+        del data["replaces"]  # (kept only where there is one: every other node stays as it was)
     return _compact(data)
 
 
 def knowledge_from_props(props: dict[str, Any]) -> KnowledgeItem:
     fields = {k: v for k, v in props.items() if k in _KNOWLEDGE_FIELDS}
     fields["tags"] = tuple(fields.get("tags") or ())
+    fields["replaces"] = tuple(fields.get("replaces") or ())
     return KnowledgeItem(**fields)
 
 

@@ -76,10 +76,14 @@ class KnowledgeStore(Protocol):
         self, items: Sequence[KnowledgeItem], supersedes: Sequence[tuple[str, str, str]] = ()
     ) -> None:
         """Knowledge added by hand, and (new id, old id, at) SUPERSEDES links: the
-        old node's ``updated_at`` becomes ``at``; an old decision becomes superseded."""
+        old node holds from its ``created_at`` (``valid_from``) until the earliest
+        ``at`` (``valid_until``); an old decision becomes superseded."""
 
     def get_knowledge(self, ids: Sequence[str]) -> list[KnowledgeItem]:
         """The knowledge nodes among ``ids``, in id order."""
+
+    def decisions_in_force(self) -> list[KnowledgeItem]:
+        """Every decision not superseded, in id order (``ctxgraph conflicts``)."""
 
     # -- reads ---------------------------------------------------------------
     def get_task(self, task_id: str) -> Task | None: ...

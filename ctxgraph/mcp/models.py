@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ctxgraph import Task, TaskDoc
+from ctxgraph.compute.conflicts import Conflict
 from ctxgraph.compute.output import ComputedContext, ExplainEntry
 from ctxgraph.mcp.limits import (
     MAX_CRITERIA,
@@ -140,6 +141,16 @@ class TaskListResult(BaseModel):
     project: str
     total: int
     tasks: list[Task]
+    next_cursor: str | None
+
+
+class ConflictsResult(BaseModel):
+    """Likely conflicts among the decisions in force (``ctxgraph conflicts --format json``'s entries)."""
+
+    model_config = _OUT
+    project: str
+    total: int
+    conflicts: list[Conflict]
     next_cursor: str | None
 
 

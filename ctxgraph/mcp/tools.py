@@ -2,7 +2,7 @@
 
 Every tool is a thin call into the service of the project it names (the
 methods the CLI calls: ``compute``, ``add_task``, ``ingest_handoffs``,
-``block``/``unblock``, ``get_task``, ``list_tasks``, ``stats``; plus
+``block``/``unblock``, ``get_task``, ``list_tasks``, ``stats``, ``conflicts``; plus
 :mod:`ctxgraph.mcp.ops`), run under that project's lock on a worker thread.
 Results and errors are built by :mod:`ctxgraph.mcp.responses`; no response
 exceeds the size cap.
@@ -29,6 +29,7 @@ from ctxgraph.mcp.limits import MAX_CRITERIA, MAX_ID_CHARS, MAX_ITEMS, MAX_NAME_
 from ctxgraph.mcp.models import (
     BudgetArg,
     ComplexityArg,
+    ConflictsResult,
     ContextResult,
     Criterion,
     CursorArg,
@@ -256,6 +257,24 @@ class CtxgraphTools:
             return page(tasks, offset, limit, key, build, self.cap)
         return self.guard(work)
 
+    def list_conflicts(
+        self, cursor: CursorArg = None, limit: LimitArg = DEFAULT_PAGE, project: ProjectArg = None,
+    ) -> Annotated[CallToolResult, ConflictsResult]:
+        """Likely conflicts among the decisions in force (``ctxgraph conflicts``): pairs sharing at
+        least 3 tags (tag Jaccard >= 0.4) whose texts differ (word Jaccard < 0.8), most similar tags
+        first. Resolve one by ingesting a handoff whose decision `supersedes` the other. Paginated."""
+        def work() -> CallToolResult | Measured:
+            proj = self.projects.get(project)
+            key = digest({"conflicts": True, "project": proj.name})
+            offset = decode_cursor(cursor, key)
+            found = proj.call(ContextService.conflicts)
+
+            def build(items: list[Any], more: str | None) -> CallToolResult:
+                return ok({"project": proj.name, "total": len(found),
+                           "conflicts": [c.model_dump(mode="json") for c in items], "next_cursor": more})
+            return page(found, offset, limit, key, build, self.cap)
+        return self.guard(work)
+
     def graph_stats(self, project: ProjectArg = None) -> Annotated[CallToolResult, StatsResult]:
         """Nodes per label and relationships per type in the project's graph."""
         def work() -> CallToolResult:
@@ -387,7 +406,7 @@ class CtxgraphTools:
     def register(self, server: CtxgraphServer) -> None:
         reads: list[Callable[..., CallToolResult]] = [
             self.compute_context, self.explain_context, self.search_knowledge, self.get_task, self.list_tasks,
-            self.graph_stats, self.list_projects]
+            self.graph_stats, self.list_projects, self.list_conflicts]
         writes: list[Callable[..., CallToolResult]] = [
             self.add_task, self.ingest_handoff, self.block_task, self.unblock_task]
         for fn in reads:

@@ -132,6 +132,19 @@ def score_props(score: DeliveryScore) -> dict[str, Any]:
             "items": score.items, "items_used": score.used, "wasted_tokens": score.wasted}
 
 
+def delivered_files(record: str | None) -> tuple[str, ...]:
+    """The file items of a delivery's record (its snippets, then its code
+    references), in rank order; ``()`` when the record is unreadable. Read for
+    the concurrent-work warnings of other contexts (docs/decisions.md)."""
+    try:
+        data = json.loads(record or "")
+        items = data["items"] if isinstance(data, dict) and data.get("v") == RECORD_VERSION else []
+        found = sorted((FILE_SECTIONS.index(i[0]), int(i[2]), str(i[1])) for i in items if i[0] in FILE_SECTIONS)
+    except (ValueError, TypeError, KeyError, IndexError):
+        return ()
+    return tuple(dict.fromkeys(path for _, _, path in found))
+
+
 def parse_delivery(stored: StoredDelivery) -> Delivery | None:
     """The delivery ``stored`` holds, or ``None`` when its record is unreadable."""
     try:

@@ -69,6 +69,7 @@ HEADINGS: dict[str, str] = {
     "Prior Work": "prior_work",
     "Relevant Codebase Context": "codebase_context",
     "Code References": "code_references",
+    "Concurrent Work": "concurrent_work",
     "Open Questions (Blocking)": "blocking_questions",
     "Related Tasks": "related_tasks",
     "Recent Task History": "recent_tasks",

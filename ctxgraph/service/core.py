@@ -44,6 +44,7 @@ from ctxgraph.graph.dependencies import find_cycle
 from ctxgraph.graph.local import LocalStore
 from ctxgraph.graph.store import KnowledgeStore, UnavailableStore
 from ctxgraph.service.admin import AdminMixin
+from ctxgraph.service.decisions import DecisionsMixin
 from ctxgraph.service.feedback import FeedbackMixin
 from ctxgraph.service.ingest import IngestMixin
 from ctxgraph.service.knowledge import KnowledgeMixin
@@ -58,7 +59,7 @@ log = logging.getLogger(__name__)
 _RUNTIME_FIELDS = ("status", "success", "outcome_summary", "completed_at", "blocked_reason", "blocked_at")
 
 
-class ContextService(AdminMixin, KnowledgeMixin, IngestMixin, VectorsMixin, FeedbackMixin):
+class ContextService(AdminMixin, KnowledgeMixin, IngestMixin, VectorsMixin, FeedbackMixin, DecisionsMixin):
     """Computes task context from a knowledge store; owns the store it opened."""
 
     # -- lifecycle ---------------------------------------------------------------
@@ -250,6 +251,10 @@ class ContextService(AdminMixin, KnowledgeMixin, IngestMixin, VectorsMixin, Feed
             keyword_limit=lim.KEYWORD_QUERY_LIMIT, domain_limit=lim.DOMAIN_QUERY_LIMIT,
             related_limit=lim.RELATED_TASK_QUERY_LIMIT, recent_limit=lim.RECENT_TASKS,
             working_memory=task.requires_context, max_tag_df=lim.TAG_DF_CAP,
+            # (a finished task's context, replayed, has no concurrent work)
+            concurrent_of=None if task.status in (TaskStatus.COMPLETED, TaskStatus.FAILED)
+            or lim.CONCURRENT_TASKS_LIMIT <= 0 else task.id,
+            concurrent_limit=lim.CONCURRENT_TASKS_LIMIT,
         )
         query_terms = tuple(terms(task.text))
         notes: list[str] = []

@@ -28,6 +28,7 @@ from ctxgraph.core.tokens import estimate_tokens
 from ctxgraph.errors import InvalidArgumentError, UnknownTaskError
 from ctxgraph.graph.handoff_batch import HANDOFF_BATCH
 from ctxgraph.graph.records import FileLink, HandoffRecord, canonical_json, stable_id
+from ctxgraph.service.decisions import replaced_summaries, resolve_supersedes
 from ctxgraph.service.documents import expand_paths, read_document
 from ctxgraph.service.feedback import FeedbackMixin
 from ctxgraph.service.vectors import TASK_WRITE_BATCH, VectorsMixin
@@ -76,27 +77,38 @@ class IngestMixin(VectorsMixin, FeedbackMixin):
 
     # -- handoffs ----------------------------------------------------------------
 
-    def prepare_handoffs(self, docs: Sequence[tuple[HandoffDoc, Mapping[str, Any]]]) -> list[HandoffRecord]:
+    def prepare_handoffs(
+        self, docs: Sequence[tuple[HandoffDoc, Mapping[str, Any]]],
+        resolved: Mapping[str, tuple[str, str]] | None = None,
+    ) -> list[HandoffRecord]:
         """Validated handoffs as the records a store writes (no IO): the
         knowledge texts of all of them go through the signal extractor in one
-        ``extract_many`` call (one ``nlp.pipe``), not a few texts per handoff."""
+        ``extract_many`` call (one ``nlp.pipe``), not a few texts per handoff.
+        ``resolved``: their decisions' ``supersedes`` entries as
+        ``service.decisions.resolve_supersedes`` gives them (entries not in it are left out)."""
         items = [_handoff_items(doc) for doc, _ in docs]
         extracted = iter(self.extractor.extract_many([text for found in items for _, text, _, _ in found]))
         return [
-            self._handoff_record(doc, raw, found, [next(extracted) for _ in found])
+            self._handoff_record(doc, raw, found, [next(extracted) for _ in found], resolved or {})
             for (doc, raw), found in zip(docs, items, strict=True)
         ]
 
     def _handoff_record(
-        self, doc: HandoffDoc, raw: Mapping[str, Any], items: Sequence[_Item], extracted: Sequence[TaskSignals]
+        self, doc: HandoffDoc, raw: Mapping[str, Any], items: Sequence[_Item], extracted: Sequence[TaskSignals],
+        resolved: Mapping[str, tuple[str, str]],
     ) -> HandoffRecord:
         """The record of one handoff, given its knowledge items and their signals."""
         completed_at = doc.completed_at or utcnow()
         knowledge: dict[str, KnowledgeItem] = {}
+        supersedes: dict[tuple[str, str], None] = {}
         for (kind, text, extra, applies_to), sig in zip(items, extracted, strict=True):
             tags = [self.extractor.normalize_tag(t) for t in applies_to]
             tags = list(dict.fromkeys(t for t in [*tags, *sig.keywords, *sig.domains] if t))
             item_id = stable_id(kind, text)
+            if "replaces" in extra:  # a decision's supersedes entries: the ids and texts they name
+                refs = extra["replaces"]
+                supersedes.update(((item_id, resolved[r][0]), None) for r in refs if r in resolved)
+                extra = {**extra, "replaces": replaced_summaries(refs, resolved)}
             item = KnowledgeItem(
                 id=item_id, kind=kind, summary=text, tags=tuple(tags),  # type: ignore[arg-type]
                 created_at=completed_at, updated_at=completed_at, **extra,
@@ -127,6 +139,7 @@ class IngestMixin(VectorsMixin, FeedbackMixin):
             knowledge=tuple(knowledge.values()),
             files=tuple(files.values()),
             links=tuple(links.values()),
+            supersedes=tuple(supersedes),
         )
 
     def ingest_handoff(
@@ -166,10 +179,12 @@ class IngestMixin(VectorsMixin, FeedbackMixin):
         for source, doc, _ in docs:
             if doc.task_id not in found:
                 raise UnknownTaskError(doc.task_id, source=source)
+        resolved = resolve_supersedes(self.store, [(source, doc) for source, doc, _ in docs])
         records = [
             record
             for start in range(0, len(docs), batch_size)
-            for record in self.prepare_handoffs([(doc, raw) for _, doc, raw in docs[start:start + batch_size]])
+            for record in self.prepare_handoffs([(doc, raw) for _, doc, raw in docs[start:start + batch_size]],
+                                                resolved)
         ]
         results: list[IngestResult] = []
         for start in range(0, len(records), batch_size):
@@ -182,6 +197,11 @@ class IngestMixin(VectorsMixin, FeedbackMixin):
             ]
             if progress:
                 progress(len(batch))
+        if len(records) > batch_size:  # a decision superseded by an earlier batch exists now
+            pairs = [(n, o, r.completed_at) for r, res in zip(records, results, strict=True) if res.written
+                     for n, o in r.supersedes]
+            if pairs:
+                self.store.upsert_knowledge([], supersedes=pairs)
         self._score_outcomes(records)
         return results
 
@@ -198,7 +218,10 @@ def _handoff_items(doc: HandoffDoc) -> list[_Item]:
     for g in doc.gotchas:
         items.append(("gotcha", g.issue, {"severity": g.severity}, g.applies_to))
     for d in doc.decisions:
-        items.append(("decision", d.decision, {"rationale": d.rationale, "status": "active"}, d.applies_to))
+        extra: dict[str, Any] = {"rationale": d.rationale, "status": "active"}
+        if d.supersedes:
+            extra["replaces"] = tuple(d.supersedes)  # the entries; their texts once resolved
+        items.append(("decision", d.decision, extra, d.applies_to))
     for q in doc.open_questions:
         items.append(("open_question", q.question, {"context": q.context,
                       "recommendation": q.recommendation, "blocking": q.blocking}, q.applies_to))

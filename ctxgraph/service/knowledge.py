@@ -75,7 +75,8 @@ class KnowledgeMixin(ServiceBase):
         self, item_id: str, summary: str, *, rationale: str | None = None, importance: float | None = None
     ) -> KnowledgeItem:
         """A new version of a knowledge node: same chain, version + 1. Only the
-        latest version of a chain is ever shown; a revised decision is superseded."""
+        latest version of a chain is ever shown; a revised decision is superseded
+        (``valid_until`` now) and the new one says what it replaces."""
         found = self.store.get_knowledge([item_id])
         if not found:
             raise CtxgraphError(f"unknown knowledge id: {item_id!r}")
@@ -87,6 +88,8 @@ class KnowledgeMixin(ServiceBase):
             "severity": old.severity, "status": old.status, "chain_id": old.chain_id or old.id,
             "version": old.version + 1,
         }
+        if old.kind == "decision":  # rendered "(replaces: …)" (docs/decisions.md)
+            fields["replaces"] = (old.summary,)
         new = self._knowledge(old.kind, summary, old.tags, now, **fields)
         if new.id == old.id:
             raise CtxgraphError("the new version must say something different from the old one")

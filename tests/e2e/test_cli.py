@@ -222,7 +222,8 @@ def test_knowledge_add_revise_show(project: Path) -> None:
     shown = json.loads(ok("knowledge", "show", added["id"], "--format", "json", cwd=project))
     assert shown["status"] == "superseded"
     md = ok("context", "t-refresh", cwd=project)
-    assert "Sign JWT with RS256" in md and "HS256" not in md.split("### Relevant Decisions")[1].split("###")[0]
+    decisions = md.split("### Relevant Decisions")[1].split("###")[0]
+    assert decisions.strip() == "- Sign JWT with RS256 — single service (replaces: Sign JWT with HS256)"
     assert "unknown knowledge id" in fails(1, "knowledge", "revise", "nope", "x", cwd=project)
 
 

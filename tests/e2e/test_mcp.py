@@ -52,7 +52,7 @@ VALIDATION_REFUSED = {"huge", "binary", "cypher_in_severity", "not_a_mapping"}
 _VALIDATION_LINES: dict[str, tuple[int, str]] = {}
 
 TOOLS = {"compute_context", "explain_context", "search_knowledge", "get_task", "list_tasks", "graph_stats",
-         "list_projects", "add_task", "ingest_handoff", "block_task", "unblock_task"}
+         "list_projects", "list_conflicts", "add_task", "ingest_handoff", "block_task", "unblock_task"}
 
 
 @dataclass
@@ -386,6 +386,18 @@ def test_size_cap_and_pagination(tmp_path: Path) -> None:
             assert explained["next_cursor"] and len(explained["entries"]) < explained["total"]
         finally:
             c.close()
+
+
+def test_list_conflicts_is_the_cli_conflicts(served: Served) -> None:
+    """(Last of the served tests: it adds two decisions to the module's graph.)"""
+    g = served.graph
+    g.ok("knowledge", "add", "decision", "Sign JWT access tokens with HS256 and one shared secret", "--tag", "signing")
+    g.ok("knowledge", "add", "decision", "Sign JWT access tokens with RS256 and per-service keys", "--tag", "signing")
+    expected = json.loads(g.ok("conflicts", "--format", "json"))
+    assert len(expected) == 1
+    for c in served.clients.values():
+        assert c.ok("list_conflicts", {}) == {"project": "default", "total": 1, "conflicts": expected,
+                                              "next_cursor": None}
 
 
 def test_print_config_for_cursor(tmp_path: Path) -> None:

@@ -160,3 +160,13 @@ def test_neighbourhood_is_complete(driver: Driver, demo_rows: list[dict[str, Any
 def test_unknown_saved_query_is_a_clear_error() -> None:
     with pytest.raises(KeyError, match="no saved analyst query named 'nope'"):
         cypher.load_analyst("nope")
+
+
+def test_decision_conflicts_applies_the_rule_of_ctxgraph_conflicts(loaded: KnowledgeStore, driver: Driver) -> None:
+    """The saved query's pairs are `ctxgraph conflicts`'s (compute/conflicts.py), figures included."""
+    records, _, _ = driver.execute_query(cypher.load_analyst("decision_conflicts"), routing_=RoutingControl.READ)
+    found = [(r["first_id"], r["second_id"], tuple(r["shared_tags"]), r["tag_similarity"], r["text_similarity"])
+             for r in records]
+    expected = [(c.first_id, c.second_id, c.shared_tags, c.tag_similarity, c.text_similarity)
+                for c in ContextService(loaded, SignalExtractor()).conflicts()]
+    assert found and found == expected

@@ -114,6 +114,7 @@ def store_dir(tmp_path_factory: pytest.TempPathFactory, extractor: SignalExtract
     ["task", "unblock", "t-2"],
     ["index", "--list"],
     ["outcomes"],
+    ["conflicts"],
     ["export", "out.jsonl"],
 ])
 def test_commands_that_need_no_signals_load_nothing_heavy(store_dir: Path, args: list[str]) -> None:

@@ -14,6 +14,7 @@ from ctxgraph.core.models.base import normalize_timestamp, utcnow
 from ctxgraph.core.models.candidates import (
     Blocker,
     Candidates,
+    ConcurrentTask,
     DependencyHandoff,
     GatherQuery,
     KnowledgeHit,
@@ -47,6 +48,7 @@ __all__ = [
     "Blocker",
     "Candidates",
     "Complexity",
+    "ConcurrentTask",
     "ContextMapDoc",
     "ContextMapEntryDoc",
     "DecisionDoc",

@@ -51,6 +51,19 @@ class DependencyHandoff(BaseModel):
     knowledge: tuple[KnowledgeItem, ...] = ()
 
 
+class ConcurrentTask(BaseModel):
+    """Another task in progress, with the files it expects to change: those its
+    text names (``mentioned``) and the file items of its latest delivered
+    context, in rank order (``delivered``)."""
+
+    model_config = VALUE
+
+    id: str
+    intent: str
+    mentioned: tuple[str, ...] = ()
+    delivered: tuple[str, ...] = ()
+
+
 class RecentTask(BaseModel):
     model_config = VALUE
 
@@ -96,6 +109,10 @@ class GatherQuery(BaseModel):
     #: candidates (their rarity weight is next to nothing; reading their items is
     #: what grew with the graph); 0: no cap
     max_tag_df: int = 0
+    #: the task whose concurrent work is read (the other tasks in progress, up to
+    #: ``concurrent_limit``); None: not read
+    concurrent_of: str | None = None
+    concurrent_limit: int = 0
 
 
 class Candidates(BaseModel):
@@ -111,6 +128,8 @@ class Candidates(BaseModel):
     related: tuple[TaskHit, ...] = ()
     recent_tasks: tuple[RecentTask, ...] = ()
     active_blockers: tuple[Blocker, ...] = ()
+    #: the other tasks in progress (``GatherQuery.concurrent_of``)
+    concurrent: tuple[ConcurrentTask, ...] = ()
     history: HistoryEvidence | None = None
     query_terms: tuple[str, ...] = ()
     #: every indexed project (the associative memory picks one)

@@ -109,6 +109,15 @@ class GotchaDoc(_Tagged):
 class DecisionDoc(_Tagged):
     decision: str = Field(min_length=1)
     rationale: Text | None = None
+    #: earlier decisions this one replaces: each by its id (``decision:…``) or its
+    #: exact text (case and spacing aside); one string or a list (docs/decisions.md)
+    supersedes: list[Annotated[str, Field(min_length=1, max_length=MAX_TEXT_CHARS)]] = Field(
+        default_factory=list, max_length=MAX_ITEMS)
+
+    @field_validator("supersedes", mode="before")
+    @classmethod
+    def _supersedes(cls, value: Any) -> Any:
+        return _as_list(value)
 
 
 class OpenQuestionDoc(_Tagged):

@@ -49,6 +49,12 @@ class KnowledgeItem(BaseModel):
     severity: Severity | None = None  # gotcha
     rationale: str | None = None  # decision
     status: str | None = None  # decision: active | superseded
+    #: a superseded item: when it held (its ``created_at``) and until when (the
+    #: time of the first item that superseded it)
+    valid_from: str | None = None
+    valid_until: str | None = None
+    #: the summaries of the items this one superseded (rendered "(replaces: …)")
+    replaces: tuple[str, ...] = ()
     context: str | None = None  # open question
     recommendation: str | None = None  # open question
     blocking: bool | None = None  # open question

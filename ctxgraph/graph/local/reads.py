@@ -12,6 +12,7 @@ from ctxgraph.core import rarity
 from ctxgraph.core.models import (
     Blocker,
     Candidates,
+    ConcurrentTask,
     DependencyHandoff,
     FileEntry,
     GatherQuery,
@@ -26,7 +27,7 @@ from ctxgraph.core.models import (
 )
 from ctxgraph.graph.local import memory, nodes, sql
 from ctxgraph.graph.local.connection import Connection
-from ctxgraph.graph.records import file_from_props, knowledge_from_props, task_from_props
+from ctxgraph.graph.records import concurrent_from_props, file_from_props, knowledge_from_props, task_from_props
 
 _TAGGABLE_LABELS = json.dumps(["Task", *nodes.KNOWLEDGE_LABELS])
 
@@ -70,6 +71,11 @@ class Reads:
             rows = cur.execute(
                 sql.KNOWLEDGE_GET, (json.dumps(sorted(set(ids))), json.dumps(nodes.KNOWLEDGE_LABELS)),
             ).fetchall()
+        return [knowledge_from_props(nodes.loads(r[0])) for r in rows]
+
+    def decisions_in_force(self) -> list[KnowledgeItem]:
+        with self.db.read() as cur:
+            rows = cur.execute(sql.DECISIONS_IN_FORCE).fetchall()
         return [knowledge_from_props(nodes.loads(r[0])) for r in rows]
 
     def get_task(self, task_id: str) -> Task | None:
@@ -219,6 +225,19 @@ class Reads:
             )
         return out
 
+    def _concurrent(self, task_id: str, limit: int) -> list[ConcurrentTask]:
+        """The other tasks in progress with their latest delivered context's record."""
+        with self.db.read() as cur:
+            statement = sql.IN_PROGRESS_INDEXED if self.db.has_index(cur, "tasks_in_progress") else sql.IN_PROGRESS
+            found = [nodes.loads(text) for (text,) in cur.execute(statement, (task_id, limit))]
+            if not found or not self.db.has_index(cur, "deliveries_by_task"):
+                return [concurrent_from_props(props, None) for props in found]
+            out = []
+            for props in found:
+                row = cur.execute(sql.LATEST_DELIVERY, (props["id"],)).fetchone()
+                out.append(concurrent_from_props(props, row[0] if row else None))
+            return out
+
     def _count(self, label: str) -> int:
         with self.db.read() as cur:
             statement = sql.COUNT_LABEL_KEPT if self.db.has_aggregates(cur) else sql.COUNT_LABEL
@@ -254,6 +273,8 @@ class Reads:
                 context_map_total=self._count("File"),
                 recent_tasks=tuple(self._recent_tasks(query.recent_limit)) if wm else (),
                 active_blockers=tuple(self._active_blockers()) if wm else (),
+                concurrent=tuple(self._concurrent(query.concurrent_of, query.concurrent_limit))
+                if query.concurrent_of is not None and query.concurrent_limit > 0 else (),
                 memory_projects=tuple(memory.projects(self.db)),
                 tag_df=tuple(sorted(dfs.items())),
                 tagged_total=total,

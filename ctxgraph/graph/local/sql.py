@@ -74,6 +74,8 @@ CREATE INDEX IF NOT EXISTS tasks_finished ON nodes (coalesce(json_extract(props,
     WHERE label = 'Task' AND json_extract(props, '$.status') IN ('completed', 'failed');
 CREATE INDEX IF NOT EXISTS tasks_blocked ON nodes (coalesce(json_extract(props, '$.blocked_at'), ''), id)
     WHERE label = 'Task' AND json_extract(props, '$.status') = 'blocked';
+CREATE INDEX IF NOT EXISTS tasks_in_progress ON nodes (coalesce(json_extract(props, '$.updated_at'), '') DESC, id)
+    WHERE label = 'Task' AND json_extract(props, '$.status') = 'in_progress';
 """
 #: What the store keeps at write time, by triggers (so also when another program
 #: writes the file): nodes per label and TAGGED edges per tag (the tag rarity's
@@ -164,6 +166,10 @@ KNOWLEDGE_GET = (
     "SELECT props FROM nodes WHERE id IN (SELECT value FROM json_each(?)) "
     "AND label IN (SELECT value FROM json_each(?)) ORDER BY id"
 )
+DECISIONS_IN_FORCE = (
+    "SELECT props FROM nodes WHERE label = 'Decision' "
+    "AND coalesce(json_extract(props, '$.status'), 'active') <> 'superseded' ORDER BY id"
+)
 TASK_DEPENDENCIES = "SELECT dst_id FROM edges WHERE src_label = 'Task' AND src_id = ? AND type = 'DEPENDS_ON'"
 #: The tasks of a JSON list of ids (each a primary-key seek), and their dependencies.
 TASKS_GET = "SELECT props FROM nodes WHERE label = 'Task' AND id IN (SELECT value FROM json_each(?))"
@@ -233,6 +239,21 @@ SELECT props FROM nodes INDEXED BY tasks_blocked
 WHERE label = 'Task' AND json_extract(props, '$.status') = 'blocked'
 ORDER BY coalesce(json_extract(props, '$.blocked_at'), ''), id
 """
+
+# Concurrent work (docs/decisions.md): the other tasks in progress, newest
+# first, and the record of a task's latest delivered context.
+IN_PROGRESS = """
+SELECT props FROM nodes WHERE label = 'Task' AND json_extract(props, '$.status') = 'in_progress' AND id <> ?
+ORDER BY coalesce(json_extract(props, '$.updated_at'), '') DESC, id LIMIT ?
+"""
+IN_PROGRESS_INDEXED = """
+SELECT props FROM nodes INDEXED BY tasks_in_progress
+WHERE label = 'Task' AND json_extract(props, '$.status') = 'in_progress' AND id <> ?
+ORDER BY coalesce(json_extract(props, '$.updated_at'), '') DESC, id LIMIT ?
+"""
+LATEST_DELIVERY = (
+    "SELECT record FROM deliveries INDEXED BY deliveries_by_task WHERE task_id = ? ORDER BY at DESC, id DESC LIMIT 1"
+)
 
 # -- reads: tags ------------------------------------------------------------------------
 # Tag queries (finding 3 of benchmarks/README.md): the degree of each query tag

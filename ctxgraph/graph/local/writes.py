@@ -82,6 +82,24 @@ def _knowledge_label(cur: sqlite3.Cursor, item_id: str) -> str | None:
     return None if row is None else str(row[0])
 
 
+def _supersede(cur: sqlite3.Cursor, pairs: Sequence[tuple[str, str, str]]) -> None:
+    """(new id, old id, at) SUPERSEDES links, as ``knowledge_supersede.cypher``:
+    the old node holds from its ``created_at`` until the earliest ``at``; an
+    old decision is superseded. Pairs whose nodes are missing are skipped."""
+    for new_id, old_id, at in pairs:
+        new_label, old_label = _knowledge_label(cur, new_id), _knowledge_label(cur, old_id)
+        if new_label is None or old_label is None:
+            continue
+        nodes.put_edge(cur, (new_label, new_id), "SUPERSEDES", (old_label, old_id))
+        old = nodes.node(cur, old_label, old_id) or {}
+        if old_label == "Decision":
+            old["status"] = "superseded"
+        if old.get("created_at") or old.get("valid_from"):
+            old["valid_from"] = old.get("valid_from") or old["created_at"]
+        old["valid_until"] = min(at, old.get("valid_until") or at)
+        nodes.put_node(cur, old_label, old)
+
+
 class Writes:
     """The store's writes (a part of ``LocalStore``): each call is one write transaction."""
 
@@ -148,6 +166,7 @@ class Writes:
             _merge_knowledge(cur, batch)
             nodes.put_edges(cur, [(("Handoff", h), "DISCOVERED", (k.label, k.id), {})
                                   for h, k in batch.discovered()])
+            _supersede(cur, batch.supersedes())
             _fill_files(cur, batch.files)
             nodes.put_edges(cur, [(("Handoff", h), link.rel, ("File", link.path), link_props(link))
                                   for h, link in batch.links()])
@@ -170,13 +189,4 @@ class Writes:
         with self.db.write() as cur:
             for item in items:
                 _put_knowledge_items(cur, [item])
-            for new_id, old_id, at in supersedes:
-                new_label, old_label = _knowledge_label(cur, new_id), _knowledge_label(cur, old_id)
-                if new_label is None or old_label is None:
-                    continue
-                nodes.put_edge(cur, (new_label, new_id), "SUPERSEDES", (old_label, old_id))
-                old = nodes.node(cur, old_label, old_id) or {}
-                if old_label == "Decision":
-                    old["status"] = "superseded"
-                old["updated_at"] = at
-                nodes.put_node(cur, old_label, old)
+            _supersede(cur, supersedes)

@@ -28,7 +28,7 @@ from ctxgraph.core.models import (
 )
 from ctxgraph.graph.dependencies import reachable_edges
 from ctxgraph.graph.neo4j_store.connection import Neo4jConnection
-from ctxgraph.graph.records import file_from_props, knowledge_from_props, task_from_props
+from ctxgraph.graph.records import concurrent_from_props, file_from_props, knowledge_from_props, task_from_props
 
 #: Up to this many start tasks, a dependency closure is one variable-length pattern.
 CLOSURE_PATTERN_STARTS = 32
@@ -40,6 +40,10 @@ class Reads(Neo4jConnection):
     def get_knowledge(self, ids: Sequence[str]) -> list[KnowledgeItem]:
         wanted = sorted(set(ids))
         rows = self._read(lambda tx: self._rows(tx, "knowledge_get", ids=wanted))
+        return [knowledge_from_props(r["props"]) for r in rows]
+
+    def decisions_in_force(self) -> list[KnowledgeItem]:
+        rows = self._read(lambda tx: self._rows(tx, "decisions_in_force"))
         return [knowledge_from_props(r["props"]) for r in rows]
 
     def get_task(self, task_id: str) -> Task | None:
@@ -125,6 +129,7 @@ class Reads(Neo4jConnection):
             related_weighted=under_cap([*query.keywords, *query.domains]), exclude=list(query.exclude),
             related_limit=query.related_limit, working_memory=query.working_memory,
             recent_limit=query.recent_limit, context_map=query.context_map,
+            concurrent_of=query.concurrent_of, concurrent_limit=query.concurrent_limit,
         )[0]
         return _candidates(query, row, dfs, total)
 
@@ -153,6 +158,7 @@ def _candidates(query: GatherQuery, r: dict[str, Any], dfs: dict[str, int], tota
         recent_tasks=tuple(RecentTask(id=t.id, intent=t.intent, success=t.success, completed_at=t.completed_at)
                            for t in recent),
         active_blockers=tuple(Blocker(id=b["id"], reason=b["reason"], since=b["since"]) for b in r["blockers"]),
+        concurrent=tuple(concurrent_from_props(c["props"], c["record"]) for c in r["concurrent"]),
         memory_projects=tuple(MemoryProject(**p) for p in r["projects"]),
         tag_df=tuple(sorted(dfs.items())),
         tagged_total=total,

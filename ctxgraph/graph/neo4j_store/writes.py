@@ -96,6 +96,9 @@ class Writes(Schema):
                 self._task_docs(tx, [h.task_id for h in batch.handoffs])
                 merge_knowledge(tx, batch)
                 tx.run(cypher.load("handoff_discovered"), rows=rows["discovered"]).consume()
+                if batch.supersedes():
+                    tx.run(cypher.load("knowledge_supersede"), pairs=[
+                        {"new": n, "old": o, "at": at} for n, o, at in batch.supersedes()]).consume()
                 fill_files(tx, batch.files)
                 tx.run(cypher.load("handoff_links"), rows=rows["links"]).consume()
                 stale += self._touched_files(tx, tasks=sorted({r.task_id for r in records}))
