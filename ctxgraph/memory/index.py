@@ -1,9 +1,12 @@
 """Indexing a project's files into the associative memory (``ctxgraph index``).
 
-A run scans the project (:mod:`ctxgraph.memory.scan`), compares each file's
-sha256 with the one its stored chunks were made from, and re-chunks, embeds
-and writes only the new and changed files; chunks of files that disappeared
-(or are now skipped) are removed. Files are written in batches, one
+A run scans the project with the stat-then-hash scan
+(:func:`ctxgraph.memory.scan.changes`): a file whose modification time and
+size are those stored with its chunks is not read; any other is read and its
+sha256 compared with the one its chunks were made from. Only the new and
+changed files are re-chunked, embedded and written (a file whose content is
+the same gets its new stat recorded); chunks of files that disappeared (or
+are now skipped) are removed. Files are written in batches, one
 transaction each, so an interrupted run keeps what it finished and the next
 run resumes where it stopped. The project's ``indexed_at`` is set only when a
 run has covered every file: a project that never finished a run has none.
@@ -28,12 +31,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ctxgraph.core.models import MemoryChunk, MemoryProject
+from ctxgraph.core.models import FileStat, MemoryChunk, MemoryProject
 from ctxgraph.core.tokens import estimate_tokens
 from ctxgraph.errors import ConfigurationError
 from ctxgraph.graph.store import KnowledgeStore
 from ctxgraph.memory.chunk import Chunk, chunk_file
-from ctxgraph.memory.scan import Skipped, SourceFile, walk
+from ctxgraph.memory.scan import Skipped, SourceFile, changes
 from ctxgraph.memory.text import search_text
 
 if TYPE_CHECKING:
@@ -92,6 +95,7 @@ class IndexReport:
     root: str
     embeddings: bool
     files: int = 0  # text files found
+    read: int = 0  # files opened by the scan (the others' stat was unchanged)
     indexed: int = 0  # new or changed files (re)written
     unchanged: int = 0
     removed: int = 0  # files whose chunks were dropped
@@ -108,7 +112,7 @@ class IndexReport:
     def as_dict(self) -> dict[str, object]:
         return {
             "project": self.project, "root": self.root, "embeddings": self.embeddings, "files": self.files,
-            "indexed": self.indexed, "unchanged": self.unchanged, "removed": self.removed,
+            "read": self.read, "indexed": self.indexed, "unchanged": self.unchanged, "removed": self.removed,
             "chunks": self.chunks, "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
             "seconds": round(self.seconds, 3), "chunks_per_s": round(self.chunks_per_s, 1),
             "complete": self.complete, "files_left": self.files - self.unchanged - self.indexed,
@@ -180,39 +184,39 @@ def index_project(
     # A different kind of index, or another root, is rebuilt from scratch.
     known = state.file_hashes if previous is not None and previous.embeddings == embeddings \
         and previous.root == str(base) else {}
-    if embeddings and embedder is None:
+    tell("scanning")
+    before = {p: st for p, st in state.file_stats.items() if p in known}
+    scan = changes(base, before)
+    report.skipped = scan.skipped
+    report.read = scan.read
+    report.files = len(scan.stats)
+    present = set(scan.stats)
+    changed = scan.added + scan.changed
+    report.unchanged = scan.unchanged
+    gone = sorted(p for p in state.file_hashes if p not in present)
+    if scan.touched:
+        store.touch_memory(pid, scan.touched)
+    if embeddings and embedder is None and changed:  # the model only when there is something to embed
         tell("model")
         from ctxgraph.memory.embed import shared_embedder
 
         embedder = shared_embedder()
 
-    tell("scanning")
-    found: list[SourceFile] = []
-    for item in walk(base):
-        if isinstance(item, Skipped):
-            report.skipped.append(item)
-        else:
-            found.append(item)
-    report.files = len(found)
-    present = {f.path for f in found}
-    changed = [f for f in found if known.get(f.path) != f.sha256]
-    report.unchanged = len(found) - len(changed)
-    gone = sorted(p for p in state.file_hashes if p not in present)
-
     def record(indexed_at: str) -> MemoryProject:
         return MemoryProject(id=pid, root=str(base), indexed_at=indexed_at, embeddings=embeddings,
-                             model=MODEL if embeddings else "", files=len(present), chunks=0)
+                             model=MODEL if embeddings else "", files=len(present), chunks=0,
+                             files_indexed=min(len(present), report.unchanged + report.indexed))
 
     pending_at = previous.indexed_at if previous is not None and known else ""
-    run = _Run(changed, embeddings=embeddings, embedder=embedder, deadline=deadline)
+    run = _Run(changed, scan.stats, embeddings=embeddings, embedder=embedder, deadline=deadline)
     indexing = time.monotonic()
 
     def write(files: list[_File]) -> None:
         rows = [row for f in files for row in f.finished()]
         replaced = [f.source.path for f in files if f.source.path in state.file_hashes or f.source.path in known]
-        store.write_memory(record(pending_at), rows, replaced)
         report.indexed += len(files)
         report.chunks += len(rows)
+        store.write_memory(record(pending_at), rows, replaced)
 
     tell("indexing", files_total=len(changed))
     ready: list[_File] = []
@@ -242,11 +246,12 @@ def index_project(
 class _File:
     """A file being indexed: its chunks, and their vectors as they come."""
 
-    def __init__(self, source: SourceFile, *, lightweight: bool) -> None:
+    def __init__(self, source: SourceFile, stat: FileStat | None, *, lightweight: bool) -> None:
         self.source = source
         self.rows = [
             MemoryChunk(path=source.path, start_line=c.start_line, end_line=c.end_line, text=c.text,
                         text_hash=c.text_hash, token_estimate=c.token_estimate, file_sha256=source.sha256,
+                        file_mtime_ns=stat.mtime_ns if stat else 0, file_size=stat.size if stat else -1,
                         search_text=search_text(source.path, c.text))
             for c in file_chunks(source, lightweight=lightweight)
         ]
@@ -272,9 +277,10 @@ class _Run:
     """The files of one run, chunked as needed and embedded in calls sized to
     take about :data:`CALL_SECONDS` (and to end by the deadline)."""
 
-    def __init__(self, changed: list[SourceFile], *, embeddings: bool, embedder: Vectors | None,
-                 deadline: float | None) -> None:
+    def __init__(self, changed: list[SourceFile], stats: dict[str, FileStat], *, embeddings: bool,
+                 embedder: Vectors | None, deadline: float | None) -> None:
         self._files = iter(changed)
+        self._stats = stats
         self._embeddings = embeddings
         self._embedder = embedder
         self._deadline = deadline
@@ -313,7 +319,7 @@ class _Run:
                 if source is None:
                     exhausted = True
                 else:
-                    queue.append(_File(source, lightweight=not self._embeddings))
+                    queue.append(_File(source, self._stats.get(source.path), lightweight=not self._embeddings))
             if not queue:
                 return
             # Every run finishes a file at least, so that runs under a short limit still advance.

@@ -308,3 +308,24 @@ def test_the_embedded_index_is_rebuilt_only_when_chunks_change(tmp_path: Path) -
         assert query(local, "shop", "password") == ([], [])
     finally:
         local.close()
+
+
+def test_a_run_reads_only_the_files_whose_stat_moved(store: KnowledgeStore, tmp_path: Path) -> None:
+    root = make_project(tmp_path / "shop")
+    then = datetime.now(UTC).timestamp() - 60
+    for path in root.rglob("*"):
+        os.utime(path, (then, then))  # out of the scan's racy window
+    first = index_project(store, root, embeddings=False)
+    assert first.read == 4 and first.indexed == 3  # the text files and the binary one (sniffed every run)
+    again = index_project(store, root, embeddings=False)
+    assert again.read == 1 and again.unchanged == 3 and again.indexed == 0
+    os.utime(root / "README.md", (then + 10, then + 10))  # a new mtime, the same content: read once, stat recorded
+    touched = index_project(store, root, embeddings=False)
+    assert touched.read == 2 and touched.indexed == 0
+    assert store.memory_state("shop").file_stats["README.md"].mtime_ns == (root / "README.md").stat().st_mtime_ns
+    login = root / "src" / "auth" / "login.py"
+    login.write_text(LOGIN.replace("bcrypt", "argon2"), encoding="utf-8")
+    os.utime(login, (then + 30, then + 30))
+    changed = index_project(store, root, embeddings=False)
+    assert changed.read == 2 and changed.indexed == 1
+    assert index_project(store, root, embeddings=False).read == 1

@@ -38,7 +38,7 @@ from ctxgraph.core.models.documents import (
 from ctxgraph.core.models.evidence import FileEvidence, HistoryEvidence, NeighbourEvidence, TaskEvidence
 from ctxgraph.core.models.files import FileEntry, clean_path, infer_component, split_location
 from ctxgraph.core.models.knowledge import KIND_LABELS, KnowledgeItem, KnowledgeKind, Severity
-from ctxgraph.core.models.memory import MemoryChunk, MemoryHit, MemoryProject, MemoryRecall, MemoryState
+from ctxgraph.core.models.memory import FileStat, MemoryChunk, MemoryHit, MemoryProject, MemoryRecall, MemoryState
 from ctxgraph.core.models.tasks import Complexity, Task, TaskStatus
 
 __all__ = [
@@ -53,6 +53,7 @@ __all__ = [
     "FileChange",
     "FileEntry",
     "FileEvidence",
+    "FileStat",
     "FileToRead",
     "GatherQuery",
     "GotchaDoc",
