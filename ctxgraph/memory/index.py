@@ -23,6 +23,7 @@ Two kinds of index:
 from __future__ import annotations
 
 import re
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import nullcontext
@@ -102,7 +103,9 @@ class IndexReport:
     chunks: int = 0  # chunks written by this run
     skipped: list[Skipped] = field(default_factory=list)
     seconds: float = 0.0
-    complete: bool = True  # False when the time limit stopped the run
+    complete: bool = True  # False when the time limit (or a cancel) stopped the run
+    #: the files found added, changed and deleted by the scan
+    paths: dict[str, list[str]] = field(default_factory=dict)
     indexed_at: str = ""
 
     @property
@@ -116,7 +119,7 @@ class IndexReport:
             "chunks": self.chunks, "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
             "seconds": round(self.seconds, 3), "chunks_per_s": round(self.chunks_per_s, 1),
             "complete": self.complete, "files_left": self.files - self.unchanged - self.indexed,
-            "indexed_at": self.indexed_at,
+            "indexed_at": self.indexed_at, **{k: self.paths.get(k, []) for k in ("added", "changed", "deleted")},
         }
 
 
@@ -155,6 +158,7 @@ def index_project(
     embedder: Vectors | None = None,
     progress: Progress | None = None,
     time_limit: float | None = None,
+    cancel: threading.Event | None = None,
 ) -> IndexReport:
     """Index (incrementally) the files under ``root`` as project ``project``.
 
@@ -164,6 +168,8 @@ def index_project(
     embedder calls sized to end in time; the files finished by then are
     written, a file half embedded is left for the next run (which goes on
     where this one stopped). Every run finishes one file at least.
+    ``cancel`` (set by another thread) stops the run as the time limit does,
+    at once: a server or a watcher that stops.
     """
     started = time.monotonic()
     deadline = None if time_limit is None else started + time_limit
@@ -208,7 +214,8 @@ def index_project(
                              files_indexed=min(len(present), report.unchanged + report.indexed))
 
     pending_at = previous.indexed_at if previous is not None and known else ""
-    run = _Run(changed, scan.stats, embeddings=embeddings, embedder=embedder, deadline=deadline)
+    report.paths = scan.paths()
+    run = _Run(changed, scan.stats, embeddings=embeddings, embedder=embedder, deadline=deadline, cancel=cancel)
     indexing = time.monotonic()
 
     def write(files: list[_File]) -> None:
@@ -278,7 +285,8 @@ class _Run:
     take about :data:`CALL_SECONDS` (and to end by the deadline)."""
 
     def __init__(self, changed: list[SourceFile], stats: dict[str, FileStat], *, embeddings: bool,
-                 embedder: Vectors | None, deadline: float | None) -> None:
+                 embedder: Vectors | None, deadline: float | None, cancel: threading.Event | None = None) -> None:
+        self._cancel = cancel
         self._files = iter(changed)
         self._stats = stats
         self._embeddings = embeddings
@@ -299,7 +307,9 @@ class _Run:
         return max(1, min(EMBED_BATCH, int(seconds / self._seconds_per_chunk)))
 
     def _over(self, want: int) -> bool:
-        """Past the deadline, or a call of ``want`` chunks would end well past it."""
+        """Cancelled, past the deadline, or a call of ``want`` chunks would end well past it."""
+        if self._cancel is not None and self._cancel.is_set():
+            return True
         if self._deadline is None:
             return False
         expected = (self._seconds_per_chunk or 0.0) * want if self._embeddings else 0.0
@@ -323,7 +333,7 @@ class _Run:
             if not queue:
                 return
             # Every run finishes a file at least, so that runs under a short limit still advance.
-            if done_any and self._over(want):
+            if (done_any or (self._cancel is not None and self._cancel.is_set())) and self._over(want):
                 self.stopped = True
                 return
             if self._embeddings:

@@ -140,7 +140,7 @@ class IndexWorker(threading.Thread):
             store = self.open_store()
             try:
                 report = index_project(store, req.root, project=req.project, embeddings=req.embeddings,
-                                       time_limit=self.time_limit)
+                                       time_limit=self.time_limit, cancel=self._stop_event)
                 if report.complete and self.follow_up:
                     try:
                         self.follow_up(store, report)
@@ -157,7 +157,7 @@ class IndexWorker(threading.Thread):
                 self.on_error(req, exc, delay)
             self.queue.retry(req, delay)
             return None
-        if not report.complete:  # stopped by the time limit: go on in the next run
+        if not report.complete and not self._stop_event.is_set():  # stopped by the time limit: go on next run
             self.queue.retry(IndexRequest(req.project, req.root, req.embeddings, req.requested_at), 0.0)
         if self.on_report:
             self.on_report(report)
