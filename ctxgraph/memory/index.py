@@ -72,7 +72,8 @@ class IndexProgress:
     """Where a run is: ``phase`` is ``model`` (loading the embedder),
     ``scanning`` (reading the files) or ``indexing``; ``files_done`` of
     ``files_total`` new or changed files are chunked (and embedded), holding
-    ``chunks`` chunks, in ``indexing_seconds`` of indexing."""
+    ``chunks`` chunks, in ``indexing_seconds`` of indexing; of the
+    ``files_found`` files, ``files_unchanged`` needed nothing."""
 
     project: str
     phase: str
@@ -81,6 +82,13 @@ class IndexProgress:
     chunks: int = 0
     files_written: int = 0
     indexing_seconds: float = 0.0
+    files_found: int = 0
+    files_unchanged: int = 0
+
+    @property
+    def files_indexed(self) -> int:
+        """Files whose chunks are in the store now (unchanged, or written by this run)."""
+        return self.files_unchanged + self.files_written
 
     @property
     def chunks_per_s(self) -> float:
@@ -182,7 +190,8 @@ def index_project(
     def tell(phase: str, files_done: int = 0, files_total: int = 0, chunks: int = 0, files_written: int = 0,
              indexing_seconds: float = 0.0) -> None:
         if progress is not None:
-            progress(IndexProgress(pid, phase, files_done, files_total, chunks, files_written, indexing_seconds))
+            progress(IndexProgress(pid, phase, files_done, files_total, chunks, files_written, indexing_seconds,
+                                   report.files, report.unchanged))
 
     state = store.memory_state(pid)
     previous = state.project

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ctxgraph.graph.store import KnowledgeStore
-from ctxgraph.memory.index import IndexReport, index_project, project_id_for
+from ctxgraph.memory.index import IndexReport, Progress, index_project, project_id_for
 
 log = logging.getLogger(__name__)
 
@@ -109,6 +109,8 @@ class IndexWorker(threading.Thread):
         on_error: Callable[[IndexRequest, BaseException, float], None] | None = None,
         max_runs: int | None = None,
         follow_up: Callable[[KnowledgeStore, IndexReport], None] | None = None,
+        progress: Progress | None = None,
+        keep_store: bool = False,
     ) -> None:
         super().__init__(name="ctxgraph-index-worker", daemon=True)
         #: Stop after this many runs (None: until stopped); checked by the worker
@@ -122,6 +124,10 @@ class IndexWorker(threading.Thread):
         self.on_report = on_report
         self.on_error = on_error
         self.follow_up = follow_up
+        self.progress = progress
+        #: Keep the store open from one run to the next (closed after a failure and at the end).
+        self.keep_store = keep_store
+        self._store: KnowledgeStore | None = None
         self._stop_event = threading.Event()
         self.runs = 0
         self.failures = 0
@@ -137,16 +143,20 @@ class IndexWorker(threading.Thread):
         """One request: index, or schedule the retry after a failure."""
         self.runs += 1
         try:
-            store = self.open_store()
+            store = self._store or self.open_store()
+            self._store = store if self.keep_store else None
             try:
                 report = index_project(store, req.root, project=req.project, embeddings=req.embeddings,
-                                       time_limit=self.time_limit, cancel=self._stop_event)
+                                       time_limit=self.time_limit, cancel=self._stop_event, progress=self.progress)
                 if report.complete and self.follow_up:
                     try:
                         self.follow_up(store, report)
                     except Exception as exc:  # the index is written; the extra work waits for the next run
                         log.warning("after indexing %s: %s", req.project, exc)
-            finally:
+            except BaseException:
+                self._close_store(store)
+                raise
+            if not self.keep_store:
                 store.close()
         except Exception as exc:  # a failed run is retried, never fatal to the worker
             self.failures += 1
@@ -163,8 +173,19 @@ class IndexWorker(threading.Thread):
             self.on_report(report)
         return report
 
+    def _close_store(self, store: KnowledgeStore) -> None:
+        self._store = None
+        try:
+            store.close()
+        except Exception as exc:  # closing must not hide why the run failed
+            log.warning("closing the index store: %s", exc)
+
     def run(self) -> None:
-        while not self._stop_event.is_set() and (self.max_runs is None or self.runs < self.max_runs):
-            req = self.queue.take(timeout=0.5)
-            if req is not None:
-                self.run_one(req)
+        try:
+            while not self._stop_event.is_set() and (self.max_runs is None or self.runs < self.max_runs):
+                req = self.queue.take(timeout=0.5)
+                if req is not None:
+                    self.run_one(req)
+        finally:
+            if self._store is not None:
+                self._close_store(self._store)

@@ -233,16 +233,17 @@ def test_threshold_keeps_weak_matches_out_of_the_fusion() -> None:
     assert strong.snippets[0].text == "def f():"
 
 
-def test_a_stale_or_incomplete_index_is_skipped(store: KnowledgeStore, tmp_path: Path) -> None:
+def test_a_stale_index_is_skipped_and_an_incomplete_one_used_as_partial(store: KnowledgeStore,
+                                                                         tmp_path: Path) -> None:
     root = make_project(tmp_path / "shop")
     index_project(store, root)
     projects = tuple(store.memory_projects())
     later = datetime.now(UTC) + timedelta(hours=30)
     found, notes = recall(store, projects, "password", ["password"], project=None, stale_hours=24, now=later)
     assert found is None and "stale" in notes[0]
-    incomplete = tuple(p.model_copy(update={"indexed_at": ""}) for p in projects)
+    incomplete = tuple(p.model_copy(update={"indexed_at": "", "files_indexed": 2}) for p in projects)
     found, notes = recall(store, incomplete, "password", ["password"], project=None, stale_hours=24)
-    assert found is None and "incomplete" in notes[0]
+    assert found is not None and found.by_text and notes[0].startswith("associative memory: partial (2/3 files")
     found, notes = recall(store, projects, "password", ["password"], project="nope", stale_hours=24)
     assert found is None and "'nope' is not indexed" in notes[0]
 
