@@ -257,7 +257,7 @@ def _watch(params: dict[str, Any], path: Path, project: str | None, embeddings: 
 
     queue = IndexQueue()
     worker = ContextService.index_worker(open_svc, queue, time_limit=time_limit, on_report=on_report,
-                                         on_error=on_error, max_runs=max_runs, follow_up=follow_up)
+                                         on_error=on_error, max_runs=max_runs, follow_up=follow_up, keep_store=True)
     try:
         queue.request(path, project=project, embeddings=embeddings)
     except CtxgraphError as exc:

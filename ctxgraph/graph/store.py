@@ -206,6 +206,10 @@ class KnowledgeStore(Protocol):
         """The project's record (None when never indexed) and, per indexed file,
         the sha256 and stat it had when its chunks were written."""
 
+    def memory_vectors(self, project: str, paths: Sequence[str]) -> dict[str, dict[str, tuple[float, ...]]]:
+        """The stored vectors of the chunks of ``paths`` in ``project``: path ->
+        the chunk's ``text_hash`` -> its embedding (chunks without one left out)."""
+
     def touch_memory(self, project: str, stats: Mapping[str, FileStat]) -> None:
         """Record ``stats`` (mtime_ns, size) on the chunks of those files of
         ``project`` (their content is unchanged). Idempotent."""

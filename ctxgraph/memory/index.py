@@ -109,6 +109,7 @@ class IndexReport:
     unchanged: int = 0
     removed: int = 0  # files whose chunks were dropped
     chunks: int = 0  # chunks written by this run
+    vectors_reused: int = 0  # of which kept their stored vector (their text had not changed)
     skipped: list[Skipped] = field(default_factory=list)
     seconds: float = 0.0
     complete: bool = True  # False when the time limit (or a cancel) stopped the run
@@ -124,7 +125,8 @@ class IndexReport:
         return {
             "project": self.project, "root": self.root, "embeddings": self.embeddings, "files": self.files,
             "read": self.read, "indexed": self.indexed, "unchanged": self.unchanged, "removed": self.removed,
-            "chunks": self.chunks, "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
+            "chunks": self.chunks, "vectors_reused": self.vectors_reused,
+            "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
             "seconds": round(self.seconds, 3), "chunks_per_s": round(self.chunks_per_s, 1),
             "complete": self.complete, "files_left": self.files - self.unchanged - self.indexed,
             "indexed_at": self.indexed_at, **{k: self.paths.get(k, []) for k in ("added", "changed", "deleted")},
@@ -224,7 +226,11 @@ def index_project(
 
     pending_at = previous.indexed_at if previous is not None and known else ""
     report.paths = scan.paths()
-    run = _Run(changed, scan.stats, embeddings=embeddings, embedder=embedder, deadline=deadline, cancel=cancel)
+    # The vectors of a changed file's chunks, by text: its unchanged chunks are not embedded again.
+    known_vectors = store.memory_vectors(pid, [f.path for f in scan.changed]) if embeddings and scan.changed \
+        else {}
+    run = _Run(changed, scan.stats, embeddings=embeddings, embedder=embedder, deadline=deadline, cancel=cancel,
+               known_vectors=known_vectors)
     indexing = time.monotonic()
 
     def write(files: list[_File]) -> None:
@@ -251,6 +257,7 @@ def index_project(
     tell("indexing", files_done=run.files_done, files_total=len(changed), chunks=run.chunks,
          files_written=report.indexed, indexing_seconds=time.monotonic() - indexing)
     report.complete = not run.stopped
+    report.vectors_reused = run.reused
     if report.complete:
         report.indexed_at = now()
         store.write_memory(record(report.indexed_at), [], gone)
@@ -260,9 +267,12 @@ def index_project(
 
 
 class _File:
-    """A file being indexed: its chunks, and their vectors as they come."""
+    """A file being indexed: its chunks, and their vectors as they come (a
+    chunk whose text the file's stored chunks already had keeps that vector:
+    the embedder is given ``path + text``, the same input, so the same vector)."""
 
-    def __init__(self, source: SourceFile, stat: FileStat | None, *, lightweight: bool) -> None:
+    def __init__(self, source: SourceFile, stat: FileStat | None, *, lightweight: bool,
+                 known: dict[str, tuple[float, ...]] | None = None) -> None:
         self.source = source
         self.rows = [
             MemoryChunk(path=source.path, start_line=c.start_line, end_line=c.end_line, text=c.text,
@@ -271,17 +281,18 @@ class _File:
                         search_text=search_text(source.path, c.text))
             for c in file_chunks(source, lightweight=lightweight)
         ]
-        self.vectors: list[tuple[float, ...]] = []
         self.needs_vectors = not lightweight
+        self.vectors: list[tuple[float, ...] | None] = [(known or {}).get(r.text_hash) for r in self.rows]
+        self.reused = sum(v is not None for v in self.vectors) if self.needs_vectors else 0
 
     @property
     def left(self) -> int:
         """Chunks still to embed."""
-        return len(self.rows) - len(self.vectors) if self.needs_vectors else 0
+        return sum(v is None for v in self.vectors) if self.needs_vectors else 0
 
-    def texts(self, n: int) -> list[str]:
-        """The next ``n`` (at most) texts to embed."""
-        return [f"{r.path}\n{r.text}" for r in self.rows[len(self.vectors):len(self.vectors) + n]]
+    def texts(self, n: int) -> list[tuple[int, str]]:
+        """The next ``n`` (at most) chunks to embed: (position, text)."""
+        return [(i, f"{r.path}\n{r.text}") for i, r in enumerate(self.rows) if self.vectors[i] is None][:n]
 
     def finished(self) -> list[MemoryChunk]:
         if not self.needs_vectors:
@@ -294,8 +305,11 @@ class _Run:
     take about :data:`CALL_SECONDS` (and to end by the deadline)."""
 
     def __init__(self, changed: list[SourceFile], stats: dict[str, FileStat], *, embeddings: bool,
-                 embedder: Vectors | None, deadline: float | None, cancel: threading.Event | None = None) -> None:
+                 embedder: Vectors | None, deadline: float | None, cancel: threading.Event | None = None,
+                 known_vectors: dict[str, dict[str, tuple[float, ...]]] | None = None) -> None:
         self._cancel = cancel
+        self._known_vectors = known_vectors or {}
+        self.reused = 0
         self._files = iter(changed)
         self._stats = stats
         self._embeddings = embeddings
@@ -338,7 +352,9 @@ class _Run:
                 if source is None:
                     exhausted = True
                 else:
-                    queue.append(_File(source, self._stats.get(source.path), lightweight=not self._embeddings))
+                    queue.append(_File(source, self._stats.get(source.path), lightweight=not self._embeddings,
+                                       known=self._known_vectors.get(source.path)))
+                    self.reused += queue[-1].reused
             if not queue:
                 return
             # Every run finishes a file at least, so that runs under a short limit still advance.
@@ -357,14 +373,14 @@ class _Run:
 
     def _embed(self, queue: list[_File], want: int) -> None:
         texts: list[str] = []
-        takers: list[tuple[_File, int]] = []
+        takers: list[tuple[_File, list[int]]] = []
         for f in queue:
             if len(texts) >= want:
                 break
             part = f.texts(want - len(texts))
             if part:
-                texts += part
-                takers.append((f, len(part)))
+                texts += [text for _, text in part]
+                takers.append((f, [i for i, _ in part]))
         if not texts:
             return
         assert self._embedder is not None
@@ -382,6 +398,7 @@ class _Run:
         self._seconds_per_chunk = per_chunk if self._seconds_per_chunk is None \
             else 0.5 * self._seconds_per_chunk + 0.5 * per_chunk
         at = 0
-        for f, n in takers:
-            f.vectors += [tuple(float(x) for x in v) for v in vectors[at:at + n]]
-            at += n
+        for f, positions in takers:
+            for i in positions:
+                f.vectors[i] = tuple(float(x) for x in vectors[at])
+                at += 1

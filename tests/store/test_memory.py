@@ -330,3 +330,31 @@ def test_a_run_reads_only_the_files_whose_stat_moved(store: KnowledgeStore, tmp_
     changed = index_project(store, root, embeddings=False)
     assert changed.read == 2 and changed.indexed == 1
     assert index_project(store, root, embeddings=False).read == 1
+
+
+def big_function(name: str, words: str) -> str:
+    body = "".join(f"    {name}_{i} = '{words} {i}'\n" for i in range(60))
+    return f"def {name}():\n    \"\"\"{words}.\"\"\"\n{body}    return None\n\n\n"
+
+
+def test_a_changed_file_embeds_only_its_changed_chunks(store: KnowledgeStore, tmp_path: Path) -> None:
+    root = tmp_path / "big"
+    root.mkdir()
+    parts = [big_function("parse", "parse the order lines"), big_function("price", "price the order"),
+             big_function("ship", "ship the parcel")]
+    (root / "orders.py").write_text("".join(parts), encoding="utf-8")
+    first = CountingEmbedder()
+    index_project(store, root, embedder=first)
+    assert len(first.texts) >= 3
+    (root / "orders.py").write_text("".join(parts[:2]) + big_function("ship", "ship the parcel by air"),
+                                    encoding="utf-8")
+    again = CountingEmbedder()
+    report = index_project(store, root, embedder=again)
+    assert report.vectors_reused == len(first.texts) - len(again.texts) > 0
+    assert again.texts and all("def ship" in t or "by air" in t for t in again.texts)
+    # the vectors kept are those a fresh index makes
+    kept = store.memory_vectors("big", ["orders.py"])["orders.py"]
+    index_project(store, root, project="fresh")
+    fresh = store.memory_vectors("fresh", ["orders.py"])["orders.py"]
+    assert kept.keys() == fresh.keys()
+    assert all(np.allclose(kept[h], fresh[h], atol=1e-6) for h in kept)

@@ -176,6 +176,17 @@ class Memory:
         return MemoryState(project=MemoryProject(**found) if found else None, file_hashes=hashes,
                            file_stats=stats)
 
+    def memory_vectors(self, project: str, paths: Sequence[str]) -> dict[str, dict[str, tuple[float, ...]]]:
+        found: dict[str, dict[str, tuple[float, ...]]] = {}
+        with self.db.read() as cur:
+            for path in paths:
+                ids = [r[0] for r in cur.execute(sql.CHUNK_IDS_OF_PATH, (project + ":", project + ";", path))]
+                for props in nodes.nodes(cur, "Chunk", ids).values():
+                    vector = props.get("embedding")
+                    if vector:
+                        found.setdefault(path, {})[str(props["text_hash"])] = tuple(float(x) for x in vector)
+        return found
+
     def touch_memory(self, project: str, stats: Mapping[str, FileStat]) -> None:
         """Record the new stat of files whose content is unchanged (the
         searches' cached chunks are left as they are: their text is the same)."""

@@ -47,6 +47,13 @@ class Memory(Neo4jConnection):
                            file_stats={path: FileStat(mtime_ns=mtime, size=size, sha256=sha)
                                        for path, sha, mtime, size in rows})
 
+    def memory_vectors(self, project: str, paths: Sequence[str]) -> dict[str, dict[str, tuple[float, ...]]]:
+        rows = self._read(lambda tx: self._rows(tx, "memory_vectors", project=project, paths=list(paths)))
+        found: dict[str, dict[str, tuple[float, ...]]] = {}
+        for r in rows:
+            found.setdefault(str(r["path"]), {})[str(r["text_hash"])] = tuple(float(x) for x in r["embedding"])
+        return found
+
     def touch_memory(self, project: str, stats: Mapping[str, FileStat]) -> None:
         """Record the new stat of files whose content is unchanged."""
         rows = [{"path": p, "mtime_ns": s.mtime_ns, "size": s.size} for p, s in sorted(stats.items())]
