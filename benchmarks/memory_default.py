@@ -4,7 +4,9 @@
   repository root: the package, tests, benchmarks, docs) into a fresh
   embedded store, embeddings on, with where the time goes: the stat-then-hash
   scan, the embedder's calls, the store's writes, and the rest (chunking,
-  full-text terms, bookkeeping). Target: under 90 s.
+  full-text terms, bookkeeping), and the process's CPU seconds (on a busy
+  machine the wall time is the CPU time stretched by the load). Target:
+  under 90 s.
 - ``reindex``: ``ctxgraph index ROOT --watch --format json`` (a real
   process) on a copy of ``ctxgraph/memory/`` (indexed first): a function is
   appended to one file, and the time from the save to the run's JSON line on
@@ -41,7 +43,7 @@ import numpy as np
 import numpy.typing as npt
 
 from benchmarks.generator import generate
-from benchmarks.suite import load, log, open_service, reset
+from benchmarks.suite import default_tail, load, log, open_service, reset
 from ctxgraph.core.models import FileStat, MemoryChunk, MemoryProject
 from ctxgraph.graph.local import LocalStore
 from ctxgraph.graph.store import KnowledgeStore
@@ -113,14 +115,14 @@ def first_index_row(root: Path) -> dict[str, Any]:
         store = LocalStore.open(Path(tmp) / "index.db")
         timed = TimedStore(store)
         try:
-            t = time.perf_counter()
+            t, cpu = time.perf_counter(), time.process_time()
             report = index_project(timed, root, project="self", embedder=embedder)  # type: ignore[arg-type]
-            total = time.perf_counter() - t
+            total, cpu = time.perf_counter() - t, time.process_time() - cpu
         finally:
             store.close()
     return {
         "row": "first_index", "root": str(root), "files": report.files, "lines": lines, "chunks": report.chunks,
-        "seconds": round(total, 1), "chunks_per_s": round(report.chunks / total, 1),
+        "seconds": round(total, 1), "cpu_s": round(cpu, 1), "chunks_per_s": round(report.chunks / total, 1),
         "scan_s": round(scan_s, 2), "embed_s": round(embedder.embed_s, 1), "embed_calls": embedder.calls,
         "chunks_per_call": round(embedder.texts / max(1, embedder.calls), 1), "write_s": round(timed.write_s, 2),
         "other_s": round(total - embedder.embed_s - timed.write_s - scan_s, 1),
@@ -196,7 +198,7 @@ def context_row(nodes: int, chunks: int, calls: int) -> dict[str, Any]:
         svc = open_service("local", Path(tmp))
         try:
             reset(svc, "local", say)
-            load(svc, ds, min(len(ds.handoffs), 200 if nodes > 10_000 else len(ds.handoffs)), say)
+            load(svc, ds, default_tail(ds), say)  # the bulk part cached as the suite's (CTXGRAPH_BENCH_CACHE)
             project, rows = synthetic(Path(tmp) / "code", chunks, 7)
             load_chunks(svc.store, project, rows)
             ids = list(ds.queries)
