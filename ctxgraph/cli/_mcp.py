@@ -237,7 +237,7 @@ def client_config(client: str, specs: list[Any], several: bool) -> dict[str, Any
         args += [name] if value is True else [name, value]
     if several:
         for spec in specs:
-            where = spec.location + (f"#{spec.database}" if spec.database else "")
+            where = spec.root or spec.location + (f"#{spec.database}" if spec.database else "")
             args += ["--project", f"{spec.name}={where}"]
     elif specs[0].kind == "embedded":
         args += ["--store", specs[0].location]
@@ -259,7 +259,7 @@ def _given_options() -> list[tuple[str, Any]]:
     params = click.get_current_context().params
     given: list[tuple[str, Any]] = []
     for flag, name in (("--read-only", "read_only"), ("--max-response-tokens", "max_response_tokens"),
-                       ("--default-project", "default_project")):
+                       ("--default-project", "default_project"), ("--no-index", "no_index")):
         if from_command_line(name):
             value = params[name]
             given.append((flag, value if value is True else str(value)))

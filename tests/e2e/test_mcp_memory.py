@@ -111,3 +111,12 @@ def test_the_server_indexes_the_work_tree_and_reindexes_a_saved_file(
             c.close()
             if kind == "neo4j":
                 request.getfixturevalue("neo4j_store").clear()
+
+
+def test_a_folder_project_is_printed_as_its_folder(tmp_path: Path) -> None:
+    from _mcp_client import as_json, cli_ok
+
+    root = shop(tmp_path / "shop", 0)
+    out = cli_ok("mcp", "--print-config", "--project", f"shop={root}", "--create", "--no-index", cwd=tmp_path)
+    args = as_json(out)["mcpServers"]["ctxgraph"]["args"]
+    assert args[args.index("--project") + 1] == f"shop={root}" and "--no-index" in args, args
