@@ -230,7 +230,7 @@ def stop_on_term() -> None:
 def _watch(params: dict[str, Any], path: Path, project: str | None, embeddings: bool, time_limit: float,
            interval: float, max_runs: int | None, fmt: str, *, poll: float | None, quiet: bool) -> None:
     from ctxgraph.memory.watch import POLL_SECONDS, RootWatcher
-    from ctxgraph.memory.worker import IndexQueue, IndexRequest
+    from ctxgraph.memory.worker import IndexQueue, IndexRequest, Tenths
     from ctxgraph.service import ContextService
 
     open_svc = service_opener(params)
@@ -257,7 +257,8 @@ def _watch(params: dict[str, Any], path: Path, project: str | None, embeddings: 
 
     queue = IndexQueue()
     worker = ContextService.index_worker(open_svc, queue, time_limit=time_limit, on_report=on_report,
-                                         on_error=on_error, max_runs=max_runs, follow_up=follow_up, keep_store=True)
+                                         on_error=on_error, max_runs=max_runs, follow_up=follow_up, keep_store=True,
+                                         progress=None if quiet else Tenths(lambda line: click.echo(line, err=True)))
     try:
         queue.request(path, project=project, embeddings=embeddings)
     except CtxgraphError as exc:

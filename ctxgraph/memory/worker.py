@@ -29,9 +29,39 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ctxgraph.graph.store import KnowledgeStore
-from ctxgraph.memory.index import IndexReport, Progress, index_project, project_id_for
+from ctxgraph.memory.index import IndexProgress, IndexReport, Progress, index_project, project_id_for
 
 log = logging.getLogger(__name__)
+
+
+#: A run with at most this many files to index reports no tenths.
+QUIET_FILES = 20
+
+
+class Tenths:
+    """Progress as a line at each tenth of a run's files crossed (10 %, 20 %,
+    ... 100 %), for runs with more than :data:`QUIET_FILES` files to index:
+    what ``ctxgraph mcp`` logs and ``index --watch`` prints on stderr."""
+
+    def __init__(self, say: Callable[[str], None], label: str = "") -> None:
+        self.say = say
+        self.label = label
+        self._said = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, p: IndexProgress) -> None:
+        with self._lock:
+            if p.phase == "scanning":  # a new run
+                self._said = 0
+            if p.phase != "indexing" or p.files_total <= QUIET_FILES or not p.files_found:
+                return
+            tenth = min(10, (p.files_unchanged + p.files_done) * 10 // p.files_found)
+            if tenth <= self._said:
+                return
+            self._said = tenth
+        done = p.files_unchanged + p.files_done
+        self.say(f"project {self.label or p.project}: memory index {tenth * 10} % ({done:,}/{p.files_found:,} files, "
+                 f"{p.chunks:,} chunks, {p.chunks_per_s:.1f} chunks/s; {p.files_indexed:,} written)")
 
 
 @dataclass

@@ -101,6 +101,7 @@ class AdminMixin(ServiceBase):
         max_runs: int | None = None,
         follow_up: Callable[[Self, IndexReport], None] | None = None,
         keep_store: bool = False,
+        progress: Progress | None = None,
     ) -> IndexWorker:
         """A background worker (not started) that runs ``queue``'s index requests
         one at a time, each on the store of a service ``open_service`` opens for
@@ -119,7 +120,7 @@ class AdminMixin(ServiceBase):
 
         return IndexWorker(open_store, queue, time_limit=time_limit, on_report=on_report, on_error=on_error,
                            max_runs=max_runs, follow_up=after if follow_up is not None else None,
-                           keep_store=keep_store)
+                           keep_store=keep_store, progress=progress)
 
     # -- export and import -------------------------------------------------------------
 

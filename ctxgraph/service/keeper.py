@@ -14,7 +14,7 @@ not finished yet is used as it is, and the context says so
 
 :meth:`MemoryKeeper.status` is what the MCP ``graph_stats`` tool and stats
 resource show under ``memory``; ``say`` gets a line at each tenth of a run's
-files (10 %, 20 %, ...) when the run has more than :data:`QUIET_FILES` files
+files crossed (10 %, 20 %, ...; :class:`~ctxgraph.memory.worker.Tenths`) when the run has more than 20 files
 to index, and one when a run ends with something (re)indexed or removed.
 :meth:`MemoryKeeper.stop` cancels a run in progress between two embedder
 calls (the files finished are written) and joins the threads.
@@ -38,8 +38,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: A run with at most this many files to index says nothing until its end.
-QUIET_FILES = 20
 #: Seconds between two runs when nothing changes (keeps the index from going stale).
 INTERVAL = 3600.0
 #: A run's time limit (a cut run keeps what it wrote and is queued again at once).
@@ -82,7 +80,7 @@ class MemoryKeeper:
                  embeddings: bool | None = None, say: Callable[[str], None] | None = None,
                  watch_mode: str = "auto", interval: float = INTERVAL, label: str = "", source: str = "") -> None:
         from ctxgraph.memory.watch import RootWatcher
-        from ctxgraph.memory.worker import IndexQueue, IndexWorker
+        from ctxgraph.memory.worker import IndexQueue, IndexWorker, Tenths
 
         self.root = root.resolve()
         self.project = project
@@ -91,6 +89,7 @@ class MemoryKeeper:
         self.source = source
         self.say = say or (lambda line: log.info("%s", line))
         self.interval = interval
+        self._tenths = Tenths(self.say, self.label)
         self.queue = IndexQueue()
         self.worker = IndexWorker(open_store, self.queue, time_limit=RUN_SECONDS, on_report=self._reported,
                                   on_error=self._failed, progress=self._progress, keep_store=True)
@@ -100,7 +99,6 @@ class MemoryKeeper:
         self._timer = threading.Thread(target=self._tick, name=f"ctxgraph-index-timer-{project}", daemon=True)
         self._state = "starting"
         self._latest: IndexProgress | None = None
-        self._said_tenth = 0
         self._last: dict[str, Any] | None = None
         self._error = ""
         self.runs = 0
@@ -144,19 +142,9 @@ class MemoryKeeper:
 
     def _progress(self, p: IndexProgress) -> None:
         with self._lock:
-            if p.phase == "scanning":  # a new run
-                self._said_tenth = 0
             self._latest = p
             self._state = "indexing" if p.phase == "indexing" and p.files_total else "scanning"
-            if p.phase != "indexing" or p.files_total <= QUIET_FILES or not p.files_found:
-                return
-            tenth = min(10, (p.files_unchanged + p.files_done) * 10 // p.files_found)
-            if tenth <= self._said_tenth:
-                return
-            self._said_tenth = tenth
-        self.say(f"project {self.label}: memory index {tenth * 10} % ({p.files_unchanged + p.files_done:,}/"
-                 f"{p.files_found:,} files, {p.chunks:,} chunks, {p.chunks_per_s:.1f} chunks/s; "
-                 f"{p.files_indexed:,} written)")
+        self._tenths(p)
 
     def _reported(self, report: IndexReport) -> None:
         with self._lock:
