@@ -17,6 +17,11 @@
   100,000 nodes (``benchmarks.generator``) holding a synthetic memory of
   ``--chunks`` chunks (``benchmarks.recall.synthetic``: random unit vectors,
   files on disk). Target: p95 on <= 1.5 x p95 off.
+- ``context_while_indexing`` (``--only busy``): contexts of a 1,000-node graph
+  while a :class:`~ctxgraph.service.keeper.MemoryKeeper` (what ``ctxgraph mcp``
+  runs) indexes this repository into the same store, then the same number of
+  contexts once it has stopped: no lock is shared, so the difference is the
+  CPU the indexer takes on a 2-core machine.
 
 The machine is shared (see the load printed with each row): compare rows of
 one run, as ratios.
@@ -224,9 +229,57 @@ def context_row(nodes: int, chunks: int, calls: int) -> dict[str, Any]:
             "p95_ratio": round(on95 / off95, 2), "load": load_avg(), "target_ratio": 1.5}
 
 
+def busy_row(nodes: int, calls: int) -> dict[str, Any]:
+    """Contexts while ``ctxgraph mcp``'s keeper indexes this repository into the same
+    embedded store (embeddings on; its own connection and thread), against the same
+    contexts with the keeper stopped, alternating in blocks of ten."""
+    from ctxgraph.service import ContextService
+    from ctxgraph.service.keeper import MemoryKeeper
+
+    def say(message: str) -> None:
+        log(f"[busy {nodes:,}] {message}")
+
+    ds = generate(nodes)
+    with tempfile.TemporaryDirectory(prefix="ctxgraph-bench-busy-") as tmp:
+        db = Path(tmp) / "bench.db"
+        svc = ContextService.open(db)
+        try:
+            load(svc, ds, default_tail(ds), say)
+            ids = list(ds.queries)
+            for tid in ids:
+                svc.compute(tid, record=False)
+            quiet: list[float] = []
+            busy: list[float] = []
+            lines: list[str] = []
+            keeper = MemoryKeeper(lambda: LocalStore.open(db), REPO, "self", say=lines.append, watch_mode="poll")
+            keeper.start()
+            try:
+                n = 0
+                while len(busy) < calls and keeper.status()["state"] != "watching":
+                    t = time.perf_counter()
+                    svc.compute(ids[n % len(ids)], record=False)
+                    busy.append((time.perf_counter() - t) * 1000)
+                    n += 1
+                progress = keeper.status()
+            finally:
+                keeper.stop()
+            for n in range(len(busy)):
+                t = time.perf_counter()
+                svc.compute(ids[n % len(ids)], record=False)
+                quiet.append((time.perf_counter() - t) * 1000)
+        finally:
+            svc.close()
+    return {"row": "context_while_indexing", "nodes": nodes, "calls": len(busy),
+            "indexed_meanwhile": f"{progress['files_indexed']}/{progress['files']} files",
+            "busy_p50_ms": round(pct(busy, 50), 1), "busy_p95_ms": round(pct(busy, 95), 1),
+            "quiet_p50_ms": round(pct(quiet, 50), 1), "quiet_p95_ms": round(pct(quiet, 95), 1),
+            "busy_max_ms": round(max(busy), 1), "p95_ratio": round(pct(busy, 95) / pct(quiet, 95), 2),
+            "load": load_avg()}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.memory_default", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", choices=["first_index", "reindex", "context"], action="append")
+    parser.add_argument("--only", choices=["first_index", "reindex", "context", "busy"], action="append")
     parser.add_argument("--root", type=Path, default=REPO, help="first_index: the tree to index [this repository]")
     parser.add_argument("--rounds", type=int, default=5, help="reindex: saves timed per way of watching")
     parser.add_argument("--nodes", default="1000,100000", help="context: graph sizes, comma-separated")
@@ -234,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=200, help="context: timed calls each way per size")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    only = set(args.only or ["first_index", "reindex", "context"])
+    only = set(args.only or ["first_index", "reindex", "context", "busy"])
     rows: list[dict[str, Any]] = []
 
     def show(row: dict[str, Any]) -> None:
@@ -248,6 +301,8 @@ def main(argv: list[str] | None = None) -> int:
     if "context" in only:
         for nodes in (int(n) for n in args.nodes.split(",")):
             show(context_row(nodes, args.chunks, args.calls))
+    if "busy" in only:
+        show(busy_row(1000, args.calls))
     if "first_index" in only:
         show(first_index_row(args.root))
     if args.json:
