@@ -172,8 +172,9 @@ def index_command(path: Path | None, project: str | None, embeddings: bool, time
     binary files, symlinks and files over 500 KB), splits each file into
     chunks of about 500 tokens on functions, classes or headings, and stores
     them as Chunk nodes linked to their File, with an embedding (384 floats)
-    unless --no-embeddings. Incremental: unchanged files are not re-read
-    into the model, deleted files' chunks are removed. A context then adds
+    unless --no-embeddings. Incremental: a file whose modification time
+    and size are unchanged is not opened, a changed file's unchanged chunks
+    keep their vectors, deleted files' chunks are removed. A context then adds
     the chunks nearest to the task (see "Relevant Codebase Context").
 
     A progress line on stderr (-q silences it) counts files, chunks and
