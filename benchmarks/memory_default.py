@@ -18,10 +18,11 @@
   ``--chunks`` chunks (``benchmarks.recall.synthetic``: random unit vectors,
   files on disk). Target: p95 on <= 1.5 x p95 off.
 - ``context_while_indexing`` (``--only busy``): contexts of a 1,000-node graph
-  while a :class:`~ctxgraph.service.keeper.MemoryKeeper` (what ``ctxgraph mcp``
-  runs) indexes this repository into the same store, then the same number of
-  contexts once it has stopped: no lock is shared, so the difference is the
-  CPU the indexer takes on a 2-core machine.
+  (memory off: the graph's reads alone) for ``--busy-seconds`` while a
+  :class:`~ctxgraph.service.keeper.MemoryKeeper` (what ``ctxgraph mcp`` runs)
+  indexes this repository into the same store, then as many once it has
+  stopped: no lock is shared, so the difference is the CPU (and the GIL) the
+  indexer takes on a 2-core machine.
 
 The machine is shared (see the load printed with each row): compare rows of
 one run, as ratios.
@@ -229,10 +230,11 @@ def context_row(nodes: int, chunks: int, calls: int) -> dict[str, Any]:
             "p95_ratio": round(on95 / off95, 2), "load": load_avg(), "target_ratio": 1.5}
 
 
-def busy_row(nodes: int, calls: int) -> dict[str, Any]:
-    """Contexts while ``ctxgraph mcp``'s keeper indexes this repository into the same
-    embedded store (embeddings on; its own connection and thread), against the same
-    contexts with the keeper stopped, alternating in blocks of ten."""
+def busy_row(nodes: int, seconds: float) -> dict[str, Any]:
+    """Contexts (memory off: the graph's reads alone) for ``seconds`` while
+    ``ctxgraph mcp``'s keeper indexes this repository into the same embedded
+    store (embeddings on; its own connection and thread), then as many with
+    the keeper stopped."""
     from ctxgraph.service import ContextService
     from ctxgraph.service.keeper import MemoryKeeper
 
@@ -255,9 +257,10 @@ def busy_row(nodes: int, calls: int) -> dict[str, Any]:
             keeper.start()
             try:
                 n = 0
-                while len(busy) < calls and keeper.status()["state"] != "watching":
+                ends = time.monotonic() + seconds
+                while time.monotonic() < ends and keeper.status()["state"] != "watching":
                     t = time.perf_counter()
-                    svc.compute(ids[n % len(ids)], record=False)
+                    svc.compute(ids[n % len(ids)], record=False, memory=False)
                     busy.append((time.perf_counter() - t) * 1000)
                     n += 1
                 progress = keeper.status()
@@ -265,11 +268,11 @@ def busy_row(nodes: int, calls: int) -> dict[str, Any]:
                 keeper.stop()
             for n in range(len(busy)):
                 t = time.perf_counter()
-                svc.compute(ids[n % len(ids)], record=False)
+                svc.compute(ids[n % len(ids)], record=False, memory=False)
                 quiet.append((time.perf_counter() - t) * 1000)
         finally:
             svc.close()
-    return {"row": "context_while_indexing", "nodes": nodes, "calls": len(busy),
+    return {"row": "context_while_indexing", "nodes": nodes, "calls": len(busy), "seconds": seconds,
             "indexed_meanwhile": f"{progress['files_indexed']}/{progress['files']} files",
             "busy_p50_ms": round(pct(busy, 50), 1), "busy_p95_ms": round(pct(busy, 95), 1),
             "quiet_p50_ms": round(pct(quiet, 50), 1), "quiet_p95_ms": round(pct(quiet, 95), 1),
@@ -285,6 +288,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nodes", default="1000,100000", help="context: graph sizes, comma-separated")
     parser.add_argument("--chunks", type=int, default=1300, help="context: chunks in the memory [1300]")
     parser.add_argument("--calls", type=int, default=200, help="context: timed calls each way per size")
+    parser.add_argument("--busy-seconds", type=float, default=45.0, help="busy: seconds of contexts while indexing")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     only = set(args.only or ["first_index", "reindex", "context", "busy"])
@@ -302,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
         for nodes in (int(n) for n in args.nodes.split(",")):
             show(context_row(nodes, args.chunks, args.calls))
     if "busy" in only:
-        show(busy_row(1000, args.calls))
+        show(busy_row(1000, args.busy_seconds))
     if "first_index" in only:
         show(first_index_row(args.root))
     if args.json:

@@ -21,6 +21,7 @@ holds, and skip one that is stale (:mod:`ctxgraph.memory.recall`).
 from __future__ import annotations
 
 import logging
+import os
 import random
 import threading
 import time
@@ -141,6 +142,7 @@ class IndexWorker(threading.Thread):
         follow_up: Callable[[KnowledgeStore, IndexReport], None] | None = None,
         progress: Progress | None = None,
         keep_store: bool = False,
+        nice: int = 0,
     ) -> None:
         super().__init__(name="ctxgraph-index-worker", daemon=True)
         #: Stop after this many runs (None: until stopped); checked by the worker
@@ -157,6 +159,9 @@ class IndexWorker(threading.Thread):
         self.progress = progress
         #: Keep the store open from one run to the next (closed after a failure and at the end).
         self.keep_store = keep_store
+        #: Raise this thread's nice value by this much (Linux: a thread's own priority),
+        #: so that a server's requests get the CPU before its background indexing.
+        self.nice = nice
         self._store: KnowledgeStore | None = None
         self._stop_event = threading.Event()
         self.runs = 0
@@ -210,7 +215,17 @@ class IndexWorker(threading.Thread):
         except Exception as exc:  # closing must not hide why the run failed
             log.warning("closing the index store: %s", exc)
 
+    def _lower_priority(self) -> None:
+        if self.nice <= 0 or not hasattr(os, "setpriority"):
+            return
+        try:  # on Linux a thread is a task of its own: PRIO_PROCESS with its id renices it alone
+            tid = threading.get_native_id()
+            os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + self.nice))
+        except OSError as exc:
+            log.debug("the index worker keeps its priority: %s", exc)
+
     def run(self) -> None:
+        self._lower_priority()
         try:
             while not self._stop_event.is_set() and (self.max_runs is None or self.runs < self.max_runs):
                 req = self.queue.take(timeout=0.5)

@@ -40,6 +40,8 @@ log = logging.getLogger(__name__)
 
 #: Seconds between two runs when nothing changes (keeps the index from going stale).
 INTERVAL = 3600.0
+#: How much lower the indexing thread's CPU priority is than the server's (nice).
+NICE = 10
 #: A run's time limit (a cut run keeps what it wrote and is queued again at once).
 RUN_SECONDS = 300.0
 
@@ -92,7 +94,7 @@ class MemoryKeeper:
         self._tenths = Tenths(self.say, self.label)
         self.queue = IndexQueue()
         self.worker = IndexWorker(open_store, self.queue, time_limit=RUN_SECONDS, on_report=self._reported,
-                                  on_error=self._failed, progress=self._progress, keep_store=True)
+                                  on_error=self._failed, progress=self._progress, keep_store=True, nice=NICE)
         self.watcher = RootWatcher(self.root, self.request, mode=watch_mode, name=f"ctxgraph-watch-{project}")
         self._lock = threading.Lock()
         self._stop = threading.Event()
