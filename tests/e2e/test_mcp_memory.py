@@ -49,9 +49,9 @@ def until_watching(c: McpClient, seconds: float = 180.0) -> dict[str, Any]:
 
 
 def test_a_context_before_the_index_is_complete_says_partial(tmp_path: Path) -> None:
-    root = shop(tmp_path / "shop", 60)
+    root = shop(tmp_path / "shop", 30)
     db = root / ".ctxgraph" / "graph.db"
-    # A first run cut short (as by --time-limit): one file of 61 indexed.
+    # A first run cut short (as by --time-limit): one file of 31 indexed.
     with LocalStore.open(db) as store:
         cut = index_project(store, root, embeddings=False, time_limit=0.000001)
     assert not cut.complete and cut.indexed == 1
@@ -68,18 +68,18 @@ def test_a_context_before_the_index_is_complete_says_partial(tmp_path: Path) -> 
             finally:
                 lock.execute("ROLLBACK")
                 lock.close()
-            assert "associative memory: partial (1/61 files" in note, note
+            assert "associative memory: partial (1/31 files" in note, note
             assert status["state"] in {"scanning", "indexing"} and status["root"] == str(root)
 
             done = until_watching(c)
-            assert done["files_indexed"] == done["files"] == 61 and done["percent"] == 100.0
+            assert done["files_indexed"] == done["files"] == 31 and done["percent"] == 100.0
             assert done["embeddings"] is True and done["runs"] >= 1
             note, files = memory_note(c)
             assert "partial" not in note and "zz_billing.py" in files, (note, files)
         finally:
             c.close()
     log = (tmp_path / "server.log").read_text(encoding="utf-8")
-    assert f"project shop: indexing {root}" in log and "memory index 100 % (61/61 files" in log
+    assert f"project shop: indexing {root}" in log and "memory index 100 % (31/31 files" in log
     tenths = [int(t) for t in re.findall(r"memory index (\d+) % \(", log)]
     assert len(tenths) >= 2 and tenths == sorted(set(tenths)) and tenths[-1] == 100, tenths  # each 10 % crossed
     assert "Traceback" not in log
