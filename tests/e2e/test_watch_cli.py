@@ -82,6 +82,7 @@ def test_watch_reindexes_a_saved_file_and_forgets_a_deleted_one(
         assert proc.stdout is not None
         first = next_run(proc.stdout)
         assert first["added"][:2] == ["alpha.py", "beta.py"] and len(first["added"]) == 32 and first["complete"]
+        time.sleep(0.5)  # the watcher sets its watches up while the first run goes
 
         (root / "alpha.py").write_text("def alpha_renamed():\n    return 11\n", encoding="utf-8")
         saved = time.monotonic()
