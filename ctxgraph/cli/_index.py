@@ -61,6 +61,9 @@ class ProgressLine:
             return f"indexing: loading the embedding model ({elapsed:.0f}s)"
         if p.phase == "scanning":
             return f"indexing {p.project}: reading the files ({elapsed:.0f}s)"
+        if p.phase == "full text":
+            return (f"indexing {p.project}: {p.files_found} files, writing the new ones for full text first "
+                    f"({elapsed:.0f}s)")
         return (f"indexing {p.project}: {p.files_done}/{p.files_total} files, {p.chunks} chunks, "
                 f"{p.chunks_per_s:.1f} chunks/s, {p.files_written} files written ({elapsed:.0f}s)")
 

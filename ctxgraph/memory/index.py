@@ -6,7 +6,9 @@ size are those stored with its chunks is not read; any other is read and its
 sha256 compared with the one its chunks were made from. Only the new and
 changed files are re-chunked, embedded and written (a file whose content is
 the same gets its new stat recorded); chunks of files that disappeared (or
-are now skipped) are removed. Files are written in batches, one
+are now skipped) are removed. When many files are new (a first index), their
+chunks are written first without vectors, for full-text search at once, and
+then again with their vectors. Files are written in batches, one
 transaction each, so an interrupted run keeps what it finished and the next
 run resumes where it stopped. The project's ``indexed_at`` is set only when a
 run has covered every file: a project that never finished a run has none.
@@ -70,7 +72,8 @@ MODEL = "all-MiniLM-L6-v2"
 @dataclass(frozen=True)
 class IndexProgress:
     """Where a run is: ``phase`` is ``model`` (loading the embedder),
-    ``scanning`` (reading the files) or ``indexing``; ``files_done`` of
+    ``scanning`` (reading the files), ``full text`` (writing many new files'
+    chunks before their vectors) or ``indexing``; ``files_done`` of
     ``files_total`` new or changed files are chunked (and embedded), holding
     ``chunks`` chunks, in ``indexing_seconds`` of indexing; of the
     ``files_found`` files, ``files_unchanged`` needed nothing."""
@@ -229,13 +232,27 @@ def index_project(
     # The vectors of a changed file's chunks, by text: its unchanged chunks are not embedded again.
     known_vectors = store.memory_vectors(pid, [f.path for f in scan.changed]) if embeddings and scan.changed \
         else {}
+    # Full text first: when many files are new, their chunks are written at once without
+    # vectors (seconds for a whole project; chunking is cheap), so that a context meanwhile
+    # finds them by their words; the vectors follow. Their sha256 is left empty, so that a
+    # run cut before a file's vectors reads that file again.
+    text_first: set[str] = set()
+    if embeddings and len(scan.added) > BATCH_FILES:
+        tell("full text")
+        for start in range(0, len(scan.added), BATCH_FILES):
+            batch = [_File(f, None, lightweight=False) for f in scan.added[start:start + BATCH_FILES]]
+            store.write_memory(record(pending_at), [r.model_copy(update={"file_sha256": ""}) for f in batch
+                                                    for r in f.rows],
+                               [f.source.path for f in batch if f.source.path in state.file_hashes])
+            text_first.update(f.source.path for f in batch)
     run = _Run(changed, scan.stats, embeddings=embeddings, embedder=embedder, deadline=deadline, cancel=cancel,
                known_vectors=known_vectors)
     indexing = time.monotonic()
 
     def write(files: list[_File]) -> None:
         rows = [row for f in files for row in f.finished()]
-        replaced = [f.source.path for f in files if f.source.path in state.file_hashes or f.source.path in known]
+        replaced = [f.source.path for f in files
+                    if f.source.path in state.file_hashes or f.source.path in known or f.source.path in text_first]
         report.indexed += len(files)
         report.chunks += len(rows)
         store.write_memory(record(pending_at), rows, replaced)

@@ -145,7 +145,8 @@ class MemoryKeeper:
     def _progress(self, p: IndexProgress) -> None:
         with self._lock:
             self._latest = p
-            self._state = "indexing" if p.phase == "indexing" and p.files_total else "scanning"
+            self._state = "indexing" if p.phase == "full text" or (p.phase == "indexing" and p.files_total) \
+                else "scanning"
         self._tenths(p)
 
     def _reported(self, report: IndexReport) -> None:

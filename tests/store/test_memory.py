@@ -358,3 +358,22 @@ def test_a_changed_file_embeds_only_its_changed_chunks(store: KnowledgeStore, tm
     fresh = store.memory_vectors("fresh", ["orders.py"])["orders.py"]
     assert kept.keys() == fresh.keys()
     assert all(np.allclose(kept[h], fresh[h], atol=1e-6) for h in kept)
+
+
+def test_a_first_index_writes_full_text_first_and_vectors_after(store: KnowledgeStore, tmp_path: Path) -> None:
+    root = tmp_path / "many"
+    root.mkdir()
+    for i in range(30):  # more new files than one batch: full text first
+        (root / f"mod{i:02d}.py").write_text(f"def handler_{i}(order):\n    return order.total_{i}\n", encoding="utf-8")
+    first = CountingEmbedder()
+    cut = index_project(store, root, embedder=first, time_limit=1e-6)  # cut after one embedder call
+    assert not cut.complete and 0 < cut.indexed < 30
+    # every file is found by its words already; the vectors are there for the files embedded
+    assert [h.chunk.path for h in store.search_memory("many", None, ["mod29"], 5)[1]] == ["mod29.py"]
+    embedded = store.memory_vectors("many", [f"mod{i:02d}.py" for i in range(30)])
+    assert len(embedded) == cut.indexed
+    rest = CountingEmbedder()
+    done = index_project(store, root, embedder=rest)
+    assert done.complete and len(first.texts) + len(rest.texts) == 30  # each chunk embedded once
+    assert len(store.memory_vectors("many", [f"mod{i:02d}.py" for i in range(30)])) == 30
+    assert all(sha for sha in store.memory_state("many").file_hashes.values())
