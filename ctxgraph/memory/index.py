@@ -251,8 +251,9 @@ def index_project(
 
     def write(files: list[_File]) -> None:
         rows = [row for f in files for row in f.finished()]
-        replaced = [f.source.path for f in files
-                    if f.source.path in state.file_hashes or f.source.path in known or f.source.path in text_first]
+        # (a file written for full text first needs no removal: the same text makes the same chunks,
+        # whose ids the write overwrites; finding a path's chunks to remove costs a scan of them)
+        replaced = [f.source.path for f in files if f.source.path in state.file_hashes or f.source.path in known]
         report.indexed += len(files)
         report.chunks += len(rows)
         store.write_memory(record(pending_at), rows, replaced)
