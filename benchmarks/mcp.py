@@ -165,7 +165,9 @@ def run(store: str, nodes: int, seed: int, warmup: int, calls: int) -> dict[str,
             row["tool"] = stats(timed(lambda t: tools.compute_context(task_id=t), tasks, warmup, calls))
         finally:
             projects.close()
-        args = [] if store == "neo4j" else ["--store", where]
+        # --no-index: the rows time requests; a Neo4j server's root would be the work tree
+        # around the current folder (this repository), indexed in the background meanwhile
+        args = ["--no-index"] + ([] if store == "neo4j" else ["--store", where])
         env = server_env(store)
         say("over stdio")
         times, checks = over_stdio(args, env, tasks, warmup, calls)

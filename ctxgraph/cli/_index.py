@@ -61,6 +61,9 @@ class ProgressLine:
             return f"indexing: loading the embedding model ({elapsed:.0f}s)"
         if p.phase == "scanning":
             return f"indexing {p.project}: reading the files ({elapsed:.0f}s)"
+        if p.phase == "full text":
+            return (f"indexing {p.project}: {p.files_found} files, writing the new ones for full text first "
+                    f"({elapsed:.0f}s)")
         return (f"indexing {p.project}: {p.files_done}/{p.files_total} files, {p.chunks} chunks, "
                 f"{p.chunks_per_s:.1f} chunks/s, {p.files_written} files written ({elapsed:.0f}s)")
 
@@ -147,12 +150,16 @@ def _print_report(report: Any, fmt: str, tasks_embedded: int | None = None, *, l
 @click.option("--time-limit", type=click.FloatRange(min=1), metavar="SECONDS",
               help="Stop a run after about this long; what was written stays and the next run goes on.")
 @click.option("--watch", is_flag=True,
-              help="Keep running: re-index PATH every --interval seconds in a background worker "
-                   "(requests coalesced per project, backoff after a failure), and after each run embed "
-                   "the finished tasks that have no vector yet (as embed-tasks; not with --no-embeddings "
-                   "or CTXGRAPH_TASK_VECTORS=0). With --format json, one line a run. Ctrl-C stops.")
+              help="Keep running: watch PATH and re-index the files saved, added or deleted (within about a "
+                   "second), in a background worker (requests coalesced per project, backoff after a "
+                   "failure); also a run every --interval seconds, after which the finished tasks that "
+                   "have no vector yet are embedded (as embed-tasks; not with --no-embeddings or "
+                   "CTXGRAPH_TASK_VECTORS=0). With --format json, one line a run. Ctrl-C stops.")
 @click.option("--interval", type=click.FloatRange(min=0.1), default=60.0, show_default=True, metavar="SECONDS",
-              help="With --watch: seconds between index requests.")
+              help="With --watch: seconds between two runs when no file changes.")
+@click.option("--poll", type=click.FloatRange(min=0.05), metavar="SECONDS",
+              help="With --watch: notice changes by scanning the files' stats every SECONDS instead of the "
+                   "system's file events (for file systems whose events do not arrive).")
 @click.option("--max-runs", type=click.IntRange(min=1), metavar="N",
               help="With --watch: stop after N runs (for scripts and tests).")
 @click.option("--list", "list_projects", is_flag=True, help="List the indexed projects and exit.")
@@ -160,16 +167,17 @@ def _print_report(report: Any, fmt: str, tasks_embedded: int | None = None, *, l
 @store_options
 @format_option
 def index_command(path: Path | None, project: str | None, embeddings: bool, time_limit: float | None,
-                  watch: bool, interval: float, max_runs: int | None, list_projects: bool, quiet: bool,
-                  fmt: str, **kwargs: Any) -> None:
+                  watch: bool, interval: float, poll: float | None, max_runs: int | None, list_projects: bool,
+                  quiet: bool, fmt: str, **kwargs: Any) -> None:
     """Index a project's files for the associative memory.
 
     Scans PATH (skipping .git, node_modules, dist, build and vendored folders,
     binary files, symlinks and files over 500 KB), splits each file into
     chunks of about 500 tokens on functions, classes or headings, and stores
     them as Chunk nodes linked to their File, with an embedding (384 floats)
-    unless --no-embeddings. Incremental: unchanged files are not re-read
-    into the model, deleted files' chunks are removed. A context then adds
+    unless --no-embeddings. Incremental: a file whose modification time
+    and size are unchanged is not opened, a changed file's unchanged chunks
+    keep their vectors, deleted files' chunks are removed. A context then adds
     the chunks nearest to the task (see "Relevant Codebase Context").
 
     A progress line on stderr (-q silences it) counts files, chunks and
@@ -194,7 +202,8 @@ def index_command(path: Path | None, project: str | None, embeddings: bool, time
     if not path.is_dir():
         raise CliError(f"{path}: {'not a folder' if path.exists() else 'no such folder'}", 2)
     if watch:
-        _watch(params, path, project, embeddings, time_limit or 300.0, interval, max_runs, fmt)
+        _watch(params, path, project, embeddings, time_limit or 300.0, interval, max_runs, fmt, poll=poll,
+               quiet=quiet)
         return
     from ctxgraph.memory.embed import EmbeddingUnavailableError
 
@@ -211,9 +220,21 @@ def index_command(path: Path | None, project: str | None, embeddings: bool, time
     _print_report(report, fmt)
 
 
+def stop_on_term() -> None:
+    """SIGTERM (a service manager, ``kill``) stops as Ctrl-C does: cleanly."""
+    import signal
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, interrupt)
+
+
 def _watch(params: dict[str, Any], path: Path, project: str | None, embeddings: bool, time_limit: float,
-           interval: float, max_runs: int | None, fmt: str) -> None:
-    from ctxgraph.memory.worker import IndexQueue, IndexRequest
+           interval: float, max_runs: int | None, fmt: str, *, poll: float | None, quiet: bool) -> None:
+    from ctxgraph.memory.watch import POLL_SECONDS, RootWatcher
+    from ctxgraph.memory.worker import IndexQueue, IndexRequest, Tenths
     from ctxgraph.service import ContextService
 
     open_svc = service_opener(params)
@@ -234,25 +255,43 @@ def _watch(params: dict[str, Any], path: Path, project: str | None, embeddings: 
 
     def on_report(report: Any) -> None:
         _print_report(report, fmt, embedded.pop(report.project, None), lines=True)
+        if fmt != "json" and any(report.paths.values()):
+            click.echo("  " + "; ".join(f"{kind}: {', '.join(paths)}" for kind, paths in report.paths.items()
+                                        if paths))
 
     queue = IndexQueue()
     worker = ContextService.index_worker(open_svc, queue, time_limit=time_limit, on_report=on_report,
-                                         on_error=on_error, max_runs=max_runs, follow_up=follow_up)
+                                         on_error=on_error, max_runs=max_runs, follow_up=follow_up, keep_store=True,
+                                         progress=None if quiet else Tenths(lambda line: click.echo(line, err=True)))
     try:
         queue.request(path, project=project, embeddings=embeddings)
     except CtxgraphError as exc:
         raise CliError(str(exc), exc.exit_code) from None
-    click.echo(f"watching {path.resolve()} (every {interval:g}s; Ctrl-C stops)", err=True)
-    worker.start()
-    try:
+    last = time.monotonic()
+
+    def changed() -> None:
+        nonlocal last
+        queue.request(path, project=project, embeddings=embeddings)
         last = time.monotonic()
-        while max_runs is None or worker.runs < max_runs:
+
+    watcher = RootWatcher(path, changed, mode="poll" if poll is not None else "auto",
+                          poll_seconds=POLL_SECONDS if poll is None else poll)
+    how = "file events" if watcher.mode == "events" else f"polling every {watcher.poll_seconds:g}s"
+    if not quiet:
+        click.echo(f"watching {path.resolve()} ({how}; a run every {interval:g}s besides; Ctrl-C stops)", err=True)
+    worker.start()
+    watcher.start()
+    stop_on_term()
+    try:
+        while (max_runs is None or worker.runs < max_runs) and worker.is_alive():
             time.sleep(0.1)
             if time.monotonic() - last >= interval:
-                queue.request(path, project=project, embeddings=embeddings)
-                last = time.monotonic()
+                changed()
     except KeyboardInterrupt:
-        click.echo("stopping", err=True)
+        if not quiet:
+            click.echo("stopping", err=True)
     finally:
-        worker.stop()
-        worker.join(timeout=time_limit + 30)
+        watcher.stop()
+        worker.stop()  # a run in progress stops at its next embedder call, keeping the files it finished
+        worker.join(timeout=30)
+        watcher.join(timeout=5)

@@ -28,8 +28,12 @@ from ctxgraph.mcp.limits import DEFAULT_MAX_TOKENS, MIN_MAX_TOKENS, TOKEN_ENV
               help="HTTP: a file of NAME=TOKEN lines, one bearer token per project; a project's token "
                    f"reaches that project only (${TOKEN_ENV}, if set, still reaches every one).")
 @click.option("--project", "project_specs", multiple=True, metavar="NAME=PATH|NAME=URI[#DB]",
-              help="Serve this project (repeatable): an embedded store file, or a Neo4j server URI "
-                   "(with #DATABASE to name a database). Replaces --store/--neo4j.")
+              help="Serve this project (repeatable): an embedded store file, a project folder (its root; "
+                   "its store is FOLDER/.ctxgraph/graph.db), or a Neo4j server URI (with #DATABASE to name "
+                   "a database). Replaces --store/--neo4j.")
+@click.option("--no-index", is_flag=True,
+              help="Do not index the projects' roots in the background nor watch them (the memory then "
+                   "searches what `ctxgraph index` wrote).")
 @click.option("--default-project", metavar="NAME",
               help="The project used when a call names none [default: the only one].")
 @click.option("--max-response-tokens", type=click.IntRange(min=MIN_MAX_TOKENS), default=DEFAULT_MAX_TOKENS,
@@ -44,7 +48,8 @@ from ctxgraph.mcp.limits import DEFAULT_MAX_TOKENS, MIN_MAX_TOKENS, TOKEN_ENV
                    "Code (.mcp.json) or Cursor (.cursor/mcp.json), and exit.")
 @store_options
 def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, project_tokens_file: str | None,
-                project_specs: tuple[str, ...], default_project: str | None, max_response_tokens: int,
+                project_specs: tuple[str, ...], no_index: bool, default_project: str | None,
+                max_response_tokens: int,
                 read_only: bool, create: bool, print_config: str | None, store_path: Path | None,
                 neo4j_uri: str | None, neo4j_user: str | None, neo4j_database: str | None,
                 password_stdin: bool) -> None:
@@ -85,6 +90,16 @@ def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, proj
     (the result says so), lists are paginated (cursor / next_cursor), and
     anything else too large is an error. Arguments are checked strictly
     (types, no unknown ones, length limits) before any work.
+
+    \b
+    Memory: where a project's root is known (the folder given as
+    NAME=FOLDER, else the settings file's folder or the git work tree around
+    the store), its code is indexed in the background on start and watched:
+    a saved file is re-indexed within about a second. A context computed
+    before the first index is complete uses what is there and says so
+    (`_computed.memory`: "partial (412/1,203 files ...)"); graph_stats and the
+    stats resources show the progress under `memory`, and a line goes to
+    stderr at each 10 %. --no-index, --read-only or `memory = false` turn it off.
 
     Tools: compute_context, explain_context, search_knowledge, get_task,
     list_tasks, graph_stats, list_projects, and (unless --read-only)
@@ -178,6 +193,8 @@ def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, proj
             if reason is not None:
                 say(f"warning: project {project.name}: {reason} (tools will try again; the context of an "
                     "unsaved task is computed without the store)")
+            elif not no_index:
+                say(project.keep_memory(say))
         names = projects.names()
         if address is None:
             server = build_server(projects, max_tokens=max_response_tokens, read_only=read_only)
@@ -220,7 +237,7 @@ def client_config(client: str, specs: list[Any], several: bool) -> dict[str, Any
         args += [name] if value is True else [name, value]
     if several:
         for spec in specs:
-            where = spec.location + (f"#{spec.database}" if spec.database else "")
+            where = spec.root or spec.location + (f"#{spec.database}" if spec.database else "")
             args += ["--project", f"{spec.name}={where}"]
     elif specs[0].kind == "embedded":
         args += ["--store", specs[0].location]
@@ -242,7 +259,7 @@ def _given_options() -> list[tuple[str, Any]]:
     params = click.get_current_context().params
     given: list[tuple[str, Any]] = []
     for flag, name in (("--read-only", "read_only"), ("--max-response-tokens", "max_response_tokens"),
-                       ("--default-project", "default_project")):
+                       ("--default-project", "default_project"), ("--no-index", "no_index")):
         if from_command_line(name):
             value = params[name]
             given.append((flag, value if value is True else str(value)))

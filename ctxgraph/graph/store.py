@@ -16,12 +16,13 @@ Tags on more than ``max_df`` items are not read (0: no cap).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 from ctxgraph.core.models import (
     Candidates,
     FileEntry,
+    FileStat,
     GatherQuery,
     HistoryEvidence,
     KnowledgeHit,
@@ -205,7 +206,15 @@ class KnowledgeStore(Protocol):
 
     def memory_state(self, project: str) -> MemoryState:
         """The project's record (None when never indexed) and, per indexed file,
-        the sha256 it had when its chunks were written."""
+        the sha256 and stat it had when its chunks were written."""
+
+    def memory_vectors(self, project: str, paths: Sequence[str]) -> dict[str, dict[str, tuple[float, ...]]]:
+        """The stored vectors of the chunks of ``paths`` in ``project``: path ->
+        the chunk's ``text_hash`` -> its embedding (chunks without one left out)."""
+
+    def touch_memory(self, project: str, stats: Mapping[str, FileStat]) -> None:
+        """Record ``stats`` (mtime_ns, size) on the chunks of those files of
+        ``project`` (their content is unchanged). Idempotent."""
 
     def write_memory(self, project: MemoryProject, chunks: Sequence[MemoryChunk], replaced: Sequence[str]) -> None:
         """In one transaction: remove the chunks of the ``replaced`` paths,

@@ -3,7 +3,7 @@ JSON schemas clients see come from these type hints."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -164,13 +164,34 @@ class IngestOutcome(BaseModel):
     warning: str | None = None
 
 
+class MemoryStatus(BaseModel):
+    """The background index of the project's root (``ctxgraph mcp``): ``state``
+    is off, starting, scanning, indexing, watching, retrying or stopped."""
+
+    model_config = _OUT
+    state: str
+    reason: str | None = None
+    root: str | None = None
+    project: str | None = None
+    embeddings: bool | None = None
+    watch: str | None = None
+    files_indexed: int | None = None
+    files: int | None = None
+    percent: float | None = None
+    runs: int | None = None
+    last_run: dict[str, Any] | None = None
+    error: str | None = None
+
+
 class StatsResult(BaseModel):
-    """Nodes per label and relationships per type (``ctxgraph stats --format json``)."""
+    """Nodes per label and relationships per type (``ctxgraph stats --format json``),
+    and the background index's progress (``memory``)."""
 
     model_config = _OUT
     project: str
     labels: dict[str, int]
     relationships: dict[str, int]
+    memory: MemoryStatus | None = None
 
 
 class ProjectInfo(BaseModel):

@@ -1,9 +1,13 @@
 """The projects one MCP server serves: a name, a store, and the one
 ``ContextService`` opened on it (lazily, again after a failure).
 
-A project is an embedded store file or a Neo4j server (``neo4j://``,
+A project is an embedded store file, a project folder (its root, with its
+store in ``FOLDER/.ctxgraph/graph.db``) or a Neo4j server (``neo4j://``,
 ``bolt://`` and their ``+s``/``+ssc`` variants; ``URI#DATABASE`` names a
-database). Every call on a project runs under that project's lock, so one
+database). Where a project's root is known (the folder given, else as
+:func:`ctxgraph.service.root.find_root` finds it from the store), its code is
+indexed in the background and kept current
+(:class:`~ctxgraph.service.keeper.MemoryKeeper`). Every call on a project runs under that project's lock, so one
 service is never used by two requests at once; projects never share a
 service, a store or a lock.
 
@@ -22,11 +26,14 @@ from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from ctxgraph.core.neo4j_uri import NEO4J_SCHEMES, is_neo4j_uri
 from ctxgraph.errors import ConfigurationError, CtxgraphError, StoreUnavailableError
 from ctxgraph.service import ContextService
+
+if TYPE_CHECKING:
+    from ctxgraph.service.keeper import MemoryKeeper
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +43,8 @@ T = TypeVar("T")
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 #: The name of the one project served when no ``--project`` is given.
 DEFAULT_NAME = "default"
+#: Where a project folder's store is (as ``ctxgraph init`` makes it in the folder).
+STORE_IN_ROOT = Path(".ctxgraph") / "graph.db"
 #: The client id of a bearer token that reaches one project: this prefix and its name.
 PROJECT_CLIENT = "ctxgraph-project:"
 #: The projects the running request may use (None: every one).
@@ -51,6 +60,8 @@ class ProjectSpec:
     #: the store file (embedded) or the server's URI without a ``#database`` (neo4j)
     location: str
     database: str | None = None
+    #: the project's root, when given as a folder (else found from the store)
+    root: str | None = None
 
     @property
     def identity(self) -> tuple[str, str, str | None]:
@@ -61,7 +72,8 @@ class ProjectSpec:
 
 
 def parse_project(text: str) -> ProjectSpec:
-    """``NAME=PATH`` (an embedded store file) or ``NAME=URI[#DATABASE]`` (Neo4j)."""
+    """``NAME=PATH`` (an embedded store file, or a project folder: its root)
+    or ``NAME=URI[#DATABASE]`` (Neo4j)."""
     name, sep, where = text.partition("=")
     name, where = name.strip(), where.strip()
     if not sep or not where:
@@ -81,7 +93,11 @@ def spec_for(name: str, where: str, database: str | None = None) -> ProjectSpec:
                                      + ", ".join(NEO4J_SCHEMES))
         uri, _, fragment = where.partition("#")
         return ProjectSpec(name=name, kind="neo4j", location=uri, database=fragment or database or None)
-    return ProjectSpec(name=name, kind="embedded", location=str(Path(where).expanduser()))
+    path = Path(where).expanduser()
+    if path.is_dir():  # a project folder: its root, its store where `ctxgraph init` puts it
+        return ProjectSpec(name=name, kind="embedded", location=str(path / STORE_IN_ROOT),
+                           root=str(path.resolve()))
+    return ProjectSpec(name=name, kind="embedded", location=str(path))
 
 
 def check_distinct(specs: Sequence[ProjectSpec]) -> None:
@@ -110,21 +126,54 @@ class Project:
         self.read_only = read_only
         self._svc: ContextService | None = None
         self._lock = threading.Lock()
+        self.keeper: MemoryKeeper | None = None
+        #: Why the memory is not kept here ("" while it is, or before :meth:`keep_memory`).
+        self.memory_off = ""
 
     @property
     def name(self) -> str:
         return self.spec.name
 
+    def _new_service(self) -> ContextService:
+        if self.spec.kind == "neo4j":
+            return ContextService.open(neo4j_uri=self.spec.location, neo4j_user=self.neo4j_user,
+                                       neo4j_password=self._neo4j_password, neo4j_database=self.spec.database,
+                                       read_only=self.read_only, root=self.spec.root)
+        return ContextService.open(self.spec.location, read_only=self.read_only, root=self.spec.root)
+
     def _open(self) -> ContextService:
         if self._svc is None:
-            if self.spec.kind == "neo4j":
-                svc = ContextService.open(neo4j_uri=self.spec.location, neo4j_user=self.neo4j_user,
-                                          neo4j_password=self._neo4j_password, neo4j_database=self.spec.database,
-                                          read_only=self.read_only)
-            else:
-                svc = ContextService.open(self.spec.location, read_only=self.read_only)
-            self._svc = svc
+            self._svc = self._new_service()
         return self._svc
+
+    def keep_memory(self, say: Callable[[str], None], *, watch_mode: str = "auto") -> str:
+        """Index the project's root in the background and keep it current
+        (a second store connection, for the indexer); returns what was done,
+        as a line to show."""
+        from ctxgraph.service.keeper import keep_memory
+
+        if self.read_only:
+            self.memory_off = "--read-only"
+        else:
+            try:
+                svc = self.call(lambda s: s)
+            except CtxgraphError as exc:
+                self.memory_off = f"the store cannot be opened ({exc})"
+            else:
+                kept = keep_memory(svc, self._new_service, say=say, watch_mode=watch_mode, label=self.name)
+                if isinstance(kept, str):
+                    self.memory_off = kept
+                else:
+                    self.keeper = kept
+        if self.keeper is None:
+            return f"project {self.name}: associative memory not indexed here: {self.memory_off}"
+        return f"project {self.name}: {self.keeper.describe()}"
+
+    def memory_status(self) -> dict[str, object]:
+        """The background index's state (:meth:`MemoryKeeper.status`), or why there is none."""
+        if self.keeper is None:
+            return {"state": "off", "reason": self.memory_off or "not started"}
+        return self.keeper.status()
 
     def call(self, fn: Callable[[ContextService], T]) -> T:
         """``fn(service)`` under the project's lock; the store is opened first if it is not open."""
@@ -152,6 +201,9 @@ class Project:
         return None
 
     def close(self) -> None:
+        if self.keeper is not None:  # first: its run is cancelled and its store closed
+            self.keeper.stop()
+            self.keeper = None
         with self._lock:
             if self._svc is not None:
                 try:

@@ -279,7 +279,7 @@ class CtxgraphTools:
         """Nodes per label and relationships per type in the project's graph."""
         def work() -> CallToolResult:
             proj = self.projects.get(project)
-            return ok({"project": proj.name, **proj.call(ContextService.stats)})
+            return ok({"project": proj.name, **proj.call(ContextService.stats), "memory": proj.memory_status()})
         return self.guard(work)
 
     def list_projects(self) -> Annotated[CallToolResult, ProjectsResult]:
@@ -399,7 +399,7 @@ class CtxgraphTools:
     def stats_json(self, project: str | None) -> str:
         try:
             proj = self.projects.get(project)
-            return compact({"project": proj.name, **proj.call(ContextService.stats)})
+            return compact({"project": proj.name, **proj.call(ContextService.stats), "memory": proj.memory_status()})
         except CtxgraphError as exc:
             raise ResourceError(error_line(str(exc))) from None
 

@@ -1,9 +1,14 @@
 """Indexing a project's files into the associative memory (``ctxgraph index``).
 
-A run scans the project (:mod:`ctxgraph.memory.scan`), compares each file's
-sha256 with the one its stored chunks were made from, and re-chunks, embeds
-and writes only the new and changed files; chunks of files that disappeared
-(or are now skipped) are removed. Files are written in batches, one
+A run scans the project with the stat-then-hash scan
+(:func:`ctxgraph.memory.scan.changes`): a file whose modification time and
+size are those stored with its chunks is not read; any other is read and its
+sha256 compared with the one its chunks were made from. Only the new and
+changed files are re-chunked, embedded and written (a file whose content is
+the same gets its new stat recorded); chunks of files that disappeared (or
+are now skipped) are removed. When many files are new (a first index), their
+chunks are written first without vectors, for full-text search at once, and
+then again with their vectors. Files are written in batches, one
 transaction each, so an interrupted run keeps what it finished and the next
 run resumes where it stopped. The project's ``indexed_at`` is set only when a
 run has covered every file: a project that never finished a run has none.
@@ -20,6 +25,7 @@ Two kinds of index:
 from __future__ import annotations
 
 import re
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import nullcontext
@@ -28,12 +34,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ctxgraph.core.models import MemoryChunk, MemoryProject
+from ctxgraph.core.models import FileStat, MemoryChunk, MemoryProject
 from ctxgraph.core.tokens import estimate_tokens
 from ctxgraph.errors import ConfigurationError
 from ctxgraph.graph.store import KnowledgeStore
 from ctxgraph.memory.chunk import Chunk, chunk_file
-from ctxgraph.memory.scan import Skipped, SourceFile, walk
+from ctxgraph.memory.scan import Skipped, SourceFile, changes
 from ctxgraph.memory.text import search_text
 
 if TYPE_CHECKING:
@@ -66,9 +72,11 @@ MODEL = "all-MiniLM-L6-v2"
 @dataclass(frozen=True)
 class IndexProgress:
     """Where a run is: ``phase`` is ``model`` (loading the embedder),
-    ``scanning`` (reading the files) or ``indexing``; ``files_done`` of
+    ``scanning`` (reading the files), ``full text`` (writing many new files'
+    chunks before their vectors) or ``indexing``; ``files_done`` of
     ``files_total`` new or changed files are chunked (and embedded), holding
-    ``chunks`` chunks, in ``indexing_seconds`` of indexing."""
+    ``chunks`` chunks, in ``indexing_seconds`` of indexing; of the
+    ``files_found`` files, ``files_unchanged`` needed nothing."""
 
     project: str
     phase: str
@@ -77,6 +85,13 @@ class IndexProgress:
     chunks: int = 0
     files_written: int = 0
     indexing_seconds: float = 0.0
+    files_found: int = 0
+    files_unchanged: int = 0
+
+    @property
+    def files_indexed(self) -> int:
+        """Files whose chunks are in the store now (unchanged, or written by this run)."""
+        return self.files_unchanged + self.files_written
 
     @property
     def chunks_per_s(self) -> float:
@@ -92,13 +107,17 @@ class IndexReport:
     root: str
     embeddings: bool
     files: int = 0  # text files found
+    read: int = 0  # files opened by the scan (the others' stat was unchanged)
     indexed: int = 0  # new or changed files (re)written
     unchanged: int = 0
     removed: int = 0  # files whose chunks were dropped
     chunks: int = 0  # chunks written by this run
+    vectors_reused: int = 0  # of which kept their stored vector (their text had not changed)
     skipped: list[Skipped] = field(default_factory=list)
     seconds: float = 0.0
-    complete: bool = True  # False when the time limit stopped the run
+    complete: bool = True  # False when the time limit (or a cancel) stopped the run
+    #: the files found added, changed and deleted by the scan
+    paths: dict[str, list[str]] = field(default_factory=dict)
     indexed_at: str = ""
 
     @property
@@ -108,11 +127,12 @@ class IndexReport:
     def as_dict(self) -> dict[str, object]:
         return {
             "project": self.project, "root": self.root, "embeddings": self.embeddings, "files": self.files,
-            "indexed": self.indexed, "unchanged": self.unchanged, "removed": self.removed,
-            "chunks": self.chunks, "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
+            "read": self.read, "indexed": self.indexed, "unchanged": self.unchanged, "removed": self.removed,
+            "chunks": self.chunks, "vectors_reused": self.vectors_reused,
+            "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
             "seconds": round(self.seconds, 3), "chunks_per_s": round(self.chunks_per_s, 1),
             "complete": self.complete, "files_left": self.files - self.unchanged - self.indexed,
-            "indexed_at": self.indexed_at,
+            "indexed_at": self.indexed_at, **{k: self.paths.get(k, []) for k in ("added", "changed", "deleted")},
         }
 
 
@@ -151,6 +171,7 @@ def index_project(
     embedder: Vectors | None = None,
     progress: Progress | None = None,
     time_limit: float | None = None,
+    cancel: threading.Event | None = None,
 ) -> IndexReport:
     """Index (incrementally) the files under ``root`` as project ``project``.
 
@@ -160,6 +181,8 @@ def index_project(
     embedder calls sized to end in time; the files finished by then are
     written, a file half embedded is left for the next run (which goes on
     where this one stopped). Every run finishes one file at least.
+    ``cancel`` (set by another thread) stops the run as the time limit does,
+    at once: a server or a watcher that stops.
     """
     started = time.monotonic()
     deadline = None if time_limit is None else started + time_limit
@@ -172,7 +195,8 @@ def index_project(
     def tell(phase: str, files_done: int = 0, files_total: int = 0, chunks: int = 0, files_written: int = 0,
              indexing_seconds: float = 0.0) -> None:
         if progress is not None:
-            progress(IndexProgress(pid, phase, files_done, files_total, chunks, files_written, indexing_seconds))
+            progress(IndexProgress(pid, phase, files_done, files_total, chunks, files_written, indexing_seconds,
+                                   report.files, report.unchanged))
 
     state = store.memory_state(pid)
     previous = state.project
@@ -180,39 +204,59 @@ def index_project(
     # A different kind of index, or another root, is rebuilt from scratch.
     known = state.file_hashes if previous is not None and previous.embeddings == embeddings \
         and previous.root == str(base) else {}
-    if embeddings and embedder is None:
+    tell("scanning")
+    before = {p: st for p, st in state.file_stats.items() if p in known}
+    scan = changes(base, before)
+    report.skipped = scan.skipped
+    report.read = scan.read
+    report.files = len(scan.stats)
+    present = set(scan.stats)
+    changed = scan.added + scan.changed
+    report.unchanged = scan.unchanged
+    gone = sorted(p for p in state.file_hashes if p not in present)
+    if scan.touched:
+        store.touch_memory(pid, scan.touched)
+    if embeddings and embedder is None and changed:  # the model only when there is something to embed
         tell("model")
         from ctxgraph.memory.embed import shared_embedder
 
         embedder = shared_embedder()
 
-    tell("scanning")
-    found: list[SourceFile] = []
-    for item in walk(base):
-        if isinstance(item, Skipped):
-            report.skipped.append(item)
-        else:
-            found.append(item)
-    report.files = len(found)
-    present = {f.path for f in found}
-    changed = [f for f in found if known.get(f.path) != f.sha256]
-    report.unchanged = len(found) - len(changed)
-    gone = sorted(p for p in state.file_hashes if p not in present)
-
     def record(indexed_at: str) -> MemoryProject:
         return MemoryProject(id=pid, root=str(base), indexed_at=indexed_at, embeddings=embeddings,
-                             model=MODEL if embeddings else "", files=len(present), chunks=0)
+                             model=MODEL if embeddings else "", files=len(present), chunks=0,
+                             files_indexed=min(len(present), report.unchanged + report.indexed))
 
     pending_at = previous.indexed_at if previous is not None and known else ""
-    run = _Run(changed, embeddings=embeddings, embedder=embedder, deadline=deadline)
+    report.paths = scan.paths()
+    # The vectors of a changed file's chunks, by text: its unchanged chunks are not embedded again.
+    known_vectors = store.memory_vectors(pid, [f.path for f in scan.changed]) if embeddings and scan.changed \
+        else {}
+    # Full text first: when many files are new, their chunks are written at once without
+    # vectors (seconds for a whole project; chunking is cheap), so that a context meanwhile
+    # finds them by their words; the vectors follow. Their sha256 is left empty, so that a
+    # run cut before a file's vectors reads that file again.
+    text_first: set[str] = set()
+    if embeddings and len(scan.added) > BATCH_FILES:
+        tell("full text")
+        for start in range(0, len(scan.added), BATCH_FILES):
+            batch = [_File(f, None, lightweight=False) for f in scan.added[start:start + BATCH_FILES]]
+            store.write_memory(record(pending_at), [r.model_copy(update={"file_sha256": ""}) for f in batch
+                                                    for r in f.rows],
+                               [f.source.path for f in batch if f.source.path in state.file_hashes])
+            text_first.update(f.source.path for f in batch)
+    run = _Run(changed, scan.stats, embeddings=embeddings, embedder=embedder, deadline=deadline, cancel=cancel,
+               known_vectors=known_vectors)
     indexing = time.monotonic()
 
     def write(files: list[_File]) -> None:
         rows = [row for f in files for row in f.finished()]
+        # (a file written for full text first needs no removal: the same text makes the same chunks,
+        # whose ids the write overwrites; finding a path's chunks to remove costs a scan of them)
         replaced = [f.source.path for f in files if f.source.path in state.file_hashes or f.source.path in known]
-        store.write_memory(record(pending_at), rows, replaced)
         report.indexed += len(files)
         report.chunks += len(rows)
+        store.write_memory(record(pending_at), rows, replaced)
 
     tell("indexing", files_total=len(changed))
     ready: list[_File] = []
@@ -231,6 +275,7 @@ def index_project(
     tell("indexing", files_done=run.files_done, files_total=len(changed), chunks=run.chunks,
          files_written=report.indexed, indexing_seconds=time.monotonic() - indexing)
     report.complete = not run.stopped
+    report.vectors_reused = run.reused
     if report.complete:
         report.indexed_at = now()
         store.write_memory(record(report.indexed_at), [], gone)
@@ -240,27 +285,32 @@ def index_project(
 
 
 class _File:
-    """A file being indexed: its chunks, and their vectors as they come."""
+    """A file being indexed: its chunks, and their vectors as they come (a
+    chunk whose text the file's stored chunks already had keeps that vector:
+    the embedder is given ``path + text``, the same input, so the same vector)."""
 
-    def __init__(self, source: SourceFile, *, lightweight: bool) -> None:
+    def __init__(self, source: SourceFile, stat: FileStat | None, *, lightweight: bool,
+                 known: dict[str, tuple[float, ...]] | None = None) -> None:
         self.source = source
         self.rows = [
             MemoryChunk(path=source.path, start_line=c.start_line, end_line=c.end_line, text=c.text,
                         text_hash=c.text_hash, token_estimate=c.token_estimate, file_sha256=source.sha256,
+                        file_mtime_ns=stat.mtime_ns if stat else 0, file_size=stat.size if stat else -1,
                         search_text=search_text(source.path, c.text))
             for c in file_chunks(source, lightweight=lightweight)
         ]
-        self.vectors: list[tuple[float, ...]] = []
         self.needs_vectors = not lightweight
+        self.vectors: list[tuple[float, ...] | None] = [(known or {}).get(r.text_hash) for r in self.rows]
+        self.reused = sum(v is not None for v in self.vectors) if self.needs_vectors else 0
 
     @property
     def left(self) -> int:
         """Chunks still to embed."""
-        return len(self.rows) - len(self.vectors) if self.needs_vectors else 0
+        return sum(v is None for v in self.vectors) if self.needs_vectors else 0
 
-    def texts(self, n: int) -> list[str]:
-        """The next ``n`` (at most) texts to embed."""
-        return [f"{r.path}\n{r.text}" for r in self.rows[len(self.vectors):len(self.vectors) + n]]
+    def texts(self, n: int) -> list[tuple[int, str]]:
+        """The next ``n`` (at most) chunks to embed: (position, text)."""
+        return [(i, f"{r.path}\n{r.text}") for i, r in enumerate(self.rows) if self.vectors[i] is None][:n]
 
     def finished(self) -> list[MemoryChunk]:
         if not self.needs_vectors:
@@ -272,9 +322,14 @@ class _Run:
     """The files of one run, chunked as needed and embedded in calls sized to
     take about :data:`CALL_SECONDS` (and to end by the deadline)."""
 
-    def __init__(self, changed: list[SourceFile], *, embeddings: bool, embedder: Vectors | None,
-                 deadline: float | None) -> None:
+    def __init__(self, changed: list[SourceFile], stats: dict[str, FileStat], *, embeddings: bool,
+                 embedder: Vectors | None, deadline: float | None, cancel: threading.Event | None = None,
+                 known_vectors: dict[str, dict[str, tuple[float, ...]]] | None = None) -> None:
+        self._cancel = cancel
+        self._known_vectors = known_vectors or {}
+        self.reused = 0
         self._files = iter(changed)
+        self._stats = stats
         self._embeddings = embeddings
         self._embedder = embedder
         self._deadline = deadline
@@ -293,7 +348,9 @@ class _Run:
         return max(1, min(EMBED_BATCH, int(seconds / self._seconds_per_chunk)))
 
     def _over(self, want: int) -> bool:
-        """Past the deadline, or a call of ``want`` chunks would end well past it."""
+        """Cancelled, past the deadline, or a call of ``want`` chunks would end well past it."""
+        if self._cancel is not None and self._cancel.is_set():
+            return True
         if self._deadline is None:
             return False
         expected = (self._seconds_per_chunk or 0.0) * want if self._embeddings else 0.0
@@ -313,11 +370,13 @@ class _Run:
                 if source is None:
                     exhausted = True
                 else:
-                    queue.append(_File(source, lightweight=not self._embeddings))
+                    queue.append(_File(source, self._stats.get(source.path), lightweight=not self._embeddings,
+                                       known=self._known_vectors.get(source.path)))
+                    self.reused += queue[-1].reused
             if not queue:
                 return
             # Every run finishes a file at least, so that runs under a short limit still advance.
-            if done_any and self._over(want):
+            if (done_any or (self._cancel is not None and self._cancel.is_set())) and self._over(want):
                 self.stopped = True
                 return
             if self._embeddings:
@@ -332,14 +391,14 @@ class _Run:
 
     def _embed(self, queue: list[_File], want: int) -> None:
         texts: list[str] = []
-        takers: list[tuple[_File, int]] = []
+        takers: list[tuple[_File, list[int]]] = []
         for f in queue:
             if len(texts) >= want:
                 break
             part = f.texts(want - len(texts))
             if part:
-                texts += part
-                takers.append((f, len(part)))
+                texts += [text for _, text in part]
+                takers.append((f, [i for i, _ in part]))
         if not texts:
             return
         assert self._embedder is not None
@@ -357,6 +416,7 @@ class _Run:
         self._seconds_per_chunk = per_chunk if self._seconds_per_chunk is None \
             else 0.5 * self._seconds_per_chunk + 0.5 * per_chunk
         at = 0
-        for f, n in takers:
-            f.vectors += [tuple(float(x) for x in v) for v in vectors[at:at + n]]
-            at += n
+        for f, positions in takers:
+            for i in positions:
+                f.vectors[i] = tuple(float(x) for x in vectors[at])
+                at += 1

@@ -5,7 +5,9 @@ complete, not stale), embeds the task's intent, asks the store for the top
 chunks by vector and by full text, and passes every hit through the file
 gates. It never raises for a memory problem: a missing or stale index, an
 embedding failure or a store error leaves the rest of the context intact and
-comes back as a note for the debug section. Fusion and the snippet caps are
+comes back as a note for the debug section. An index whose first run has
+not finished (being built in the background, or cut short) is searched as it
+is, with a note ``partial (written/found files)``. Fusion and the snippet caps are
 pure and happen in :mod:`ctxgraph.compute.memory`.
 """
 
@@ -85,10 +87,10 @@ def recall(
     if isinstance(found, str):
         return None, [f"associative memory skipped: {found}"]
     age = age_hours(found, now or datetime.now(UTC))
-    if age is None:
-        return None, [f"associative memory skipped: the index of {found.id} is incomplete (an indexing run "
-                      "has not finished)"]
-    if age > stale_hours:
+    if age is None:  # a first run not finished (yet): what it wrote is used
+        notes.append(f"associative memory: partial ({found.files_indexed:,}/{found.files:,} files; the index "
+                     f"of {found.id} is not complete)")
+    elif age > stale_hours:
         return None, [f"associative memory skipped: the index of {found.id} is stale (indexed "
                       f"{age:.1f} h ago, limit {stale_hours:g} h; re-run ctxgraph index)"]
     vector: list[float] | None = None

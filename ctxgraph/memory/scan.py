@@ -5,15 +5,30 @@ managers, builds and caches are skipped (:data:`SKIP_DIRS`, plus any folder
 whose name starts with a dot), symlinks are not followed, files over
 :data:`MAX_FILE_BYTES` and binary files (a NUL byte or invalid UTF-8 in the
 first 8 KB) are left out, each with a reason the caller can report.
+
+:func:`changes` is the stat-then-hash scan that incremental work is built on
+(the memory's index, ``index --watch``, and any other "what changed under
+this root" question): given what a previous scan saw of each file (its
+:class:`~ctxgraph.core.models.FileStat`: modification time, size, sha256), it
+stats every candidate file and reads only those whose stat differs; a file
+read whose sha256 is the one seen before is unchanged (only its stat is new).
+It returns the added, changed and deleted paths and the stats to keep for the
+next call. A file modified within :data:`RACY_NS` of the scan is kept with an
+unknown stat (mtime 0), so that a second write in the same clock tick (same
+size) is still found by the next scan: it is read again, not trusted.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterator
-from dataclasses import dataclass
+import stat as stat_module
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from ctxgraph.core.models import FileStat
 
 MAX_FILE_BYTES = 500 * 1024
 SNIFF_BYTES = 8192
@@ -30,6 +45,8 @@ TEXT_SUFFIXES = frozenset({
     ".lua", ".r", ".jl", ".ex", ".exs", ".erl", ".hs", ".ml", ".tf", ".proto", ".graphql", ".cypher",
 })
 TEXT_NAMES = frozenset({"Dockerfile", "Makefile", "README", "LICENSE", "CHANGES", "Justfile"})
+#: A file modified this close to the scan (ns) is not trusted by its stat next time.
+RACY_NS = 2_000_000_000
 
 
 @dataclass(frozen=True)
@@ -60,34 +77,128 @@ def wanted(name: str) -> bool:
     return Path(name).suffix.lower() in TEXT_SUFFIXES or name in TEXT_NAMES
 
 
-def walk(root: Path) -> Iterator[SourceFile | Skipped]:
-    """Every candidate file under ``root`` in path order: read, or skipped with a reason."""
+def candidates(root: Path) -> Iterator[tuple[Path, str]]:
+    """(full path, path relative to ``root``) of every candidate file, in path order."""
     root = root.resolve()
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
         for name in sorted(filenames):
-            full = Path(dirpath) / name
-            rel = full.relative_to(root).as_posix()
-            if not wanted(name):
-                continue
-            yield read(full, rel)
+            if wanted(name):
+                full = Path(dirpath) / name
+                yield full, full.relative_to(root).as_posix()
+
+
+def walk(root: Path) -> Iterator[SourceFile | Skipped]:
+    """Every candidate file under ``root`` in path order: read, or skipped with a reason."""
+    for full, rel in candidates(root):
+        yield read(full, rel)
+
+
+def _stat(full: Path, rel: str) -> os.stat_result | Skipped:
+    """The file's own stat (a symlink is not followed), or why it is skipped."""
+    try:
+        st = full.lstat()
+    except OSError as exc:
+        return Skipped(rel, f"unreadable: {exc.strerror or exc}")
+    if stat_module.S_ISLNK(st.st_mode):
+        return Skipped(rel, "symlink")
+    if not stat_module.S_ISREG(st.st_mode):
+        return Skipped(rel, "not a regular file")
+    if st.st_size > MAX_FILE_BYTES:
+        return Skipped(rel, f"over {MAX_FILE_BYTES // 1024} KB")
+    return st
 
 
 def read(full: Path, rel: str) -> SourceFile | Skipped:
     """One file's text, or why it is skipped."""
+    st = _stat(full, rel)
+    if isinstance(st, Skipped):
+        return st
+    return _read(full, rel)
+
+
+def _read(full: Path, rel: str) -> SourceFile | Skipped:
     try:
-        if full.is_symlink():
-            return Skipped(rel, "symlink")
-        size = full.stat().st_size
-        if size > MAX_FILE_BYTES:
-            return Skipped(rel, f"over {MAX_FILE_BYTES // 1024} KB")
         data = full.read_bytes()
     except OSError as exc:
         return Skipped(rel, f"unreadable: {exc.strerror or exc}")
+    if len(data) > MAX_FILE_BYTES:  # grew since its stat
+        return Skipped(rel, f"over {MAX_FILE_BYTES // 1024} KB")
     if is_binary(data[:SNIFF_BYTES]):
         return Skipped(rel, "binary")
     text = data.decode("utf-8", errors="replace")
     return SourceFile(rel, text, hashlib.sha256(data).hexdigest())
+
+
+@dataclass
+class Changes:
+    """What :func:`changes` found under a root, against the previous stats.
+
+    ``added`` and ``changed`` files are read (their text and new sha256);
+    ``deleted`` are the paths of the previous stats no longer found (or now
+    skipped); ``unchanged`` counts the files found as before, of which
+    ``touched`` (read because their stat moved, same sha256: a checkout, a
+    ``touch``) hold the new stats. ``stats`` is every file found now: pass it
+    as ``previous`` to the next call. ``read`` counts the files opened."""
+
+    added: list[SourceFile] = field(default_factory=list)
+    changed: list[SourceFile] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    touched: dict[str, FileStat] = field(default_factory=dict)
+    skipped: list[Skipped] = field(default_factory=list)
+    stats: dict[str, FileStat] = field(default_factory=dict)
+    read: int = 0
+
+    @property
+    def any(self) -> bool:
+        """Something to (re)index or remove."""
+        return bool(self.added or self.changed or self.deleted)
+
+    def paths(self) -> dict[str, list[str]]:
+        """``{"added": [...], "changed": [...], "deleted": [...]}``, each sorted."""
+        return {"added": [f.path for f in self.added], "changed": [f.path for f in self.changed],
+                "deleted": list(self.deleted)}
+
+
+def changes(root: Path, previous: Mapping[str, FileStat], *, now_ns: int | None = None) -> Changes:
+    """The stat-then-hash scan of ``root`` against ``previous`` (see the module's text).
+
+    A file whose (mtime_ns, size) equals its previous stat (with a known
+    mtime) is unchanged without being opened; any other is read and compared
+    by sha256. Pure IO, no store: the caller keeps ``stats`` where it likes
+    (the memory keeps them on its chunks, ``index --watch`` in memory too)."""
+    found = Changes()
+    racy_after = (time.time_ns() if now_ns is None else now_ns) - RACY_NS
+    for full, rel in candidates(root):
+        st = _stat(full, rel)
+        if isinstance(st, Skipped):
+            found.skipped.append(st)
+            continue
+        before = previous.get(rel)
+        if before is not None and before.mtime_ns and before.mtime_ns == st.st_mtime_ns \
+                and before.size == st.st_size:
+            found.unchanged += 1
+            found.stats[rel] = before
+            continue
+        item = _read(full, rel)
+        found.read += 1
+        if isinstance(item, Skipped):
+            found.skipped.append(item)
+            continue
+        seen = FileStat(mtime_ns=st.st_mtime_ns if st.st_mtime_ns < racy_after else 0, size=st.st_size,
+                        sha256=item.sha256)
+        found.stats[rel] = seen
+        if before is None:
+            found.added.append(item)
+        elif before.sha256 != item.sha256:
+            found.changed.append(item)
+        else:
+            found.unchanged += 1
+            if before != seen:
+                found.touched[rel] = seen
+    found.deleted = sorted(p for p in previous if p not in found.stats)
+    return found
 
 
 def inside(root: Path, rel: str) -> Path | None:

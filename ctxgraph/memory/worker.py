@@ -21,6 +21,7 @@ holds, and skip one that is stale (:mod:`ctxgraph.memory.recall`).
 from __future__ import annotations
 
 import logging
+import os
 import random
 import threading
 import time
@@ -29,9 +30,39 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ctxgraph.graph.store import KnowledgeStore
-from ctxgraph.memory.index import IndexReport, index_project, project_id_for
+from ctxgraph.memory.index import IndexProgress, IndexReport, Progress, index_project, project_id_for
 
 log = logging.getLogger(__name__)
+
+
+#: A run with at most this many files to index reports no tenths.
+QUIET_FILES = 20
+
+
+class Tenths:
+    """Progress as a line at each tenth of a run's files crossed (10 %, 20 %,
+    ... 100 %), for runs with more than :data:`QUIET_FILES` files to index:
+    what ``ctxgraph mcp`` logs and ``index --watch`` prints on stderr."""
+
+    def __init__(self, say: Callable[[str], None], label: str = "") -> None:
+        self.say = say
+        self.label = label
+        self._said = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, p: IndexProgress) -> None:
+        with self._lock:
+            if p.phase == "scanning":  # a new run
+                self._said = 0
+            if p.phase != "indexing" or p.files_total <= QUIET_FILES or not p.files_found:
+                return
+            tenth = min(10, (p.files_unchanged + p.files_done) * 10 // p.files_found)
+            if tenth <= self._said:
+                return
+            self._said = tenth
+        done = p.files_unchanged + p.files_done
+        self.say(f"project {self.label or p.project}: memory index {tenth * 10} % ({done:,}/{p.files_found:,} files, "
+                 f"{p.chunks:,} chunks, {p.chunks_per_s:.1f} chunks/s; {p.files_indexed:,} written)")
 
 
 @dataclass
@@ -109,6 +140,9 @@ class IndexWorker(threading.Thread):
         on_error: Callable[[IndexRequest, BaseException, float], None] | None = None,
         max_runs: int | None = None,
         follow_up: Callable[[KnowledgeStore, IndexReport], None] | None = None,
+        progress: Progress | None = None,
+        keep_store: bool = False,
+        nice: int = 0,
     ) -> None:
         super().__init__(name="ctxgraph-index-worker", daemon=True)
         #: Stop after this many runs (None: until stopped); checked by the worker
@@ -122,6 +156,13 @@ class IndexWorker(threading.Thread):
         self.on_report = on_report
         self.on_error = on_error
         self.follow_up = follow_up
+        self.progress = progress
+        #: Keep the store open from one run to the next (closed after a failure and at the end).
+        self.keep_store = keep_store
+        #: Raise this thread's nice value by this much (Linux: a thread's own priority),
+        #: so that a server's requests get the CPU before its background indexing.
+        self.nice = nice
+        self._store: KnowledgeStore | None = None
         self._stop_event = threading.Event()
         self.runs = 0
         self.failures = 0
@@ -137,16 +178,20 @@ class IndexWorker(threading.Thread):
         """One request: index, or schedule the retry after a failure."""
         self.runs += 1
         try:
-            store = self.open_store()
+            store = self._store or self.open_store()
+            self._store = store if self.keep_store else None
             try:
                 report = index_project(store, req.root, project=req.project, embeddings=req.embeddings,
-                                       time_limit=self.time_limit)
+                                       time_limit=self.time_limit, cancel=self._stop_event, progress=self.progress)
                 if report.complete and self.follow_up:
                     try:
                         self.follow_up(store, report)
                     except Exception as exc:  # the index is written; the extra work waits for the next run
                         log.warning("after indexing %s: %s", req.project, exc)
-            finally:
+            except BaseException:
+                self._close_store(store)
+                raise
+            if not self.keep_store:
                 store.close()
         except Exception as exc:  # a failed run is retried, never fatal to the worker
             self.failures += 1
@@ -157,14 +202,35 @@ class IndexWorker(threading.Thread):
                 self.on_error(req, exc, delay)
             self.queue.retry(req, delay)
             return None
-        if not report.complete:  # stopped by the time limit: go on in the next run
+        if not report.complete and not self._stop_event.is_set():  # stopped by the time limit: go on next run
             self.queue.retry(IndexRequest(req.project, req.root, req.embeddings, req.requested_at), 0.0)
         if self.on_report:
             self.on_report(report)
         return report
 
+    def _close_store(self, store: KnowledgeStore) -> None:
+        self._store = None
+        try:
+            store.close()
+        except Exception as exc:  # closing must not hide why the run failed
+            log.warning("closing the index store: %s", exc)
+
+    def _lower_priority(self) -> None:
+        if self.nice <= 0 or not hasattr(os, "setpriority"):
+            return
+        try:  # on Linux a thread is a task of its own: PRIO_PROCESS with its id renices it alone
+            tid = threading.get_native_id()
+            os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + self.nice))
+        except OSError as exc:
+            log.debug("the index worker keeps its priority: %s", exc)
+
     def run(self) -> None:
-        while not self._stop_event.is_set() and (self.max_runs is None or self.runs < self.max_runs):
-            req = self.queue.take(timeout=0.5)
-            if req is not None:
-                self.run_one(req)
+        self._lower_priority()
+        try:
+            while not self._stop_event.is_set() and (self.max_runs is None or self.runs < self.max_runs):
+                req = self.queue.take(timeout=0.5)
+                if req is not None:
+                    self.run_one(req)
+        finally:
+            if self._store is not None:
+                self._close_store(self._store)

@@ -100,11 +100,14 @@ class AdminMixin(ServiceBase):
         on_error: Callable[[IndexRequest, BaseException, float], None] | None = None,
         max_runs: int | None = None,
         follow_up: Callable[[Self, IndexReport], None] | None = None,
+        keep_store: bool = False,
+        progress: Progress | None = None,
     ) -> IndexWorker:
         """A background worker (not started) that runs ``queue``'s index requests
         one at a time, each on the store of a service ``open_service`` opens for
-        it (closed after the run; a failure is retried with backoff). After a
-        complete run, ``follow_up(service, report)`` with a service on that store."""
+        it (closed after the run, or with ``keep_store`` kept open until a failure
+        or the end; a failure is retried with backoff). After a complete run,
+        ``follow_up(service, report)`` with a service on that store."""
 
         from ctxgraph.memory.worker import IndexWorker
 
@@ -116,7 +119,8 @@ class AdminMixin(ServiceBase):
                 follow_up(cls(store), report)
 
         return IndexWorker(open_store, queue, time_limit=time_limit, on_report=on_report, on_error=on_error,
-                           max_runs=max_runs, follow_up=after if follow_up is not None else None)
+                           max_runs=max_runs, follow_up=after if follow_up is not None else None,
+                           keep_store=keep_store, progress=progress)
 
     # -- export and import -------------------------------------------------------------
 

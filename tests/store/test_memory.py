@@ -233,16 +233,17 @@ def test_threshold_keeps_weak_matches_out_of_the_fusion() -> None:
     assert strong.snippets[0].text == "def f():"
 
 
-def test_a_stale_or_incomplete_index_is_skipped(store: KnowledgeStore, tmp_path: Path) -> None:
+def test_a_stale_index_is_skipped_and_an_incomplete_one_used_as_partial(store: KnowledgeStore,
+                                                                         tmp_path: Path) -> None:
     root = make_project(tmp_path / "shop")
     index_project(store, root)
     projects = tuple(store.memory_projects())
     later = datetime.now(UTC) + timedelta(hours=30)
     found, notes = recall(store, projects, "password", ["password"], project=None, stale_hours=24, now=later)
     assert found is None and "stale" in notes[0]
-    incomplete = tuple(p.model_copy(update={"indexed_at": ""}) for p in projects)
+    incomplete = tuple(p.model_copy(update={"indexed_at": "", "files_indexed": 2}) for p in projects)
     found, notes = recall(store, incomplete, "password", ["password"], project=None, stale_hours=24)
-    assert found is None and "incomplete" in notes[0]
+    assert found is not None and found.by_text and notes[0].startswith("associative memory: partial (2/3 files")
     found, notes = recall(store, projects, "password", ["password"], project="nope", stale_hours=24)
     assert found is None and "'nope' is not indexed" in notes[0]
 
@@ -308,3 +309,71 @@ def test_the_embedded_index_is_rebuilt_only_when_chunks_change(tmp_path: Path) -
         assert query(local, "shop", "password") == ([], [])
     finally:
         local.close()
+
+
+def test_a_run_reads_only_the_files_whose_stat_moved(store: KnowledgeStore, tmp_path: Path) -> None:
+    root = make_project(tmp_path / "shop")
+    then = datetime.now(UTC).timestamp() - 60
+    for path in root.rglob("*"):
+        os.utime(path, (then, then))  # out of the scan's racy window
+    first = index_project(store, root, embeddings=False)
+    assert first.read == 4 and first.indexed == 3  # the text files and the binary one (sniffed every run)
+    again = index_project(store, root, embeddings=False)
+    assert again.read == 1 and again.unchanged == 3 and again.indexed == 0
+    os.utime(root / "README.md", (then + 10, then + 10))  # a new mtime, the same content: read once, stat recorded
+    touched = index_project(store, root, embeddings=False)
+    assert touched.read == 2 and touched.indexed == 0
+    assert store.memory_state("shop").file_stats["README.md"].mtime_ns == (root / "README.md").stat().st_mtime_ns
+    login = root / "src" / "auth" / "login.py"
+    login.write_text(LOGIN.replace("bcrypt", "argon2"), encoding="utf-8")
+    os.utime(login, (then + 30, then + 30))
+    changed = index_project(store, root, embeddings=False)
+    assert changed.read == 2 and changed.indexed == 1
+    assert index_project(store, root, embeddings=False).read == 1
+
+
+def big_function(name: str, words: str) -> str:
+    body = "".join(f"    {name}_{i} = '{words} {i}'\n" for i in range(60))
+    return f"def {name}():\n    \"\"\"{words}.\"\"\"\n{body}    return None\n\n\n"
+
+
+def test_a_changed_file_embeds_only_its_changed_chunks(store: KnowledgeStore, tmp_path: Path) -> None:
+    root = tmp_path / "big"
+    root.mkdir()
+    parts = [big_function("parse", "parse the order lines"), big_function("price", "price the order"),
+             big_function("ship", "ship the parcel")]
+    (root / "orders.py").write_text("".join(parts), encoding="utf-8")
+    first = CountingEmbedder()
+    index_project(store, root, embedder=first)
+    assert len(first.texts) >= 3
+    (root / "orders.py").write_text("".join(parts[:2]) + big_function("ship", "ship the parcel by air"),
+                                    encoding="utf-8")
+    again = CountingEmbedder()
+    report = index_project(store, root, embedder=again)
+    assert report.vectors_reused == len(first.texts) - len(again.texts) > 0
+    assert again.texts and all("def ship" in t or "by air" in t for t in again.texts)
+    # the vectors kept are those a fresh index makes
+    kept = store.memory_vectors("big", ["orders.py"])["orders.py"]
+    index_project(store, root, project="fresh")
+    fresh = store.memory_vectors("fresh", ["orders.py"])["orders.py"]
+    assert kept.keys() == fresh.keys()
+    assert all(np.allclose(kept[h], fresh[h], atol=1e-6) for h in kept)
+
+
+def test_a_first_index_writes_full_text_first_and_vectors_after(store: KnowledgeStore, tmp_path: Path) -> None:
+    root = tmp_path / "many"
+    root.mkdir()
+    for i in range(30):  # more new files than one batch: full text first
+        (root / f"mod{i:02d}.py").write_text(f"def handler_{i}(order):\n    return order.total_{i}\n", encoding="utf-8")
+    first = CountingEmbedder()
+    cut = index_project(store, root, embedder=first, time_limit=1e-6)  # cut after one embedder call
+    assert not cut.complete and 0 < cut.indexed < 30
+    # every file is found by its words already; the vectors are there for the files embedded
+    assert [h.chunk.path for h in store.search_memory("many", None, ["mod29"], 5)[1]] == ["mod29.py"]
+    embedded = store.memory_vectors("many", [f"mod{i:02d}.py" for i in range(30)])
+    assert len(embedded) == cut.indexed
+    rest = CountingEmbedder()
+    done = index_project(store, root, embedder=rest)
+    assert done.complete and len(first.texts) + len(rest.texts) == 30  # each chunk embedded once
+    assert len(store.memory_vectors("many", [f"mod{i:02d}.py" for i in range(30)])) == 30
+    assert all(sha for sha in store.memory_state("many").file_hashes.values())

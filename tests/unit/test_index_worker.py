@@ -137,3 +137,25 @@ def test_follow_up_runs_after_a_complete_run_and_its_failure_costs_no_retry(
     assert req is not None
     cut = worker.run_one(req)
     assert cut is not None and not cut.complete and seen == [("p", 1)]  # not after a cut run
+
+
+def test_tenths_says_each_tenth_crossed_once_per_run() -> None:
+    from ctxgraph.memory.index import IndexProgress
+    from ctxgraph.memory.worker import Tenths
+
+    lines: list[str] = []
+    tenths = Tenths(lines.append)
+
+    def at(done: int, total: int = 40, phase: str = "indexing") -> None:
+        tenths(IndexProgress("p", phase, files_done=done, files_total=total, files_found=total + 10,
+                             files_unchanged=10))
+
+    at(0, phase="scanning")
+    for done in (1, 3, 4, 9, 30, 40, 40):
+        at(done)
+    assert [line.split(" % ")[0].rsplit(" ", 1)[1] for line in lines] == ["20", "30", "80", "100"]
+    assert lines[0].startswith("project p: memory index 20 % (11/50 files")
+    at(0, phase="scanning")  # a new run starts again
+    at(40)
+    at(3, total=5)  # a small run says nothing
+    assert len(lines) == 5

@@ -39,7 +39,7 @@ from ctxgraph.core.models.documents import (
 from ctxgraph.core.models.evidence import FileEvidence, HistoryEvidence, NeighbourEvidence, TaskEvidence
 from ctxgraph.core.models.files import FileEntry, clean_path, infer_component, split_location
 from ctxgraph.core.models.knowledge import KIND_LABELS, KnowledgeItem, KnowledgeKind, Severity
-from ctxgraph.core.models.memory import MemoryChunk, MemoryHit, MemoryProject, MemoryRecall, MemoryState
+from ctxgraph.core.models.memory import FileStat, MemoryChunk, MemoryHit, MemoryProject, MemoryRecall, MemoryState
 from ctxgraph.core.models.replay import ReplayFile, ReplayTask
 from ctxgraph.core.models.tasks import Complexity, Task, TaskStatus, task_tags
 
@@ -56,6 +56,7 @@ __all__ = [
     "FileChange",
     "FileEntry",
     "FileEvidence",
+    "FileStat",
     "FileToRead",
     "GatherQuery",
     "GotchaDoc",

@@ -20,10 +20,25 @@ class MemoryChunk(BaseModel):
     token_estimate: int
     #: sha256 of the whole file when it was indexed (what incremental runs compare).
     file_sha256: str
+    #: The file's modification time (ns) and size when it was indexed: a run
+    #: that finds both unchanged does not read the file (0 / -1: unknown).
+    file_mtime_ns: int = 0
+    file_size: int = -1
     #: all-MiniLM-L6-v2 vector (384 floats), None in the lightweight (no-ML) index.
     embedding: tuple[float, ...] | None = None
     #: The chunk's full-text terms, space-separated (path and text).
     search_text: str = ""
+
+
+class FileStat(BaseModel):
+    """What a scan remembers of a file: its stat (modification time in ns, size)
+    and the sha256 of the content it had then (:func:`ctxgraph.memory.scan.changes`)."""
+
+    model_config = VALUE
+
+    mtime_ns: int
+    size: int
+    sha256: str
 
 
 class MemoryProject(BaseModel):
@@ -38,15 +53,20 @@ class MemoryProject(BaseModel):
     model: str = ""
     files: int = 0
     chunks: int = 0
+    #: Files whose chunks are written so far (of ``files``): below it while a
+    #: first run (or a rebuild) has not finished.
+    files_indexed: int = 0
 
 
 class MemoryState(BaseModel):
-    """What the store holds for a project: the project and each file's indexed hash."""
+    """What the store holds for a project: the project and each indexed file's
+    hash, and its stat when it was indexed (``file_stats``)."""
 
     model_config = VALUE
 
     project: MemoryProject | None
     file_hashes: dict[str, str]
+    file_stats: dict[str, FileStat] = {}
 
 
 class MemoryHit(BaseModel):

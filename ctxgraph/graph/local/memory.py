@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ctxgraph.core import bm25
 from ctxgraph.core.bm25 import query_terms
-from ctxgraph.core.models import FileEntry, MemoryChunk, MemoryHit, MemoryProject, MemoryState
+from ctxgraph.core.models import FileEntry, FileStat, MemoryChunk, MemoryHit, MemoryProject, MemoryState
 from ctxgraph.core.vectors import COSINE_DECIMALS
 from ctxgraph.graph.local import nodes, sql
 from ctxgraph.graph.local.connection import Connection
@@ -163,10 +163,36 @@ class Memory:
     def memory_state(self, project: str) -> MemoryState:
         with self.db.read() as cur:
             found = nodes.node(cur, "Project", project)
-            hashes = {}
-            for (path, sha) in cur.execute(sql.CHUNK_FILE_HASHES, (project + ":", project + ";")):
+            hashes: dict[str, str] = {}
+            stats: dict[str, FileStat] = {}
+            for (path, sha, mtime, size) in cur.execute(sql.CHUNK_FILE_HASHES, (project + ":", project + ";")):
                 hashes[str(path)] = str(sha)
-        return MemoryState(project=MemoryProject(**found) if found else None, file_hashes=hashes)
+                stats[str(path)] = FileStat(mtime_ns=int(mtime), size=int(size), sha256=str(sha))
+        return MemoryState(project=MemoryProject(**found) if found else None, file_hashes=hashes,
+                           file_stats=stats)
+
+    def memory_vectors(self, project: str, paths: Sequence[str]) -> dict[str, dict[str, tuple[float, ...]]]:
+        found: dict[str, dict[str, tuple[float, ...]]] = {}
+        with self.db.read() as cur:
+            for path in paths:
+                ids = [r[0] for r in cur.execute(sql.CHUNK_IDS_OF_PATH, (project + ":", project + ";", path))]
+                for props in nodes.nodes(cur, "Chunk", ids).values():
+                    vector = props.get("embedding")
+                    if vector:
+                        found.setdefault(path, {})[str(props["text_hash"])] = tuple(float(x) for x in vector)
+        return found
+
+    def touch_memory(self, project: str, stats: Mapping[str, FileStat]) -> None:
+        """Record the new stat of files whose content is unchanged (the
+        searches' cached chunks are left as they are: their text is the same)."""
+        if not stats:
+            return
+        with self.db.write() as cur:
+            for path, stat in sorted(stats.items()):
+                ids = [r[0] for r in cur.execute(sql.CHUNK_IDS_OF_PATH, (project + ":", project + ";", path))]
+                found = nodes.nodes(cur, "Chunk", ids)
+                nodes.put_nodes(cur, [("Chunk", props | {"file_mtime_ns": stat.mtime_ns, "file_size": stat.size})
+                                      for props in found.values()])
 
     def write_memory(self, project: MemoryProject, chunks: Sequence[MemoryChunk], replaced: Sequence[str]) -> None:
         """One transaction: drop the chunks of ``replaced`` paths (changed or

@@ -362,7 +362,8 @@ MEMORY_PROJECTS = "SELECT props FROM nodes WHERE label = 'Project' ORDER BY id"
 CHUNKS = "SELECT props FROM nodes WHERE label = 'Chunk' ORDER BY id"
 # Chunk ids start with "project:", so the primary key answers the range [project:, project;).
 CHUNK_FILE_HASHES = (
-    "SELECT DISTINCT json_extract(props, '$.path'), json_extract(props, '$.file_sha256') "
+    "SELECT DISTINCT json_extract(props, '$.path'), json_extract(props, '$.file_sha256'), "
+    "coalesce(json_extract(props, '$.file_mtime_ns'), 0), coalesce(json_extract(props, '$.file_size'), -1) "
     "FROM nodes WHERE label = 'Chunk' AND id >= ? AND id < ?"
 )
 CHUNK_IDS_OF_PATH = (

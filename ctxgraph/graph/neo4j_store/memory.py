@@ -3,13 +3,13 @@ searched through the native vector and full-text indexes."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from neo4j import ManagedTransaction
 
 from ctxgraph import cypher
-from ctxgraph.core.models import FileEntry, MemoryChunk, MemoryHit, MemoryProject, MemoryState
+from ctxgraph.core.models import FileEntry, FileStat, MemoryChunk, MemoryHit, MemoryProject, MemoryState
 from ctxgraph.core.vectors import COSINE_DECIMALS
 from ctxgraph.graph.handoff_batch import FileFill
 from ctxgraph.graph.memory_records import (
@@ -41,8 +41,24 @@ class Memory(Neo4jConnection):
     def memory_state(self, project: str) -> MemoryState:
         row = self._read(lambda tx: self._rows(tx, "memory_state", project=project))[0]
         found = row["project"]
+        rows = [(str(path), str(sha), int(mtime), int(size)) for path, sha, mtime, size in row["hashes"]]
         return MemoryState(project=MemoryProject(**found) if found else None,
-                           file_hashes={str(path): str(sha) for path, sha in row["hashes"]})
+                           file_hashes={path: sha for path, sha, _, _ in rows},
+                           file_stats={path: FileStat(mtime_ns=mtime, size=size, sha256=sha)
+                                       for path, sha, mtime, size in rows})
+
+    def memory_vectors(self, project: str, paths: Sequence[str]) -> dict[str, dict[str, tuple[float, ...]]]:
+        rows = self._read(lambda tx: self._rows(tx, "memory_vectors", project=project, paths=list(paths)))
+        found: dict[str, dict[str, tuple[float, ...]]] = {}
+        for r in rows:
+            found.setdefault(str(r["path"]), {})[str(r["text_hash"])] = tuple(float(x) for x in r["embedding"])
+        return found
+
+    def touch_memory(self, project: str, stats: Mapping[str, FileStat]) -> None:
+        """Record the new stat of files whose content is unchanged."""
+        rows = [{"path": p, "mtime_ns": s.mtime_ns, "size": s.size} for p, s in sorted(stats.items())]
+        if rows:
+            self._write(lambda tx: tx.run(cypher.load("memory_touch"), project=project, rows=rows).consume())
 
     def write_memory(self, project: MemoryProject, chunks: Sequence[MemoryChunk], replaced: Sequence[str]) -> None:
         """One transaction: drop the chunks of ``replaced`` paths, write

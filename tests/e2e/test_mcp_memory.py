@@ -1,0 +1,125 @@
+"""`ctxgraph mcp` indexes its projects' roots in the background and watches
+them: a context computed before the first index is complete says `partial`,
+then the full index is used; a saved file is re-indexed (SDK client, real server)."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _mcp_client import McpClient, clean_env, stdio
+
+from ctxgraph.graph.local import LocalStore
+from ctxgraph.memory.index import index_project
+
+TASK = {"id": "t-tax", "name": "Fix compute_invoice_total",
+        "objective": "compute_invoice_total ignores the tax_rate of the invoice lines"}
+BILLING = "def compute_invoice_total(lines, tax_rate):\n    return sum(lines) * (1 + tax_rate)\n"
+
+
+def shop(root: Path, files: int) -> Path:
+    root.mkdir(parents=True)
+    for i in range(files):
+        (root / f"handler_{i:03d}.py").write_text(
+            f'def handle_{i}(request):\n    """Handle request kind {i}."""\n    return request.kind_{i}\n',
+            encoding="utf-8")
+    (root / "zz_billing.py").write_text(BILLING, encoding="utf-8")
+    return root
+
+
+def memory_note(c: McpClient) -> tuple[str, set[str]]:
+    """(the context's `_computed.memory`, the files it names)."""
+    ctx: dict[str, Any] = c.ok("compute_context", {"task": TASK})["context"]
+    files = {r["file"] for r in ctx.get("code_references", ())} | {s["path"] for s in ctx.get("codebase_context", ())}
+    return str(ctx["_computed"]["memory"]), files
+
+
+def until_watching(c: McpClient, seconds: float = 180.0) -> dict[str, Any]:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        memory: dict[str, Any] = c.ok("graph_stats")["memory"]
+        if memory["state"] == "watching":
+            return memory
+        time.sleep(0.2)
+    raise AssertionError(f"the background index did not finish: {memory}")
+
+
+def test_a_context_before_the_index_is_complete_says_partial(tmp_path: Path) -> None:
+    root = shop(tmp_path / "shop", 30)
+    db = root / ".ctxgraph" / "graph.db"
+    # A first run cut short (as by --time-limit): one file of 31 indexed.
+    with LocalStore.open(db) as store:
+        cut = index_project(store, root, embeddings=False, time_limit=0.000001)
+    assert not cut.complete and cut.indexed == 1
+    with (tmp_path / "server.log").open("w", encoding="utf-8") as errlog:
+        c = stdio(["--project", f"shop={root}"], cwd=tmp_path, env=clean_env(), errlog=errlog)
+        try:
+            # Hold the store's write lock: the server's background run (with embeddings, a few
+            # seconds) can write nothing meanwhile, so the context reads the partial index.
+            lock = sqlite3.connect(db, isolation_level=None)
+            lock.execute("BEGIN IMMEDIATE")
+            try:
+                note, _ = memory_note(c)
+                status = c.ok("graph_stats")["memory"]
+            finally:
+                lock.execute("ROLLBACK")
+                lock.close()
+            assert "associative memory: partial (1/31 files" in note, note
+            assert status["state"] in {"scanning", "indexing"} and status["root"] == str(root)
+
+            done = until_watching(c)
+            assert done["files_indexed"] == done["files"] == 31 and done["percent"] == 100.0
+            assert done["embeddings"] is True and done["runs"] >= 1
+            note, files = memory_note(c)
+            assert "partial" not in note and "zz_billing.py" in files, (note, files)
+        finally:
+            c.close()
+    log = (tmp_path / "server.log").read_text(encoding="utf-8")
+    assert f"project shop: indexing {root}" in log and "memory index 100 % (31/31 files" in log
+    tenths = [int(t) for t in re.findall(r"memory index (\d+) % \(", log)]
+    assert tenths == sorted(set(tenths)) and tenths[-1] == 100, tenths  # the tenths crossed, in order
+    assert "Traceback" not in log
+
+
+@pytest.mark.parametrize("kind", ["local", "neo4j"])
+def test_the_server_indexes_the_work_tree_and_reindexes_a_saved_file(
+        tmp_path: Path, kind: str, request: pytest.FixtureRequest) -> None:
+    tree = shop(tmp_path / "tree", 2)
+    (tree / ".git").mkdir()  # a git work tree: the store's root
+    env = {"CTXGRAPH_EMBEDDING_MODEL": str(tmp_path / "no-model")}  # the lightweight index: no ML here
+    args = ["--create", "--store", str(tree / ".ctxgraph" / "graph.db")]
+    if kind == "neo4j":
+        settings: Any = request.getfixturevalue("neo4j_settings")
+        request.getfixturevalue("neo4j_store").clear()
+        env |= {"NEO4J_URI": settings.uri, "NEO4J_USER": settings.user, "NEO4J_PASSWORD": settings.password or ""}
+        args = []  # the root: the work tree around the current folder
+    with (tmp_path / "server.log").open("w", encoding="utf-8") as errlog:
+        c = stdio(args, cwd=tree, env=clean_env(env), errlog=errlog)
+        try:
+            first = until_watching(c, 120)
+            assert first["embeddings"] is False and first["project"] == "tree" and first["files"] == 3
+            _, files = memory_note(c)
+            assert "zz_billing.py" in files
+            (tree / "handler_000.py").write_text("def compute_invoice_total_v2(lines):\n    return 0\n",
+                                                 encoding="utf-8")
+            deadline = time.monotonic() + 60
+            while c.ok("graph_stats")["memory"]["runs"] < first["runs"] + 1 and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert c.ok("graph_stats")["memory"]["last_run"]["indexed"] == 1
+        finally:
+            c.close()
+            if kind == "neo4j":
+                request.getfixturevalue("neo4j_store").clear()
+
+
+def test_a_folder_project_is_printed_as_its_folder(tmp_path: Path) -> None:
+    from _mcp_client import as_json, cli_ok
+
+    root = shop(tmp_path / "shop", 0)
+    out = cli_ok("mcp", "--print-config", "--project", f"shop={root}", "--create", "--no-index", cwd=tmp_path)
+    args = as_json(out)["mcpServers"]["ctxgraph"]["args"]
+    assert args[args.index("--project") + 1] == f"shop={root}" and "--no-index" in args, args
