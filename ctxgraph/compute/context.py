@@ -30,6 +30,7 @@ from ctxgraph.compute.blocks import (
 from ctxgraph.compute.budget import Block, BudgetExceededError, fit, score
 from ctxgraph.compute.compress import Policy
 from ctxgraph.compute.config import SCOPE_ORDER, ContextConfig
+from ctxgraph.compute.freshness import Freshness
 from ctxgraph.compute.limits import CONTEXT_MAP_TOP, Limits
 from ctxgraph.compute.memory import fuse
 from ctxgraph.compute.output import (
@@ -78,6 +79,7 @@ def collect_blocks(
     kw, dom = frozenset(signals.keywords), frozenset(signals.domains)
     wanted = kw | dom
     weights = rarity_weights(candidates)
+    fresh = Freshness(candidates.anchors)
 
     def add(block: Block, reason: str = "") -> None:
         if reason:
@@ -98,12 +100,22 @@ def collect_blocks(
             return "superseded"
         return ""
 
+    def freshened(k: KnowledgeItem, rel: float) -> tuple[KnowledgeItem, float, str, dict[str, Any]]:
+        """The item as its code anchors have it now (compute.freshness): the
+        location to show, the relevance, why it is retired, its marker."""
+        if not fresh:
+            return k, rel, "", {}
+        retired, location, stale, factor = fresh.item(k.id, k.location)
+        if location != k.location:
+            k = k.model_copy(update={"location": location})
+        return k, rel * factor, retired, ({"stale": stale} if stale else {})
+
     seen: set[str] = set()
     inherited_patterns = inherited_warnings = 0
     for dep in completed:
-        add(prior_block(dep))
+        add(prior_block(dep, fresh))
         for k in dep.knowledge:
-            rel = DEPENDENCY_BONUS + tag_relevance(k.tags, kw, dom, weights)
+            k, rel, retired, stale = freshened(k, DEPENDENCY_BONUS + tag_relevance(k.tags, kw, dom, weights))
             common: dict[str, Any] = dict(id=k.id, kind=k.kind, scope="task", source="memory",
                                           policy=Policy.SUMMARIZABLE, relevance=rel,
                                           tag_matches=tuple(t for t in k.tags if t in wanted),
@@ -113,13 +125,14 @@ def collect_blocks(
             seen.add(k.id)
             if k.kind == "pattern":
                 inherited_patterns += 1
-                add(pattern_block(k, rel, common, from_task=dep.task.id), knowledge_reason(k))
+                add(pattern_block(k, rel, common, from_task=dep.task.id, **stale), knowledge_reason(k) or retired)
             elif k.kind == "gotcha":
                 low = k.severity is Severity.LOW
                 inherited_warnings += 0 if low else 1
-                add(warning_block(k, rel, common, from_task=dep.task.id), "filtered" if low else knowledge_reason(k))
+                add(warning_block(k, rel, common, from_task=dep.task.id),
+                    "filtered" if low else knowledge_reason(k) or retired)
             elif k.kind == "decision":
-                add(decision_block(k, rel, common, from_task=dep.task.id), knowledge_reason(k))
+                add(decision_block(k, rel, common, from_task=dep.task.id), knowledge_reason(k) or retired)
             elif k.kind == "open_question":
                 add(question_block(k, common, dep.task.id), "" if k.blocking else "filtered")
 
@@ -132,10 +145,11 @@ def collect_blocks(
         if k.id in seen:
             continue
         seen.add(k.id)
+        k, rel, retired, stale = freshened(k, rel)
         common = dict(id=k.id, kind=k.kind, scope=k.scope, source="memory", policy=Policy.SUMMARIZABLE,
                       relevance=rel, tag_matches=tuple(t for t in k.tags if t in wanted),
                       importance=k.importance, updated_at=k.updated_at)
-        reason = knowledge_reason(k)
+        reason = knowledge_reason(k) or retired
         if k.kind == "gotcha":
             add(warning_block(k, rel, common), reason)
         elif k.kind == "decision":
@@ -143,7 +157,7 @@ def collect_blocks(
         elif k.kind == "open_question":
             continue  # open questions come from dependencies only (the seed's blocking filter)
         else:  # patterns and the ADR 007 kinds (adr, plan, module_memory, changelog)
-            add(pattern_block(k, rel, common), reason)
+            add(pattern_block(k, rel, common, **stale), reason)
 
     # Phase 4: context map — ranked with the history's evidence when there is
     # some, else by the seed's scores alone.
@@ -181,9 +195,21 @@ def collect_blocks(
                        f"{sum(1 for f in fusion.files if 'graph' not in f[2])} files added by memory")
         # A file shown as a snippet takes the place of a code reference.
         code_refs = code_refs[:max(0, MEMORY_FILES_TOP - len(fusion.snippets))]
+    retired_refs: list[tuple[CodeRef, str]] = []
+    if fresh:  # deleted files retired, renamed ones at their new path (compute.freshness)
+        live: dict[str, CodeRef] = {}
+        for ref_ in code_refs:
+            gone, location = fresh.code_file(ref_.file)
+            if gone:
+                retired_refs.append((ref_, gone))
+            else:
+                live.setdefault(location, ref_.model_copy(update={"file": location}))
+        code_refs = list(live.values())
     code_refs = code_refs[:CONTEXT_MAP_TOP]
     for ref_ in code_refs:
         add(code_block(ref_))
+    for ref_, gone in retired_refs:
+        add(code_block(ref_), gone)
 
     dep_ids = {d.task.id for d in candidates.dependencies}
     for h in candidates.related:
