@@ -32,13 +32,13 @@ class Anchors(Neo4jConnection):
         """Every anchor (both None), else those of ``owners`` or on ``paths``
         (as named or where the file is now); by id."""
         if owners is None and paths is None:
-            rows = self._read(lambda tx: _rows(tx, "anchors_all"))
+            rows = self._read(lambda tx: _run(tx, "anchors_all"))
         else:
             o, p = sorted(set(owners or ())), sorted(set(paths or ()))
-            rows = self._read(lambda tx: _rows(tx, "anchors_of", owners=o, paths=p))
+            rows = self._read(lambda tx: _run(tx, "anchors_of", owners=o, paths=p))
         found = {a.id: a for a in (Anchor.model_validate(r["a"]) for r in rows)}
         return [found[k] for k in sorted(found)]
 
 
-def _rows(tx: ManagedTransaction, name: str, **params: Any) -> list[dict[str, Any]]:
+def _run(tx: ManagedTransaction, name: str, **params: Any) -> list[dict[str, Any]]:
     return [dict(r) for r in tx.run(cypher.load(name), params)]
