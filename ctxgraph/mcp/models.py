@@ -21,6 +21,7 @@ from ctxgraph.mcp.limits import (
 )
 from ctxgraph.mcp.responses import DEFAULT_PAGE, MAX_PAGE
 from ctxgraph.service import IngestResult, KnowledgeMatch
+from ctxgraph.service.freshness import SyncReport
 
 _OUT = ConfigDict(frozen=True, extra="forbid")
 
@@ -151,6 +152,14 @@ class IngestOutcome(BaseModel):
     result: IngestResult
     embedded: int | None = Field(None, description="Finished tasks embedded afterwards (None: not run).")
     warning: str | None = None
+
+
+class SyncResult(BaseModel):
+    """What a sync found (``ctxgraph sync --format json``)."""
+
+    model_config = _OUT
+    project: str
+    report: SyncReport
 
 
 class StatsResult(BaseModel):
