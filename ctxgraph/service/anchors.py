@@ -43,6 +43,27 @@ def inside(root: Path, path: str) -> Path | None:
     return root / norm
 
 
+def stat_at(root: str, path: str) -> tuple[int, int] | None:
+    """(size, mtime_ns) of the regular file ``path`` names inside the folder
+    ``root``; None when there is none (strings, not pathlib: this runs once
+    per anchor and per candidate file)."""
+    if not path or path.startswith("/"):
+        return None
+    norm = posixpath.normpath(path)
+    if norm == ".." or norm.startswith("../"):
+        return None
+    try:
+        st = os.stat(f"{root}/{norm}")
+    except (OSError, ValueError):
+        return None
+    return (st.st_size, st.st_mtime_ns) if stat.S_ISREG(st.st_mode) else None
+
+
+def is_file(root: str, path: str) -> bool:
+    """Whether ``path`` names a regular file inside the folder ``root``."""
+    return stat_at(root, path) is not None
+
+
 def stat_of(file: Path) -> tuple[int, int] | None:
     """(size, mtime_ns) of a regular file; None when there is none."""
     try:
@@ -145,9 +166,9 @@ def check(root: Path, anchors: Sequence[Anchor], now: str, *, renames: bool = Tr
     result = CheckResult()
     out: list[Anchor | None] = []
     missing: list[int] = []
+    top = str(root)
     for n, a in enumerate(anchors, 1):
-        file = inside(root, a.current_path)
-        st = stat_of(file) if file is not None else None
+        st = stat_at(top, a.current_path)
         if st is None:
             out.append(a if a.status == "deleted" else None)
             if a.status != "deleted":
@@ -155,7 +176,7 @@ def check(root: Path, anchors: Sequence[Anchor], now: str, *, renames: bool = Tr
         elif st == (a.seen_size, a.seen_mtime_ns) and a.status != "deleted":
             out.append(a)
         else:
-            out.append(_rehash(result, a, file, st, now, head))  # type: ignore[arg-type]
+            out.append(_rehash(result, a, root / posixpath.normpath(a.current_path), st, now, head))
         if progress and n % 1000 == 0:
             progress(n)
     if missing:
@@ -214,4 +235,4 @@ def _rehash(result: CheckResult, a: Anchor, file: Path, st: tuple[int, int], now
                                 "seen_commit": head or a.seen_commit})
 
 
-__all__ = ["CheckResult", "check", "git_head", "git_renames", "inside", "make_anchor", "stat_of"]
+__all__ = ["CheckResult", "check", "git_head", "git_renames", "inside", "is_file", "make_anchor", "stat_at", "stat_of"]

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 from ctxgraph.core.models import Anchor, Candidates, split_location, utcnow
 from ctxgraph.errors import CtxgraphError, StoreUnavailableError
 from ctxgraph.graph.records import HandoffRecord
-from ctxgraph.service.anchors import check, git_head, make_anchor
+from ctxgraph.service.anchors import check, git_head, is_file, make_anchor
 from ctxgraph.service.base import ServiceBase
 
 log = logging.getLogger(__name__)
@@ -108,23 +108,32 @@ class FreshnessMixin(ServiceBase):
     def _fresh(self, candidates: Candidates) -> Candidates:
         """``candidates`` with the anchors of what they may show, checked now
         against the work tree (stat only for a file as last seen; nothing is
-        stored: ``sync`` does). Unchanged without a root or anchors."""
+        stored: ``sync`` does): the anchors of the dependencies' handoffs and
+        of the knowledge with a location, and those of the candidate files
+        for code references that are gone from the work tree (renamed or
+        deleted: the others are shown as they are). Unchanged without a root
+        or anchors."""
         if self.root is None or not self.check_anchors:
             return candidates
+        root = Path(self.root.path)
         owners = {d.task.id for d in candidates.dependencies}
-        owners |= {k.id for d in candidates.dependencies for k in d.knowledge}
-        owners |= {h.item.id for h in (*candidates.keyword_hits, *candidates.domain_hits)}
+        owners |= {k.id for d in candidates.dependencies for k in d.knowledge if k.location}
+        owners |= {h.item.id for h in (*candidates.keyword_hits, *candidates.domain_hits) if h.item.location}
         paths = {e.path for e in candidates.context_map}
         if candidates.history is not None:
             paths |= {f.entry.path for f in candidates.history.files}
+        top = str(root)
+        gone = sorted(p for p in paths if not is_file(top, p))
+        if not owners and not gone:
+            return candidates
         try:
-            anchors = self.store.read_anchors(sorted(owners), sorted(paths))
+            anchors = self.store.read_anchors(sorted(owners), gone)
         except StoreUnavailableError as exc:
             log.warning("anchors not checked: %s", exc)
             return candidates
         if not anchors:
             return candidates
-        checked = check(Path(self.root.path), anchors, utcnow())
+        checked = check(root, anchors, utcnow())
         return candidates.model_copy(update={"anchors": tuple(checked.anchors)})
 
 
