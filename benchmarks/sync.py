@@ -103,6 +103,7 @@ def jit_row(store: str, nodes: int, seed: int, warmup: int, calls: int, block: i
         named = {c["path"] for h in ds.handoffs for c in (*h.get("files_created", ()), *h.get("files_modified", ()))}
         named |= {d["file"] for h in ds.handoffs for d in h.get("dependencies_for_next", ())}
         named |= {p["location"] for h in ds.handoffs for p in h.get("patterns_discovered", ()) if p.get("location")}
+        named |= {f["path"] for f in ds.files}  # the context map's files exist too
         for p in named:
             (root / p).parent.mkdir(parents=True, exist_ok=True)
             (root / p).write_text(f"# {p}\n", encoding="utf-8")
