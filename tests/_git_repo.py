@@ -49,7 +49,8 @@ def handoff(commit: str) -> dict[str, object]:
         "task_id": "t-auth", "summary": "Added JWT validation middleware", "success": True,
         "completed_at": "2026-03-01T10:00:00Z", "commit": commit,
         "files_created": [{"path": "src/auth/jwt.py", "lines": "1-2", "purpose": "JWT verify helper"}],
-        "files_modified": [{"path": "src/app.py", "purpose": "mount middleware"}],
+        "files_modified": [{"path": "src/app.py", "purpose": "mount middleware"},
+                           {"path": "src/planned.py", "purpose": "never in the work tree: no anchor"}],
         "dependencies_for_next": [{"file": "src/auth/jwt.py", "reason": "reuse verify()"},
                                   {"file": "src/legacy.py", "reason": "old token format"}],
         "patterns_discovered": [

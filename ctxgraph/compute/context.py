@@ -79,7 +79,7 @@ def collect_blocks(
     kw, dom = frozenset(signals.keywords), frozenset(signals.domains)
     wanted = kw | dom
     weights = rarity_weights(candidates)
-    fresh = Freshness(candidates.anchors)
+    fresh = Freshness(candidates.anchors, candidates.gone_files)
 
     def add(block: Block, reason: str = "") -> None:
         if reason:

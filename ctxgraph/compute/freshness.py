@@ -5,6 +5,10 @@ docs/freshness.md). Pure.
   dropped with the reason (``context --explain`` shows it), never rendered.
   A code reference or a dependency's file to read on a deleted file is left
   out the same way.
+- A code reference or a dependency's file that is not in the work tree and
+  has no anchor saying where it went (``gone_files``: the service lists
+  them only when the root holds some of the other candidate files) is left
+  out too, with the reason "file not in the work tree".
 - A renamed file is shown at its new path (the pattern's location, the
   dependency's file, the code reference).
 - A changed anchor marks its item, "⚠ code changed since task-043:
@@ -43,15 +47,16 @@ def _moved(location: str, anchor: Anchor) -> str:
 class Freshness:
     """The anchors of one context's candidates, by owner and by path."""
 
-    def __init__(self, anchors: Iterable[Anchor] = ()) -> None:
+    def __init__(self, anchors: Iterable[Anchor] = (), gone: Iterable[str] = ()) -> None:
         self.by_owner: dict[str, list[Anchor]] = {}
         self.by_path: dict[str, Anchor] = {}
+        self.gone = frozenset(gone)
         for a in sorted(anchors, key=lambda a: (a.anchored_at, a.id)):
             self.by_owner.setdefault(a.owner, []).append(a)
             self.by_path[a.path] = a  # the latest anchoring of a path wins
 
     def __bool__(self) -> bool:
-        return bool(self.by_owner)
+        return bool(self.by_owner or self.gone)
 
     def item(self, item_id: str, location: str | None) -> tuple[str, str | None, str | None, float]:
         """(retired reason or "", the location to show, the marker or None, the
@@ -73,14 +78,17 @@ class Freshness:
                 if a.status == "deleted":
                     return True, path, None
                 return False, a.current_path, marker(a) if a.status == "changed" else None
-        return False, path, None
+        moved = self.by_path.get(path)
+        if moved is not None and moved.renamed and moved.status != "deleted":
+            return False, moved.current_path, None
+        return path in self.gone, path, None
 
     def code_file(self, location: str) -> tuple[str, str]:
         """(retired reason or "", the location to show) of a code reference."""
         path, _ = split_location(location)
         a = self.by_path.get(path)
         if a is None:
-            return "", location
+            return (f"retired: file not in the work tree: {path}" if path in self.gone else ""), location
         if a.status == "deleted":
             return retired_reason(a), location
         return "", _moved(location, a)

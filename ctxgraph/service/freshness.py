@@ -110,9 +110,10 @@ class FreshnessMixin(ServiceBase):
         against the work tree (stat only for a file as last seen; nothing is
         stored: ``sync`` does): the anchors of the dependencies' handoffs and
         of the knowledge with a location, and those of the candidate files
-        for code references that are gone from the work tree (renamed or
-        deleted: the others are shown as they are). Unchanged without a root
-        or anchors."""
+        (code references, dependencies' files) that are gone from the work
+        tree. The files gone are listed too (``gone_files``) when the root
+        holds some of the candidate files: a root holding none of them is not
+        this project's, and nothing is left out then. Unchanged without a root."""
         if self.root is None or not self.check_anchors:
             return candidates
         root = Path(self.root.path)
@@ -122,6 +123,7 @@ class FreshnessMixin(ServiceBase):
         paths = {e.path for e in candidates.context_map}
         if candidates.history is not None:
             paths |= {f.entry.path for f in candidates.history.files}
+        paths |= {f.file for d in candidates.dependencies for f in (*d.files_to_read, *d.files_created)}
         top = str(root)
         gone = sorted(p for p in paths if not is_file(top, p))
         if not owners and not gone:
@@ -131,10 +133,9 @@ class FreshnessMixin(ServiceBase):
         except StoreUnavailableError as exc:
             log.warning("anchors not checked: %s", exc)
             return candidates
-        if not anchors:
-            return candidates
-        checked = check(root, anchors, utcnow())
-        return candidates.model_copy(update={"anchors": tuple(checked.anchors)})
+        checked = check(root, anchors, utcnow()).anchors if anchors else []
+        return candidates.model_copy(update={"anchors": tuple(checked),
+                                             "gone_files": tuple(gone) if len(gone) < len(paths) else ()})
 
 
 __all__ = ["FreshnessMixin", "NoRootError", "SyncReport"]

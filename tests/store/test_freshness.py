@@ -57,6 +57,10 @@ def test_a_commit_marks_follows_and_retires_just_in_time_and_after_sync(
     assert LEGACY not in md and "src/legacy.py" not in md
     retired = [e for e in jit.explain or () if e.reason.startswith("retired: file deleted: src/legacy.py")]
     assert [e.section for e in retired] == ["patterns"]
+    # a file the history names that is not in the work tree (and never was: no anchor) is left out
+    assert "src/planned.py" not in md
+    assert [e.reason for e in jit.explain or () if e.id == "file:src/planned.py"] == [
+        "retired: file not in the work tree: src/planned.py"]
     # the changed pattern ranks below the unchanged one it tied with
     patterns = [p.pattern for p in jit.patterns_to_follow]
     assert patterns.index("Verify JWT tokens with verify()") < patterns.index(

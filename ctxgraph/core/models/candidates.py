@@ -127,3 +127,6 @@ class Candidates(BaseModel):
     #: the code anchors of the candidates, as the work tree has them now
     #: (``ContextService`` checks them just in time; ``compute.freshness`` applies them)
     anchors: tuple[Anchor, ...] = ()
+    #: candidate files (code references, dependencies' files) not in the work
+    #: tree, when the root holds some of the others (``compute.freshness``)
+    gone_files: tuple[str, ...] = ()
