@@ -36,7 +36,7 @@ class Anchors(Neo4jConnection):
         else:
             o, p = sorted(set(owners or ())), sorted(set(paths or ()))
             rows = self._read(lambda tx: _run(tx, "anchors_of", owners=o, paths=p))
-        found = {a.id: a for a in (Anchor.model_validate(r["a"]) for r in rows)}
+        found = {a.id: a for a in (Anchor.model_validate(r) for row in rows for r in row["anchors"])}
         return [found[k] for k in sorted(found)]
 
 
