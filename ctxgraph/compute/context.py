@@ -168,10 +168,20 @@ def collect_blocks(
         code_refs = [
             CodeRef(file=entry.location, component=entry.component, notes=entry.notes, relevance=score,
                     seed_score=int(parts["seed"]))
-            for entry, score, parts in (ranked if candidates.memory is not None else ranked[:CONTEXT_MAP_TOP])
+            for entry, score, parts in (ranked if candidates.memory is not None or fresh else ranked[:CONTEXT_MAP_TOP])
         ]
     else:
         code_refs = filter_context_map(candidates.context_map, signals)
+    retired_refs: list[tuple[CodeRef, str]] = []
+    if fresh:  # files deleted left out, renamed ones at their new path (compute.freshness), before any cut
+        live: dict[str, CodeRef] = {}
+        for ref_ in code_refs:
+            gone, location = fresh.code_file(ref_.file)
+            if gone and len(live) < CONTEXT_MAP_TOP:  # explained where it would have been shown
+                retired_refs.append((ref_, gone))
+            elif not gone:
+                live.setdefault(location, ref_.model_copy(update={"file": location}))
+        code_refs = list(live.values())
     memory_note = ""
     if candidates.memory is not None:
         # Associative memory: files fused with the graph's ranking; the best
@@ -195,16 +205,6 @@ def collect_blocks(
                        f"{sum(1 for f in fusion.files if 'graph' not in f[2])} files added by memory")
         # A file shown as a snippet takes the place of a code reference.
         code_refs = code_refs[:max(0, MEMORY_FILES_TOP - len(fusion.snippets))]
-    retired_refs: list[tuple[CodeRef, str]] = []
-    if fresh:  # deleted files retired, renamed ones at their new path (compute.freshness)
-        live: dict[str, CodeRef] = {}
-        for ref_ in code_refs:
-            gone, location = fresh.code_file(ref_.file)
-            if gone:
-                retired_refs.append((ref_, gone))
-            else:
-                live.setdefault(location, ref_.model_copy(update={"file": location}))
-        code_refs = list(live.values())
     code_refs = code_refs[:CONTEXT_MAP_TOP]
     for ref_ in code_refs:
         add(code_block(ref_))
