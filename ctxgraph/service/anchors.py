@@ -47,13 +47,14 @@ def stat_at(root: str, path: str) -> tuple[int, int] | None:
     """(size, mtime_ns) of the regular file ``path`` names inside the folder
     ``root``; None when there is none (strings, not pathlib: this runs once
     per anchor and per candidate file)."""
-    if not path or path.startswith("/"):
+    if not path or path[0] == "/":
         return None
-    norm = posixpath.normpath(path)
-    if norm == ".." or norm.startswith("../"):
-        return None
+    if path[0] == "." or "/." in path:  # a "." or ".." segment (the graph's paths are clean: rare)
+        path = posixpath.normpath(path)
+        if path == ".." or path.startswith("../"):
+            return None
     try:
-        st = os.stat(f"{root}/{norm}")
+        st = os.stat(f"{root}/{path}")
     except (OSError, ValueError):
         return None
     return (st.st_size, st.st_mtime_ns) if stat.S_ISREG(st.st_mode) else None
