@@ -80,6 +80,7 @@ def collect_blocks(
     wanted = kw | dom
     weights = rarity_weights(candidates)
     fresh = Freshness(candidates.anchors, candidates.gone_files)
+    moved_files = fresh.files
 
     def add(block: Block, reason: str = "") -> None:
         if reason:
@@ -168,19 +169,20 @@ def collect_blocks(
         code_refs = [
             CodeRef(file=entry.location, component=entry.component, notes=entry.notes, relevance=score,
                     seed_score=int(parts["seed"]))
-            for entry, score, parts in (ranked if candidates.memory is not None or fresh else ranked[:CONTEXT_MAP_TOP])
+            for entry, score, parts in (ranked if candidates.memory is not None or moved_files
+                                        else ranked[:CONTEXT_MAP_TOP])
         ]
     else:
         code_refs = filter_context_map(candidates.context_map, signals)
     retired_refs: list[tuple[CodeRef, str]] = []
-    if fresh:  # files deleted left out, renamed ones at their new path (compute.freshness), before any cut
+    if moved_files:  # files deleted left out, renamed ones at their new path (compute.freshness), before any cut
         live: dict[str, CodeRef] = {}
         for ref_ in code_refs:
             gone, location = fresh.code_file(ref_.file)
             if gone and len(live) < CONTEXT_MAP_TOP:  # explained where it would have been shown
                 retired_refs.append((ref_, gone))
-            elif not gone:
-                live.setdefault(location, ref_.model_copy(update={"file": location}))
+            elif not gone and location not in live:
+                live[location] = ref_ if location == ref_.file else ref_.model_copy(update={"file": location})
         code_refs = list(live.values())
     memory_note = ""
     if candidates.memory is not None:

@@ -58,6 +58,12 @@ class Freshness:
     def __bool__(self) -> bool:
         return bool(self.by_owner or self.gone)
 
+    @property
+    def files(self) -> bool:
+        """Whether any code reference may be left out or moved (a file gone, an
+        anchor renamed or deleted)."""
+        return bool(self.gone) or any(a.renamed or a.status == "deleted" for a in self.by_path.values())
+
     def item(self, item_id: str, location: str | None) -> tuple[str, str | None, str | None, float]:
         """(retired reason or "", the location to show, the marker or None, the
         relevance factor) of a knowledge item."""
