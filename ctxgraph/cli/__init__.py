@@ -34,6 +34,7 @@ from ctxgraph.cli._knowledge import knowledge
 from ctxgraph.cli._mcp import mcp_command
 from ctxgraph.cli._outcomes import outcomes_command
 from ctxgraph.cli._stores import open_service, store_options, store_params
+from ctxgraph.cli._sync import sync_command
 from ctxgraph.cli._tasks import depend, task
 from ctxgraph.cli._tune import tune_command
 from ctxgraph.errors import StoreUnavailableError
@@ -224,6 +225,7 @@ main.add_command(import_command)
 main.add_command(outcomes_command)
 main.add_command(conflicts_command)
 main.add_command(tune_command)
+main.add_command(sync_command)
 
 
 def run() -> None:

@@ -96,11 +96,15 @@ def index_argv(root: Path, params: dict[str, Any], *, embeddings: bool, time_lim
 
 
 def hook_text(argv: list[str]) -> str:
+    from ctxgraph.cli._sync import sync_argv
+
     return ("#!/bin/sh\n"
             f"{MARKER}\n"
             "# Re-indexes the project's code for the associative memory in the background (the commit\n"
             "# does not wait); the run is incremental and stops after its --time-limit.\n"
-            f"nohup {shlex.join(argv)} {_REDIRECT}\n")
+            f"nohup {shlex.join(argv)} {_REDIRECT}\n"
+            "# Checks the code anchors against the work tree (docs/freshness.md).\n"
+            f"nohup {shlex.join(sync_argv(argv))} {_REDIRECT}\n")
 
 
 def read_hook(path: Path) -> tuple[str, list[str] | None] | None:

@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from ctxgraph.compute.budget import Block
 from ctxgraph.compute.code_memory import Snippet, excerpt
 from ctxgraph.compute.compress import Level, Policy, first_sentence
+from ctxgraph.compute.freshness import Freshness
 from ctxgraph.compute.output import (
     BlockingQuestion,
     CodeRef,
@@ -89,7 +90,7 @@ def _prior(work: PriorWork) -> Callable[[Level], PriorWork]:
         if level is Level.FULL:
             return work
         if level is Level.SUMMARY:
-            files = tuple(FileRef(file=f.file) for f in work.files_created)
+            files = tuple(FileRef(file=f.file, stale=f.stale) for f in work.files_created)
             return work.model_copy(update={"summary": first_sentence(work.summary, 160),
                                            "files_created": files, "level": level.value})
         return work.model_copy(update={"summary": "", "files_created": (), "level": level.value})
@@ -129,7 +130,7 @@ def _same(item: BlockingQuestion) -> Callable[[Level], BlockingQuestion]:
 # Markdown fragments for token estimates (the rendered template is measured at the end).
 
 def frag_pattern(p: PatternRef) -> str:
-    return f"- **{p.pattern}** (see: `{p.location}`) — from {p.from_task}\n"
+    return f"- **{p.pattern}** (see: `{p.location}`) — from {p.from_task} {p.stale or ''}\n"
 
 
 def frag_warning(w: WarningRef) -> str:
@@ -142,7 +143,7 @@ def frag_decision(d: DecisionRef) -> str:
 
 
 def frag_prior(w: PriorWork) -> str:
-    files = "".join(f"- `{f.file}`: {f.reason}\n" for f in w.files_created)
+    files = "".join(f"- `{f.file}`: {f.reason} {f.stale or ''}\n" for f in w.files_created)
     head = "\n**Files Created:**\n" if files else ""
     return f"\n#### {w.task} ({w.task_id})\n{w.summary}\n{head}{files}"
 
@@ -197,13 +198,20 @@ def question_block(k: KnowledgeItem, common: Mapping[str, Any], from_task: str) 
                  **{**common, "policy": Policy.EXACT, "source": "task"})
 
 
-def prior_block(dep: DependencyHandoff) -> Block:
+def prior_block(dep: DependencyHandoff, fresh: Freshness | None = None) -> Block:
     """A completed dependency's handoff: its summary and the files to read next
-    (else the files it created)."""
+    (else the files it created); with ``fresh``, as the files' code anchors
+    have them now (deleted ones left out, renamed ones at their new path,
+    changed ones marked)."""
     files = dep.files_to_read or dep.files_created
+    refs: list[FileRef] = []
+    for f in files:
+        gone, path, stale = fresh.task_file(dep.task.id, f.file) if fresh else (False, f.file, None)
+        if not gone:
+            refs.append(FileRef(file=path, reason=f.reason, stale=stale))
     work = PriorWork(task_id=dep.task.id, task=dep.task.intent,
                      summary=dep.summary or dep.task.outcome_summary or "",
-                     files_created=tuple(FileRef(file=f.file, reason=f.reason) for f in files))
+                     files_created=tuple(refs))
     return Block(id=f"prior:{dep.task.id}", section="prior_work", kind="dependency", scope="task",
                  source="task", policy=Policy.SUMMARIZABLE, relevance=DEPENDENCY_BONUS,
                  tag_matches=(), importance=1.0, updated_at=dep.task.completed_at,

@@ -34,6 +34,7 @@ from ctxgraph.compute.compress import Policy
 from ctxgraph.compute.concurrent import concurrent_work, expected_files
 from ctxgraph.compute.config import SCOPE_ORDER, ContextConfig
 from ctxgraph.compute.conflicts import likely_conflicts
+from ctxgraph.compute.freshness import Freshness
 from ctxgraph.compute.limits import CONTEXT_MAP_TOP, Limits
 from ctxgraph.compute.output import (
     CodeRef,
@@ -83,6 +84,8 @@ def collect_blocks(
     kw, dom = frozenset(signals.keywords), frozenset(signals.domains)
     wanted = kw | dom
     weights = rarity_weights(candidates)
+    fresh = Freshness(candidates.anchors, candidates.gone_files)
+    moved_files = fresh.files
 
     def add(block: Block, reason: str = "") -> None:
         if reason:
@@ -103,12 +106,22 @@ def collect_blocks(
             return "superseded"
         return ""
 
+    def freshened(k: KnowledgeItem, rel: float) -> tuple[KnowledgeItem, float, str, dict[str, Any]]:
+        """The item as its code anchors have it now (compute.freshness): the
+        location to show, the relevance, why it is retired, its marker."""
+        if not fresh:
+            return k, rel, "", {}
+        retired, location, stale, factor = fresh.item(k.id, k.location)
+        if location != k.location:
+            k = k.model_copy(update={"location": location})
+        return k, rel * factor, retired, ({"stale": stale} if stale else {})
+
     seen: set[str] = set()
     inherited_patterns = inherited_warnings = 0
     for dep in completed:
-        add(prior_block(dep))
+        add(prior_block(dep, fresh))
         for k in dep.knowledge:
-            rel = DEPENDENCY_BONUS + tag_relevance(k.tags, kw, dom, weights)
+            k, rel, retired, stale = freshened(k, DEPENDENCY_BONUS + tag_relevance(k.tags, kw, dom, weights))
             common: dict[str, Any] = dict(id=k.id, kind=k.kind, scope="task", source="memory",
                                           policy=Policy.SUMMARIZABLE, relevance=rel,
                                           tag_matches=tuple(t for t in k.tags if t in wanted),
@@ -118,13 +131,14 @@ def collect_blocks(
             seen.add(k.id)
             if k.kind == "pattern":
                 inherited_patterns += 1
-                add(pattern_block(k, rel, common, from_task=dep.task.id), knowledge_reason(k))
+                add(pattern_block(k, rel, common, from_task=dep.task.id, **stale), knowledge_reason(k) or retired)
             elif k.kind == "gotcha":
                 low = k.severity is Severity.LOW
                 inherited_warnings += 0 if low else 1
-                add(warning_block(k, rel, common, from_task=dep.task.id), "filtered" if low else knowledge_reason(k))
+                add(warning_block(k, rel, common, from_task=dep.task.id),
+                    "filtered" if low else knowledge_reason(k) or retired)
             elif k.kind == "decision":
-                add(decision_block(k, rel, common, from_task=dep.task.id), knowledge_reason(k))
+                add(decision_block(k, rel, common, from_task=dep.task.id), knowledge_reason(k) or retired)
             elif k.kind == "open_question":
                 add(question_block(k, common, dep.task.id), "" if k.blocking else "filtered")
 
@@ -137,10 +151,11 @@ def collect_blocks(
         if k.id in seen:
             continue
         seen.add(k.id)
+        k, rel, retired, stale = freshened(k, rel)
         common = dict(id=k.id, kind=k.kind, scope=k.scope, source="memory", policy=Policy.SUMMARIZABLE,
                       relevance=rel, tag_matches=tuple(t for t in k.tags if t in wanted),
                       importance=k.importance, updated_at=k.updated_at)
-        reason = knowledge_reason(k)
+        reason = knowledge_reason(k) or retired
         if k.kind == "gotcha":
             add(warning_block(k, rel, common), reason)
         elif k.kind == "decision":
@@ -148,7 +163,7 @@ def collect_blocks(
         elif k.kind == "open_question":
             continue  # open questions come from dependencies only (only a dependency's question blocks)
         else:  # patterns and the kinds added by hand (adr, plan, module_memory, changelog)
-            add(pattern_block(k, rel, common), reason)
+            add(pattern_block(k, rel, common, **stale), reason)
 
     # Phase 4: context map — ranked with the history's evidence when there is
     # some, else by the context map's own scores alone.
@@ -159,10 +174,21 @@ def collect_blocks(
         code_refs = [
             CodeRef(file=entry.location, component=entry.component, notes=entry.notes, relevance=score,
                     seed_score=int(parts["seed"]))
-            for entry, score, parts in (ranked if candidates.memory is not None else ranked[:CONTEXT_MAP_TOP])
+            for entry, score, parts in (ranked if candidates.memory is not None or moved_files
+                                        else ranked[:CONTEXT_MAP_TOP])
         ]
     else:
         code_refs = filter_context_map(candidates.context_map, signals)
+    retired_refs: list[tuple[CodeRef, str]] = []
+    if moved_files:  # files deleted left out, renamed ones at their new path (compute.freshness), before any cut
+        live: dict[str, CodeRef] = {}
+        for ref_ in code_refs:
+            gone, location = fresh.code_file(ref_.file)
+            if gone and len(live) < CONTEXT_MAP_TOP:  # explained where it would have been shown
+                retired_refs.append((ref_, gone))
+            elif not gone and location not in live:
+                live[location] = ref_ if location == ref_.file else ref_.model_copy(update={"file": location})
+        code_refs = list(live.values())
     memory_note = ""
     if candidates.memory is not None:
         # Associative memory: files fused with the graph's ranking; the best
@@ -189,6 +215,8 @@ def collect_blocks(
     code_refs = code_refs[:CONTEXT_MAP_TOP]
     for ref_ in code_refs:
         add(code_block(ref_))
+    for ref_, gone in retired_refs:
+        add(code_block(ref_), gone)
 
     dep_ids = {d.task.id for d in candidates.dependencies}
     for h in candidates.related:

@@ -20,6 +20,8 @@ class PatternRef(BaseModel):
     location: str | None = None
     relevance: float
     from_task: str | None = None
+    #: set when the code its location names changed since (compute.freshness)
+    stale: str | None = None
 
 
 class WarningRef(BaseModel):
@@ -48,6 +50,8 @@ class FileRef(BaseModel):
     model_config = _OUT
     file: str
     reason: str = ""
+    #: set when the file changed since the handoff named it (compute.freshness)
+    stale: str | None = None
 
 
 class PriorWork(BaseModel):

@@ -1,6 +1,7 @@
 // Every node, for an export: its labels less the shared Knowledge label and
 // the derived Completed label (one specific label is expected) and its properties. Sorted by the caller. The
 // deliveries log is not part of an export (ctxgraph.outcomes.records),
-// nor the statistics of the full-text indexes (Corpus: derived).
-MATCH (n) WHERE NOT n:Delivery AND NOT n:Corpus
+// nor the statistics of the full-text indexes (Corpus: derived), nor the code
+// anchors (Anchor: they describe a work tree; docs/freshness.md).
+MATCH (n) WHERE NOT n:Delivery AND NOT n:Corpus AND NOT n:Anchor
 RETURN [label IN labels(n) WHERE NOT label IN ['Knowledge', 'Completed']] AS labels, properties(n) AS props

@@ -20,6 +20,10 @@ CREATE INDEX knowledge_updated_at IF NOT EXISTS FOR (n:Knowledge) ON (n.updated_
 CREATE CONSTRAINT delivery_id IF NOT EXISTS FOR (n:Delivery) REQUIRE n.id IS UNIQUE;
 CREATE INDEX delivery_task IF NOT EXISTS FOR (n:Delivery) ON (n.task_id);
 CREATE INDEX delivery_at IF NOT EXISTS FOR (n:Delivery) ON (n.at);
+CREATE CONSTRAINT anchor_id IF NOT EXISTS FOR (n:Anchor) REQUIRE n.id IS UNIQUE;
+CREATE INDEX anchor_owner IF NOT EXISTS FOR (n:Anchor) ON (n.owner);
+CREATE INDEX anchor_path IF NOT EXISTS FOR (n:Anchor) ON (n.path);
+CREATE INDEX anchor_current_path IF NOT EXISTS FOR (n:Anchor) ON (n.current_path);
 CREATE CONSTRAINT project_id IF NOT EXISTS FOR (n:Project) REQUIRE n.id IS UNIQUE;
 CREATE CONSTRAINT chunk_id IF NOT EXISTS FOR (n:Chunk) REQUIRE n.id IS UNIQUE;
 CREATE INDEX chunk_project_path IF NOT EXISTS FOR (n:Chunk) ON (n.project, n.path);

@@ -20,6 +20,10 @@ list of file paths the rendered text names, in order of first appearance.
   largest. Always one of the measured values, never an interpolation.
 * :func:`truncate_to_budget` cuts a rendered context to its longest run of
   whole leading lines whose estimated tokens fit a budget.
+* :func:`stale_share` is the share of the first ``k`` distinct files named
+  that do not exist at the query's snapshot (not in the set's context map,
+  the snapshot's file list): files the history touched that were deleted or
+  renamed since (issue 32; 0 for a run given no snapshot).
 * :func:`summarize` turns the per-query outcomes of one system into its
   figures; means over no queries are 0.
 """
@@ -27,7 +31,7 @@ list of file paths the rendered text names, in order of first appearance.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from ctxgraph.core.tokens import estimate_tokens
@@ -101,6 +105,12 @@ def recall_at(named: Sequence[str], gold: Sequence[str], k: int | None = None) -
     return len(wanted.intersection(shown)) / len(wanted)
 
 
+def stale_share(named: Sequence[str], snapshot: Collection[str], k: int = 5) -> float:
+    """Share of the first ``k`` distinct files named that are not in ``snapshot``."""
+    shown = distinct(named)[:k]
+    return sum(1 for p in shown if p not in snapshot) / len(shown) if shown else 0.0
+
+
 def percentile(values: Sequence[float], p: float) -> float:
     """Nearest-rank percentile (0 < p <= 100); 0.0 for no values."""
     if not 0 < p <= 100:
@@ -158,6 +168,8 @@ class SystemMetrics:
     p50_ms: float
     p95_ms: float
     skipped: int
+    #: mean share of the first 5 files named that are not at the snapshot (:func:`stale_share`)
+    stale_at_5: float = 0.0
 
     def as_dict(self) -> dict[str, float | int]:
         return {
@@ -169,12 +181,15 @@ class SystemMetrics:
             "p50_ms": round(self.p50_ms, 2),
             "p95_ms": round(self.p95_ms, 2),
             "skipped": self.skipped,
+            "stale_at_5": round(self.stale_at_5, 4),
         }
 
 
-def summarize(outcomes: Sequence[QueryOutcome], skipped: int) -> SystemMetrics:
+def summarize(outcomes: Sequence[QueryOutcome], skipped: int,
+              snapshot: Collection[str] | None = None) -> SystemMetrics:
     """Means of recall@5, recall@10, recall and tokens; the largest context;
-    p50/p95 of the compute times; the skipped count as given."""
+    p50/p95 of the compute times; the skipped count as given; with
+    ``snapshot`` (the files at the queries' snapshot), the mean stale share@5."""
     return SystemMetrics(
         recall_at_5=mean([recall_at(o.named, o.gold, 5) for o in outcomes]),
         recall_at_10=mean([recall_at(o.named, o.gold, 10) for o in outcomes]),
@@ -184,6 +199,7 @@ def summarize(outcomes: Sequence[QueryOutcome], skipped: int) -> SystemMetrics:
         p50_ms=percentile([o.ms for o in outcomes], 50),
         p95_ms=percentile([o.ms for o in outcomes], 95),
         skipped=skipped,
+        stale_at_5=mean([stale_share(o.named, snapshot) for o in outcomes]) if snapshot is not None else 0.0,
     )
 
 
@@ -197,6 +213,7 @@ __all__ = [
     "mean",
     "percentile",
     "recall_at",
+    "stale_share",
     "summarize",
     "truncate_to_budget",
 ]

@@ -253,6 +253,7 @@ def run_eval(
     embedder: Any = None,
     warn: Callable[[str], None] | None = None,
     tune: bool = True,
+    freshness: bool = True,
 ) -> EvalReport:
     """Load ``eval_set`` into ``svc``'s (empty) store and score every system;
     with ``source`` (the project's files at the snapshot), index them first
@@ -260,7 +261,10 @@ def run_eval(
     :data:`NO_MEMORY_SYSTEM` row; with ``tune``, fit the ranking's
     weights on the loaded history (:meth:`ContextService.tune`) and add the
     :data:`TUNED_SYSTEM` row. ``warn`` receives what degrades the run (the
-    embedding model missing), else it is logged. No delivery is recorded."""
+    embedding model missing), else it is logged. No delivery is recorded.
+    With ``source`` and ``freshness``, the source is the project's root while
+    the queries run, so that their contexts leave out the files not in it
+    (docs/freshness.md): the work tree at the snapshot."""
     started = time.perf_counter()
     svc.record_outcomes = False
     load_history(svc, eval_set, stage=stage, warn=warn)
@@ -274,6 +278,8 @@ def run_eval(
             tuning = svc.tune(progress=progress)
     indexed = index_source(svc, eval_set, source, embeddings=embeddings, embedder=embedder, stage=stage) \
         if source is not None else None
+    if source is not None and freshness:
+        svc.use_root(source)
     loaded = time.perf_counter()
     outcomes, skipped, contexts = run_queries(
         svc, eval_set, budget=budget, complexity=complexity, stage=stage, keep_contexts=keep_contexts,
@@ -284,7 +290,7 @@ def run_eval(
         set=eval_set.name,
         queries=len(eval_set.queries),
         skipped=skipped,
-        systems={name: summarize(outcomes[name], skipped)
+        systems={name: summarize(outcomes[name], skipped, frozenset(eval_set.map_paths))
                  for name in systems_of(source is not None, tuning is not None)},
         tuning=tuning.fits if tuning is not None else (),
         index=indexed.as_dict() if indexed is not None else None,
@@ -299,11 +305,12 @@ def format_table(report: EvalReport) -> str:
     """The human summary: the set, its counts and one row per system."""
     head = (f"set: {report.set}   queries: {report.queries}   skipped: {report.skipped}   "
             f"(loaded in {report.load_seconds:.1f}s, answered in {report.query_seconds:.1f}s)")
-    columns = ("system", "recall@5", "recall@10", "recall", "tokens", "max_tokens", "p50_ms", "p95_ms")
+    columns = ("system", "recall@5", "recall@10", "recall", "stale@5", "tokens", "max_tokens", "p50_ms", "p95_ms")
     rows = [columns]
     for name, m in report.systems.items():
         rows.append((name, f"{m.recall_at_5:.3f}", f"{m.recall_at_10:.3f}", f"{m.recall:.3f}",
-                     f"{m.tokens:.0f}", str(m.max_tokens), f"{m.p50_ms:.1f}", f"{m.p95_ms:.1f}"))
+                     f"{m.stale_at_5:.3f}", f"{m.tokens:.0f}", str(m.max_tokens), f"{m.p50_ms:.1f}",
+                     f"{m.p95_ms:.1f}"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(columns))]
     lines = [head, ""]
     for row in rows:

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 from ctxgraph.core.models import (
+    Anchor,
     Candidates,
     FileEntry,
     FileStat,
@@ -199,6 +200,15 @@ class KnowledgeStore(Protocol):
     def handoff_files(self, task_ids: Sequence[str]) -> dict[str, list[str]]:
         """The files the handoff of each of ``task_ids`` created or modified,
         sorted; tasks without such files are left out."""
+
+    # -- code anchors (ctxgraph.core.models.anchors; not part of stats or an export) --
+    def write_anchors(self, anchors: Sequence[Anchor]) -> None:
+        """Create or replace ``anchors`` by id, in one transaction. Idempotent."""
+
+    def read_anchors(self, owners: Sequence[str] | None = None,
+                     paths: Sequence[str] | None = None) -> list[Anchor]:
+        """Every anchor (both None), else those whose ``owner`` is among
+        ``owners`` or whose ``path`` or ``current_path`` is among ``paths``; by id."""
 
     # -- associative memory (chunks of indexed projects) --
     def memory_projects(self) -> list[MemoryProject]:

@@ -22,6 +22,7 @@ from ctxgraph.mcp.limits import (
 )
 from ctxgraph.mcp.responses import DEFAULT_PAGE, MAX_PAGE
 from ctxgraph.service import IngestResult, KnowledgeMatch
+from ctxgraph.service.freshness import SyncReport
 
 _OUT = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
@@ -181,6 +182,14 @@ class MemoryStatus(BaseModel):
     runs: int | None = None
     last_run: dict[str, Any] | None = None
     error: str | None = None
+
+
+class SyncResult(BaseModel):
+    """What a sync found (``ctxgraph sync --format json``)."""
+
+    model_config = _OUT
+    project: str
+    report: SyncReport
 
 
 class StatsResult(BaseModel):

@@ -50,6 +50,7 @@ from ctxgraph.mcp.models import (
     StatsResult,
     StatusArg,
     StrategyArg,
+    SyncResult,
     TaskIdArg,
     TaskListResult,
     TaskResult,
@@ -385,6 +386,16 @@ class CtxgraphTools:
             return ok({"project": proj.name, "task": proj.call(run).model_dump(mode="json")})
         return self.guard(work)
 
+    def sync(self, project: ProjectArg = None) -> Annotated[CallToolResult, SyncResult]:
+        """Check the project's code anchors (the files its handoffs and patterns named) against its work tree,
+        as `ctxgraph sync`: each is unchanged, changed, renamed (followed) or deleted (its item retired). A
+        context checks its own anchors anyway; this stores what is found for all of them."""
+        def work() -> CallToolResult:
+            proj = self.projects.get(project)
+            report = proj.call(lambda svc: svc.sync())
+            return ok({"project": proj.name, "report": report.model_dump(mode="json")})
+        return self.guard(work)
+
     # -- resources ---------------------------------------------------------------
 
     def context_markdown(self, project: str | None, task_id: str) -> str:
@@ -408,7 +419,7 @@ class CtxgraphTools:
             self.compute_context, self.explain_context, self.search_knowledge, self.get_task, self.list_tasks,
             self.graph_stats, self.list_projects, self.list_conflicts]
         writes: list[Callable[..., CallToolResult]] = [
-            self.add_task, self.ingest_handoff, self.block_task, self.unblock_task]
+            self.add_task, self.ingest_handoff, self.block_task, self.unblock_task, self.sync]
         for fn in reads:
             server.add_strict_tool(fn, annotations=READ)
         for fn in [] if self.read_only else writes:

@@ -8,7 +8,7 @@ embedding failure or a store error leaves the rest of the context intact and
 comes back as a note for the debug section. An index whose first run has
 not finished (being built in the background, or cut short) is searched as it
 is, with a note ``partial (written/found files)``. Fusion and the snippet caps are
-pure and happen in :mod:`ctxgraph.compute.memory`.
+pure and happen in :mod:`ctxgraph.compute.code_memory`.
 """
 
 from __future__ import annotations

@@ -31,6 +31,7 @@ from ctxgraph.graph.records import FileLink, HandoffRecord, canonical_json, stab
 from ctxgraph.service.decisions import replaced_summaries, resolve_supersedes
 from ctxgraph.service.documents import expand_paths, read_document
 from ctxgraph.service.feedback import FeedbackMixin
+from ctxgraph.service.freshness import FreshnessMixin
 from ctxgraph.service.vectors import TASK_WRITE_BATCH, VectorsMixin
 from ctxgraph.signals import TaskSignals
 
@@ -48,7 +49,7 @@ class IngestResult(BaseModel):
     files: int
 
 
-class IngestMixin(VectorsMixin, FeedbackMixin):
+class IngestMixin(VectorsMixin, FeedbackMixin, FreshnessMixin):
     """Handoff ingestion and task embedding."""
 
     # -- documents (parsed and validated, no IO on the store) ----------------------
@@ -190,6 +191,9 @@ class IngestMixin(VectorsMixin, FeedbackMixin):
         for start in range(0, len(records), batch_size):
             batch = records[start:start + batch_size]
             written = self.store.apply_handoffs(batch)
+            # the files they name anchored as they are now (a handoff already there keeps its anchors)
+            self.anchor_handoffs([(record, doc.commit) for (_, doc, _), record, w
+                                  in zip(docs[start:start + batch_size], batch, written, strict=True) if w])
             results += [
                 IngestResult(source=source, task_id=record.task_id, written=w,
                              knowledge=len(record.knowledge), files=len(record.files))

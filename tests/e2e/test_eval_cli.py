@@ -49,7 +49,8 @@ from ctxgraph.evaluation.runner import run_eval, systems_of
 from ctxgraph.service import ContextService
 
 TINY = Path(__file__).parents[1] / "data" / "eval_tiny"
-METRICS = {"recall_at_5", "recall_at_10", "recall", "tokens", "max_tokens", "p50_ms", "p95_ms", "skipped"}
+METRICS = {"recall_at_5", "recall_at_10", "recall", "tokens", "max_tokens", "p50_ms", "p95_ms", "skipped",
+           "stale_at_5"}
 
 
 def invoke(*args: str) -> Result:
@@ -149,11 +150,12 @@ def test_text_output_is_a_table() -> None:
     lines = result.stdout.splitlines()
     assert lines[0].startswith("set: eval_tiny   queries: 4   skipped: 1")
     header = lines[2].split()
-    assert header == ["system", "recall@5", "recall@10", "recall", "tokens", "max_tokens", "p50_ms", "p95_ms"]
+    assert header == ["system", "recall@5", "recall@10", "recall", "stale@5", "tokens", "max_tokens", "p50_ms",
+                      "p95_ms"]
     rows = {line.split()[0]: line.split() for line in lines[3:]}
     assert list(rows) == list(systems_of(memory=False, tuned=True))
-    assert rows["seed"][1:5] == ["0.667", "0.667", "0.667", "17"]
-    assert rows["all"][1:5] == ["0.500", "0.833", "1.000", "314"]
+    assert rows["seed"][1:6] == ["0.667", "0.667", "0.667", "0.000", "17"]
+    assert rows["all"][1:6] == ["0.500", "0.833", "1.000", "0.000", "314"]
 
 
 def test_query_tasks_are_never_stored(tmp_path: Path) -> None:

@@ -51,7 +51,7 @@ HOSTILE = {
 VALIDATION_REFUSED = {"huge", "binary", "cypher_in_severity", "not_a_mapping"}
 _VALIDATION_LINES: dict[str, tuple[int, str]] = {}
 
-TOOLS = {"compute_context", "explain_context", "search_knowledge", "get_task", "list_tasks", "graph_stats",
+TOOLS = {"compute_context", "explain_context", "search_knowledge", "get_task", "list_tasks", "graph_stats", "sync",
          "list_projects", "list_conflicts", "add_task", "ingest_handoff", "block_task", "unblock_task"}
 
 

@@ -29,7 +29,7 @@ from ctxgraph.service import ContextService
 CAP = 1_000  # the smallest --max-response-tokens: every answer must fit it
 LONG = 300_000  # characters of an over-long string (above every limit but the handoff's)
 TOOLS = ["compute_context", "explain_context", "search_knowledge", "get_task", "list_tasks", "graph_stats",
-         "list_projects", "list_conflicts", "add_task", "ingest_handoff", "block_task", "unblock_task"]
+         "list_projects", "list_conflicts", "add_task", "ingest_handoff", "block_task", "unblock_task", "sync"]
 #: Valid values of the required arguments (so that the one bad value is what is refused).
 REQUIRED = {"task_id": "t-auth", "text": "jwt", "handoff": SMALL_HANDOFF, "reason": "waiting"}
 #: Loopback addresses of each kind --no-auth accepts: localhost (listening on 127.0.0.1, which it names

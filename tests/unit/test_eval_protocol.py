@@ -168,7 +168,7 @@ def test_summarize_means_max_and_percentiles() -> None:
     assert m.p95_ms == 30.0   # ceil(2.85) = 3rd
     assert m.skipped == 2
     assert set(m.as_dict()) == {"recall_at_5", "recall_at_10", "recall", "tokens", "max_tokens",
-                                "p50_ms", "p95_ms", "skipped"}
+                                "p50_ms", "p95_ms", "skipped", "stale_at_5"}
 
 
 def test_summarize_no_scored_queries() -> None:
@@ -241,3 +241,11 @@ def test_bm25_tokens_and_documents() -> None:
     assert ranker.rank("alpha") == ["src/a.py"]
     assert ranker.rank("the") == []          # only stop words: nothing scores
     assert ranker.rank("gamma") == []        # unknown words: nothing scores
+
+
+def test_stale_share_counts_the_first_five_not_at_the_snapshot() -> None:
+    from ctxgraph.evaluation.protocol import stale_share
+
+    named = ["a.py", "gone.py", "a.py", "b.py", "old.py", "c.py", "late_gone.py"]
+    assert stale_share(named, {"a.py", "b.py", "c.py"}) == pytest.approx(2 / 5)
+    assert stale_share([], {"a.py"}) == 0.0

@@ -10,6 +10,7 @@ Documents read from users are validated here; the handoff keeps unknown keys
 (``extra="allow"``) and its raw form. Import them from this package.
 """
 
+from ctxgraph.core.models.anchors import Anchor, AnchorStatus
 from ctxgraph.core.models.base import normalize_timestamp, utcnow
 from ctxgraph.core.models.candidates import (
     Blocker,
@@ -45,6 +46,8 @@ from ctxgraph.core.models.tasks import Complexity, Task, TaskStatus, task_tags
 
 __all__ = [
     "KIND_LABELS",
+    "Anchor",
+    "AnchorStatus",
     "Blocker",
     "Candidates",
     "Complexity",

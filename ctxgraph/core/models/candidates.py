@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+from ctxgraph.core.models.anchors import Anchor
 from ctxgraph.core.models.base import VALUE
 from ctxgraph.core.models.evidence import HistoryEvidence
 from ctxgraph.core.models.files import FileEntry
@@ -142,3 +143,9 @@ class Candidates(BaseModel):
     #: why the associative memory was skipped or partial (debug section only)
     memory_notes: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    #: the code anchors of the candidates, as the work tree has them now
+    #: (``ContextService`` checks them just in time; ``compute.freshness`` applies them)
+    anchors: tuple[Anchor, ...] = ()
+    #: candidate files (code references, dependencies' files) not in the work
+    #: tree, when the root holds some of the others (``compute.freshness``)
+    gone_files: tuple[str, ...] = ()

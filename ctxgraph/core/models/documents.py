@@ -134,6 +134,9 @@ class HandoffDoc(_Doc):
     summary: str = Field(min_length=1, max_length=MAX_TEXT_CHARS)
     success: bool = True
     completed_at: Name | None = None
+    #: the commit holding the task's work (optional): where a sync looks for
+    #: renames of the files the handoff names from (docs/freshness.md)
+    commit: Annotated[str, Field(pattern=r"^[0-9a-fA-F]{4,64}$")] | None = None
     files_created: list[FileChange] = Field(default_factory=list)
     files_modified: list[FileChange] = Field(default_factory=list)
     dependencies_for_next: list[FileToRead] = Field(default_factory=list)

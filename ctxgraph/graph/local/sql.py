@@ -377,3 +377,32 @@ MEMORY_GENERATION_BUMP = (
     "INSERT INTO meta (key, value) VALUES ('memory_generation', '1') ON CONFLICT (key) "
     "DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)"
 )
+
+# -- code anchors (issue 32; ctxgraph.graph.local.anchors) ---------------------------------
+
+#: Made by the first write of anchors (a store without any has no table).
+ANCHORS_TABLE = (
+    """CREATE TABLE IF NOT EXISTS anchors (
+        id           TEXT PRIMARY KEY,
+        owner        TEXT NOT NULL,
+        path         TEXT NOT NULL,
+        current_path TEXT NOT NULL,
+        props        TEXT NOT NULL
+    ) WITHOUT ROWID""",
+    "CREATE INDEX IF NOT EXISTS anchors_by_owner ON anchors (owner)",
+    "CREATE INDEX IF NOT EXISTS anchors_by_path ON anchors (path)",
+    "CREATE INDEX IF NOT EXISTS anchors_by_current_path ON anchors (current_path)",
+)
+ANCHORS_TABLE_EXISTS = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'anchors'"
+ANCHOR_PUT = (
+    "INSERT INTO anchors (id, owner, path, current_path, props) VALUES (?, ?, ?, ?, ?) "
+    "ON CONFLICT (id) DO UPDATE SET owner = excluded.owner, path = excluded.path, "
+    "current_path = excluded.current_path, props = excluded.props"
+)
+ANCHORS_ALL = "SELECT props FROM anchors ORDER BY id"
+ANCHORS_OF = (
+    "SELECT props FROM anchors WHERE owner IN (SELECT value FROM json_each(?)) "
+    "UNION SELECT props FROM anchors WHERE path IN (SELECT value FROM json_each(?)) "
+    "UNION SELECT props FROM anchors WHERE current_path IN (SELECT value FROM json_each(?))"
+)
+CLEAR_ANCHORS = "DELETE FROM anchors"

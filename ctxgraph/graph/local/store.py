@@ -44,6 +44,7 @@ from ctxgraph.core.models import (
     TaskHit,
 )
 from ctxgraph.graph.local import memory, replay, sql
+from ctxgraph.graph.local.anchors import Anchors
 from ctxgraph.graph.local.backup import Backup
 from ctxgraph.graph.local.connection import Connection
 from ctxgraph.graph.local.history import History
@@ -103,7 +104,7 @@ def discard_if_empty(path: Path) -> bool:
         conn.close()
 
 
-class LocalStore(Writes, Reads, History, Memory, Outcomes, Backup):
+class LocalStore(Writes, Reads, History, Memory, Outcomes, Anchors, Backup):
     """The embedded store. ``LocalStore.open(path)`` creates the file if needed;
     ``LocalStore.open(path, read_only=True)`` only reads an existing one."""
 

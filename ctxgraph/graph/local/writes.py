@@ -11,7 +11,7 @@ from typing import Any
 from ctxgraph.core.models import FileEntry, KnowledgeItem, Task, TaskStatus, task_tags
 from ctxgraph.errors import UnknownTaskError
 from ctxgraph.graph.handoff_batch import FileFill, HandoffBatch, link_props, plan_handoffs
-from ctxgraph.graph.local import memory, nodes, outcomes, sql
+from ctxgraph.graph.local import anchors, memory, nodes, outcomes, sql
 from ctxgraph.graph.local.connection import Connection
 from ctxgraph.graph.records import (
     HandoffRecord,
@@ -181,6 +181,7 @@ class Writes:
             if cur.execute(sql.QUERY_TABLE_EXISTS).fetchone():
                 cur.execute(sql.CLEAR_TASK_QUERIES)
             outcomes.clear(cur)
+            anchors.clear(cur)
             memory.bump_generation(cur)
 
     def upsert_knowledge(

@@ -8,6 +8,7 @@ from concurrent.futures import wait
 from neo4j import ManagedTransaction
 
 from ctxgraph.core.models import Candidates, GatherQuery, HistoryEvidence
+from ctxgraph.graph.neo4j_store.anchors import Anchors
 from ctxgraph.graph.neo4j_store.backup import Backup
 from ctxgraph.graph.neo4j_store.connection import Neo4jSettings, verified_driver
 from ctxgraph.graph.neo4j_store.history import History, history_of_row
@@ -17,7 +18,7 @@ from ctxgraph.graph.neo4j_store.reads import Reads
 from ctxgraph.graph.neo4j_store.writes import Writes
 
 
-class Neo4jStore(Writes, Reads, History, Memory, Outcomes, Backup):
+class Neo4jStore(Writes, Reads, History, Memory, Outcomes, Anchors, Backup):
     """The store on a Neo4j server. Use :meth:`connect`, or pass your own driver."""
 
     @classmethod

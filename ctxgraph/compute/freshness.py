@@ -1,0 +1,103 @@
+"""What a context makes of its candidates' code anchors (issue 32;
+docs/freshness.md). Pure.
+
+- A pattern whose location's file is deleted is retired: its block is
+  dropped with the reason (``context --explain`` shows it), never rendered.
+  A code reference or a dependency's file to read on a deleted file is left
+  out the same way.
+- A code reference or a dependency's file that is not in the work tree and
+  has no anchor saying where it went (``gone_files``: the service lists
+  them only when the root holds some of the other candidate files) is left
+  out too, with the reason "file not in the work tree".
+- A renamed file is shown at its new path (the pattern's location, the
+  dependency's file, the code reference).
+- A changed anchor marks its item, "⚠ code changed since task-043:
+  src/auth/jwt.ts", and multiplies a pattern's relevance by
+  :data:`STALE_FACTOR`. (A code reference points at the code as it is now:
+  it is not marked.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ctxgraph.core.models import Anchor, split_location
+
+#: A pattern whose anchored code changed since its handoff keeps this share of
+#: its relevance (it ranks below an equally relevant pattern whose code did not).
+STALE_FACTOR = 0.5
+
+
+def marker(anchor: Anchor) -> str:
+    """The mark of an item whose anchor changed."""
+    return f"⚠ code changed since {anchor.task_id}: {anchor.current_path}"
+
+
+def retired_reason(anchor: Anchor) -> str:
+    return f"retired: {anchor.reason or 'file deleted: ' + anchor.path} (found {anchor.changed_at or 'now'})"
+
+
+def _moved(location: str, anchor: Anchor) -> str:
+    path, lines = split_location(location)
+    if path != anchor.path:
+        return location
+    return f"{anchor.current_path}:{lines}" if lines else anchor.current_path
+
+
+class Freshness:
+    """The anchors of one context's candidates, by owner and by path."""
+
+    def __init__(self, anchors: Iterable[Anchor] = (), gone: Iterable[str] = ()) -> None:
+        self.by_owner: dict[str, list[Anchor]] = {}
+        self.by_path: dict[str, Anchor] = {}
+        self.gone = frozenset(gone)
+        for a in sorted(anchors, key=lambda a: (a.anchored_at, a.id)):
+            self.by_owner.setdefault(a.owner, []).append(a)
+            self.by_path[a.path] = a  # the latest anchoring of a path wins
+
+    def __bool__(self) -> bool:
+        return bool(self.by_owner or self.gone)
+
+    @property
+    def files(self) -> bool:
+        """Whether any code reference may be left out or moved (a file gone, an
+        anchor renamed or deleted)."""
+        return bool(self.gone) or any(a.renamed or a.status == "deleted" for a in self.by_path.values())
+
+    def item(self, item_id: str, location: str | None) -> tuple[str, str | None, str | None, float]:
+        """(retired reason or "", the location to show, the marker or None, the
+        relevance factor) of a knowledge item."""
+        anchors = self.by_owner.get(item_id, ())
+        for a in anchors:
+            if a.status == "deleted":
+                return retired_reason(a), location, None, 1.0
+        mark = next((marker(a) for a in anchors if a.status == "changed"), None)
+        for a in anchors:
+            if a.renamed and location:
+                location = _moved(location, a)
+        return "", location, mark, STALE_FACTOR if mark else 1.0
+
+    def task_file(self, task_id: str, path: str) -> tuple[bool, str, str | None]:
+        """(retired, path to show, marker or None) of a file a dependency's handoff names."""
+        for a in self.by_owner.get(task_id, ()):
+            if a.path == path:
+                if a.status == "deleted":
+                    return True, path, None
+                return False, a.current_path, marker(a) if a.status == "changed" else None
+        moved = self.by_path.get(path)
+        if moved is not None and moved.renamed and moved.status != "deleted":
+            return False, moved.current_path, None
+        return path in self.gone, path, None
+
+    def code_file(self, location: str) -> tuple[str, str]:
+        """(retired reason or "", the location to show) of a code reference."""
+        path, _ = split_location(location)
+        a = self.by_path.get(path)
+        if a is None:
+            return (f"retired: file not in the work tree: {path}" if path in self.gone else ""), location
+        if a.status == "deleted":
+            return retired_reason(a), location
+        return "", _moved(location, a)
+
+
+__all__ = ["STALE_FACTOR", "Freshness", "marker", "retired_reason"]

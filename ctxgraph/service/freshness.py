@@ -1,0 +1,141 @@
+"""Knowledge that knows when it is stale (issue 32; docs/freshness.md): code
+anchors made at ingestion, ``sync`` (every anchor against the work tree,
+the result stored) and the just-in-time check of the anchors a context is
+about to use (nothing stored). The IO is :mod:`ctxgraph.service.anchors`',
+what a context makes of anchors :mod:`ctxgraph.compute.freshness`'.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from ctxgraph.core.models import Anchor, Candidates, split_location, utcnow
+from ctxgraph.errors import CtxgraphError, StoreUnavailableError
+from ctxgraph.graph.records import HandoffRecord
+from ctxgraph.service.anchors import check, git_head, is_file, make_anchor
+from ctxgraph.service.base import ServiceBase
+
+log = logging.getLogger(__name__)
+
+
+class NoRootError(CtxgraphError):
+    """No project root is known, so there is no work tree to check."""
+
+
+class SyncReport(BaseModel):
+    """What ``ctxgraph sync`` found: anchors checked, by what the work tree
+    says of them now (``unchanged``, ``changed``, ``deleted``), those this
+    run found renamed (``renamed``: their path follows) and newly changed or
+    deleted, files hashed (the others' stat was as last seen), anchors
+    written, and the seconds it took."""
+
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
+
+    root: str
+    anchors: int
+    unchanged: int
+    changed: int
+    deleted: int
+    renamed: int
+    newly_changed: int
+    newly_deleted: int
+    hashed: int
+    written: int
+    seconds: float
+
+
+class FreshnessMixin(ServiceBase):
+    """Code anchors: made at ingestion, checked by ``sync`` and by each context."""
+
+    #: Check the anchors of a context's candidates just in time (on by default).
+    check_anchors = True
+
+    def anchor_handoffs(self, records: Sequence[tuple[HandoffRecord, str | None]]) -> int:
+        """Anchor the files the handoffs name (their links, their patterns'
+        locations), given each record with its handoff's ``commit``; the
+        number of anchors written. Nothing without a root or for a file not in
+        the work tree."""
+        root = self.root.path if self.root is not None else None
+        if root is None or not records:
+            return 0
+        head: list[str | None] = []
+        anchors: dict[str, Anchor] = {}
+        for record, commit in records:
+            if commit is None:
+                if not head:
+                    head.append(git_head(root))
+                commit = head[0]
+            at = record.completed_at or utcnow()
+            wanted = [(record.task_id, link.path, link.lines) for link in record.links]
+            for item in record.knowledge:
+                if item.location:
+                    path, lines = split_location(item.location)
+                    wanted.append((item.id, path, lines))
+            for owner, path, lines in wanted:
+                made = make_anchor(root, owner=owner, task_id=record.task_id, path=path, lines=lines,
+                                   commit=commit, at=at)
+                if made is not None:
+                    anchors[made.id] = made
+        self.store.write_anchors(list(anchors.values()))
+        return len(anchors)
+
+    def sync(self, *, progress: Callable[[int, int], None] | None = None) -> SyncReport:
+        """Check every anchor against the work tree and store what changed
+        (incremental: a file whose stat is the one last seen is not read).
+        ``progress(done, total)`` is called as anchors are checked."""
+        if self.root is None:
+            raise NoRootError("no project root is known to check the anchors against: pass --root, "
+                              "or run it in a git work tree or beside a ctxgraph.toml")
+        started = time.perf_counter()
+        anchors = self.store.read_anchors()
+        total = len(anchors)
+        result = check(self.root.path, anchors, utcnow(), head=git_head(self.root.path) if anchors else None,
+                       progress=(lambda n: progress(n, total)) if progress else None)
+        self.store.write_anchors(result.updated)
+        return SyncReport(
+            root=str(self.root.path), anchors=total, unchanged=result.unchanged,
+            changed=sum(1 for a in result.anchors if a.status == "changed"),
+            deleted=sum(1 for a in result.anchors if a.status == "deleted"),
+            renamed=result.renamed, newly_changed=result.changed, newly_deleted=result.deleted,
+            hashed=result.hashed, written=len(result.updated),
+            seconds=round(time.perf_counter() - started, 4))
+
+    def _fresh(self, candidates: Candidates) -> Candidates:
+        """``candidates`` with the anchors of what they may show, checked now
+        against the work tree (stat only for a file as last seen; nothing is
+        stored: ``sync`` does): the anchors of the dependencies' handoffs and
+        of the knowledge with a location, and those of the candidate files
+        (code references, dependencies' files) that are gone from the work
+        tree. The files gone are listed too (``gone_files``) when the root
+        holds some of the candidate files: a root holding none of them is not
+        this project's, and nothing is left out then. Unchanged without a root."""
+        if self.root is None or not self.check_anchors:
+            return candidates
+        root = Path(self.root.path)
+        owners = {d.task.id for d in candidates.dependencies}
+        owners |= {k.id for d in candidates.dependencies for k in d.knowledge if k.location}
+        owners |= {h.item.id for h in (*candidates.keyword_hits, *candidates.domain_hits) if h.item.location}
+        paths = {e.path for e in candidates.context_map}
+        if candidates.history is not None:
+            paths |= {f.entry.path for f in candidates.history.files}
+        paths |= {f.file for d in candidates.dependencies for f in (*d.files_to_read, *d.files_created)}
+        top = str(root)
+        gone = sorted(p for p in paths if not is_file(top, p))
+        if not owners and not gone:
+            return candidates
+        try:
+            anchors = self.store.read_anchors(sorted(owners), gone)
+        except StoreUnavailableError as exc:
+            log.warning("anchors not checked: %s", exc)
+            return candidates
+        checked = check(root, anchors, utcnow()).anchors if anchors else []
+        return candidates.model_copy(update={"anchors": tuple(checked),
+                                             "gone_files": tuple(gone) if len(gone) < len(paths) else ()})
+
+
+__all__ = ["FreshnessMixin", "NoRootError", "SyncReport"]

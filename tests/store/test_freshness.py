@@ -1,0 +1,97 @@
+"""Code-anchored freshness end to end on both stores (issue 32; docs/freshness.md):
+a real git repository made here, a handoff anchoring its files, then one
+commit that modifies, renames and deletes them. Contexts mark the changed
+pattern, follow the rename and never render the retired items, both just in
+time (no sync) and after ``sync``; a second sync reads nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ctxgraph.core.anchors import blob_id
+from ctxgraph.service import ContextService
+from ctxgraph.service.freshness import NoRootError
+from ctxgraph.service.root import ProjectRoot
+from tests._git_repo import LEGACY, MARK, TASKS, change_repo, git, handoff, make_repo
+
+
+@pytest.fixture
+def project(svc: ContextService, tmp_path: Path) -> tuple[ContextService, Path]:
+    repo = tmp_path / "repo"
+    commit = make_repo(repo)
+    svc.root = ProjectRoot(repo.resolve(), "--root")
+    svc.memory = False
+    svc.add_tasks(TASKS)
+    svc.ingest_handoff(handoff(commit), source="h.yaml")
+    return svc, repo
+
+
+def test_anchors_are_made_at_ingestion(project: tuple[ContextService, Path]) -> None:
+    svc, repo = project
+    anchors = {(a.owner, a.path, a.lines): a for a in svc.store.read_anchors()}
+    jwt = anchors[("t-auth", "src/auth/jwt.py", "1-2")]
+    assert jwt.blob == blob_id((repo / "src/auth/jwt.py").read_bytes())
+    assert jwt.blob == git(repo, "hash-object", "src/auth/jwt.py")  # the id git gives it
+    assert jwt.lines_hash is not None and jwt.commit == git(repo, "rev-parse", "HEAD")
+    assert ("t-auth", "src/auth/jwt.py", None) in anchors and ("t-auth", "src/app.py", None) in anchors
+    assert sum(1 for owner, _, _ in anchors if owner.startswith("pattern:")) == 3
+    assert svc.sync().model_dump(exclude={"seconds", "root"}) == {
+        "anchors": 7, "unchanged": 7, "changed": 0, "deleted": 0, "renamed": 0, "newly_changed": 0,
+        "newly_deleted": 0, "hashed": 0, "written": 0}
+    ctx = svc.compute("t-next", record=False)
+    assert "⚠" not in ctx.markdown and LEGACY in ctx.markdown
+
+
+def test_a_commit_marks_follows_and_retires_just_in_time_and_after_sync(
+        project: tuple[ContextService, Path]) -> None:
+    svc, repo = project
+    change_repo(repo)
+    jit = svc.compute("t-next", record=False, explain=True)  # no sync: checked just in time
+    md = jit.markdown
+    assert f"(see: `src/auth/middleware.py:1-2`) — from t-auth — {MARK}" in md
+    assert "(see: `src/auth/tokens.py:1-2`)" in md and "src/auth/jwt.py" not in md
+    # the whole file was named for the next task: it changed (a function added)
+    assert "- `src/auth/tokens.py`: reuse verify() — ⚠ code changed since t-auth: src/auth/tokens.py" in md
+    assert LEGACY not in md and "src/legacy.py" not in md
+    retired = [e for e in jit.explain or () if e.reason.startswith("retired: file deleted: src/legacy.py")]
+    assert [e.section for e in retired] == ["patterns"]
+    # a file the history names that is not in the work tree (and never was: no anchor) is left out
+    assert "src/planned.py" not in md
+    assert [e.reason for e in jit.explain or () if e.id == "file:src/planned.py"] == [
+        "retired: file not in the work tree: src/planned.py"]
+    # the changed pattern ranks below the unchanged one it tied with
+    patterns = [p.pattern for p in jit.patterns_to_follow]
+    assert patterns.index("Verify JWT tokens with verify()") < patterns.index(
+        "Wrap handlers with require_auth for JWT routes")
+    assert svc.store.read_anchors() == sorted(svc.store.read_anchors(), key=lambda a: a.id)
+
+    report = svc.sync()
+    assert (report.anchors, report.changed, report.deleted, report.renamed) == (7, 2, 2, 3)
+    moved = {(a.owner.split(":")[0], a.lines): a for a in svc.store.read_anchors() if a.renamed}
+    assert {a.current_path for a in moved.values()} == {"src/auth/tokens.py"}
+    # the cited lines 1-2 are intact; the file as a whole is not
+    assert {k: a.status for k, a in moved.items()} == {
+        ("t-auth", "1-2"): "unchanged", ("pattern", "1-2"): "unchanged", ("t-auth", None): "changed"}
+    gone = [a for a in svc.store.read_anchors() if a.status == "deleted"]
+    assert {(a.path, a.reason) for a in gone} == {("src/legacy.py", "file deleted: src/legacy.py")}
+    assert all(a.changed_at for a in gone)
+    assert svc.compute("t-next", record=False).markdown == md  # the same after the sync
+
+    again = svc.sync()
+    assert (again.hashed, again.written, again.renamed, again.newly_deleted) == (0, 0, 0, 0)
+
+
+def test_the_file_changed_outside_the_cited_lines_is_unchanged(project: tuple[ContextService, Path]) -> None:
+    svc, repo = project
+    mw = repo / "src" / "auth" / "middleware.py"
+    mw.write_text(mw.read_text() + "\n# more\n")
+    assert MARK not in svc.compute("t-next", record=False).markdown
+    report = svc.sync()
+    assert (report.changed, report.hashed) == (0, 1)
+
+
+def test_sync_needs_a_root(svc: ContextService) -> None:
+    with pytest.raises(NoRootError, match="no project root"):
+        svc.sync()
