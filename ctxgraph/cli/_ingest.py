@@ -69,7 +69,9 @@ def ingest_handoff(paths: tuple[str, ...], batch_size: int, embed: bool, fmt: st
     written = sum(r.written for r in results)
     for r in results:
         state = "ingested" if r.written else "unchanged"
-        click.echo(f"{state}: {r.source} ({r.task_id}, {r.knowledge} knowledge items, {r.files} files)")
+        items = f"{r.knowledge} knowledge item{'' if r.knowledge == 1 else 's'}"
+        files = f"{r.files} file{'' if r.files == 1 else 's'}"
+        click.echo(f"{state}: {r.source} ({r.task_id}, {items}, {files})")
     click.echo(f"{written} written, {len(results) - written} unchanged"
                + (f"; {embedded} task{'' if embedded == 1 else 's'} embedded" if embedded else ""))
 
