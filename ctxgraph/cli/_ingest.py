@@ -70,8 +70,8 @@ def ingest_handoff(paths: tuple[str, ...], batch_size: int, embed: bool, fmt: st
     for r in results:
         state = "ingested" if r.written else "unchanged"
         items = f"{r.knowledge} knowledge item{'' if r.knowledge == 1 else 's'}"
-        files = f"{r.files} file{'' if r.files == 1 else 's'}"
-        click.echo(f"{state}: {r.source} ({r.task_id}, {items}, {files})")
+        file_count = f"{r.files} file{'' if r.files == 1 else 's'}"
+        click.echo(f"{state}: {r.source} ({r.task_id}, {items}, {file_count})")
     click.echo(f"{written} written, {len(results) - written} unchanged"
                + (f"; {embedded} task{'' if embedded == 1 else 's'} embedded" if embedded else ""))
 
