@@ -2,7 +2,8 @@
 
 A walk of the root that never leaves it: folders of version control, package
 managers, builds and caches are skipped (:data:`SKIP_DIRS`, plus any folder
-whose name starts with a dot), symlinks are not followed, files over
+whose name starts with a dot, and what the project's ``.gitignore`` files
+leave out), symlinks are not followed, files over
 :data:`MAX_FILE_BYTES` and binary files (a NUL byte or invalid UTF-8 in the
 first 8 KB) are left out, each with a reason the caller can report.
 
@@ -27,6 +28,7 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ctxgraph.core.models import FileStat
 
@@ -77,14 +79,54 @@ def wanted(name: str) -> bool:
     return Path(name).suffix.lower() in TEXT_SUFFIXES or name in TEXT_NAMES
 
 
+#: A folder's ignore rules: the folder, and its ``.gitignore`` compiled.
+_Rules = tuple[Path, Any]
+
+
+def _gitignore(folder: Path) -> _Rules | None:
+    """``folder``'s ``.gitignore`` as git reads it (pathspec's ``GitIgnoreSpec``), if it has one."""
+    try:
+        lines = (folder / ".gitignore").read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    import pathspec
+
+    return folder, pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+def _ignored(rules: list[_Rules], full: Path, folder: bool) -> bool:
+    """Whether the ``.gitignore`` files above ``full`` leave it out: the deepest
+    file with a pattern matching it decides (a ``!pattern`` keeps it)."""
+    for base, spec in reversed(rules):
+        rel = full.relative_to(base).as_posix() + ("/" if folder else "")
+        include = spec.check_file(rel).include
+        if include is not None:
+            return bool(include)
+    return False
+
+
 def candidates(root: Path) -> Iterator[tuple[Path, str]]:
-    """(full path, path relative to ``root``) of every candidate file, in path order."""
+    """(full path, path relative to ``root``) of every candidate file, in path
+    order. Besides :data:`SKIP_DIRS` and dot folders, what the ``.gitignore``
+    files in the root and its folders leave out is left out (as git would: an
+    ignored folder is not entered)."""
     root = root.resolve()
+    rules_of: dict[str, list[_Rules]] = {}
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
+        here = Path(dirpath)
+        parent = rules_of.pop(dirpath, None)
+        rules = list(parent) if parent is not None else []
+        if ".gitignore" in filenames and (own := _gitignore(here)) is not None:
+            rules.append(own)
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith(".")
+                             and not (rules and _ignored(rules, here / d, folder=True)))
+        for d in dirnames:
+            rules_of[os.path.join(dirpath, d)] = rules
         for name in sorted(filenames):
             if wanted(name):
-                full = Path(dirpath) / name
+                full = here / name
+                if rules and _ignored(rules, full, folder=False):
+                    continue
                 yield full, full.relative_to(root).as_posix()
 
 

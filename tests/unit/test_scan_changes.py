@@ -52,3 +52,21 @@ def test_a_file_written_within_the_racy_window_is_read_again(tmp_path: Path) -> 
     later = changes(root, first.stats, now_ns=time.time_ns() + RACY_NS + 1)
     assert later.read == 1 and not later.any and later.touched["a.py"].mtime_ns > 0
     assert changes(root, later.stats).read == 0
+
+
+def test_what_gitignore_files_leave_out_is_not_a_candidate(tmp_path: Path) -> None:
+    from ctxgraph.memory.scan import candidates
+
+    root = tmp_path / "p"
+    files = ["app.py", "debug.log.txt", "keep.log.txt", "generated/out.py", "pkg/mod.py", "pkg/secret.py",
+             "pkg/deep/secret.py", "pkg/deep/shown.py", "docs/generated/page.md"]
+    for name in files:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("x = 1\n", encoding="utf-8")
+    (root / ".gitignore").write_text("*.log.txt\n!keep.log.txt\n/generated/\n", encoding="utf-8")
+    (root / "pkg" / ".gitignore").write_text("secret.py\n", encoding="utf-8")
+    (root / "pkg" / "deep" / ".gitignore").write_text("!secret.py\nshown.py\n", encoding="utf-8")
+    found = sorted(rel for _, rel in candidates(root))
+    # /generated/ is anchored at the root: docs/generated stays; a deeper file's "!" brings back what a
+    # shallower one left out.
+    assert found == ["app.py", "docs/generated/page.md", "keep.log.txt", "pkg/deep/secret.py", "pkg/mod.py"]
