@@ -10,14 +10,42 @@ import functools
 import re
 from importlib import resources
 
+#: A line of a statement file that stands for a part (``parts/<name>.cypher``),
+#: with the words its ``{{key}}`` slots take: ``// include: term_stats df=task_df``.
+INCLUDE = re.compile(r"^([ \t]*)// include: ([a-z_]+)((?: [a-z_]+=[A-Za-z_]+)*)[ \t]*$", re.M)
+
+
+@functools.cache
+def part(name: str) -> str:
+    """The text of ``parts/<name>.cypher``: a piece two statement files share."""
+    resource = resources.files(__name__) / "parts" / f"{name}.cypher"
+    if not resource.is_file():
+        raise KeyError(f"no Cypher part named {name!r}")
+    return resource.read_text(encoding="utf-8")
+
+
+def _included(match: re.Match[str]) -> str:
+    indent, name, words = match.group(1), match.group(2), match.group(3)
+    body = part(name)
+    for pair in words.split():
+        key, value = pair.split("=")
+        body = body.replace("{{" + key + "}}", value)
+    left = re.search(r"\{\{\w+\}\}", body)
+    if left:
+        raise KeyError(f"Cypher part {name!r} needs {left.group(0)} (include it with {left.group(0)[2:-2]}=...)")
+    return "\n".join(indent + line if line else line for line in body.rstrip("\n").split("\n"))
+
 
 @functools.cache
 def load(name: str) -> str:
-    """The text of ``<name>.cypher`` (comment lines kept; Neo4j ignores them)."""
+    """The text of ``<name>.cypher`` (comment lines kept; Neo4j ignores them),
+    each ``// include:`` line replaced by its part, indented as the line is.
+    Parts are static files and their slots take words written in the
+    statement file, never input: statements stay parameterized."""
     resource = resources.files(__name__) / f"{name}.cypher"
     if not resource.is_file():
         raise KeyError(f"no Cypher statement named {name!r}")
-    return resource.read_text(encoding="utf-8")
+    return INCLUDE.sub(_included, resource.read_text(encoding="utf-8"))
 
 
 @functools.cache

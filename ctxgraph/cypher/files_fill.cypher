@@ -14,7 +14,5 @@ CALL (f, row) {
 CALL (f, row) {
   WITH * WHERE row.terms_changed
   UNWIND coalesce(f.terms, []) AS name
-  MERGE (term:Term {name: name})
-    ON CREATE SET term.id = name
-  MERGE (f)-[:MENTIONS]->(term)
+  // include: term_links
 }

@@ -34,30 +34,4 @@ WITH f, touching, CASE WHEN $fresh THEN null ELSE f.doc END AS old,
 SET f.touches = size(touching),
     f.task_len = reduce(total = 0, t IN touching | total + coalesce(t.term_count, 0)),
     f.doc = new
-WITH collect({old: coalesce(old, []), new: coalesce(new, [])}) AS changes
-CALL (changes) {
-  UNWIND changes AS change
-  CALL (change) {
-    UNWIND change.old AS name
-    WITH DISTINCT name
-    RETURN name, -1 AS step
-    UNION ALL
-    UNWIND change.new AS name
-    WITH DISTINCT name
-    RETURN name, 1 AS step
-  }
-  WITH name, sum(step) AS delta
-  WHERE delta <> 0
-  WITH name, delta
-  ORDER BY name
-  MATCH (term:Term {name: name})
-  SET term.file_df = coalesce(term.file_df, 0) + delta
-}
-CALL (changes) {
-  WITH reduce(n = 0, c IN changes | n + CASE WHEN size(c.new) > 0 THEN 1 ELSE 0 END
-                                        - CASE WHEN size(c.old) > 0 THEN 1 ELSE 0 END) AS docs,
-       reduce(n = 0, c IN changes | n + size(c.new) - size(c.old)) AS length
-  WHERE docs <> 0 OR length <> 0
-  MERGE (c:Corpus {id: 'file_text'})
-  SET c.docs = coalesce(c.docs, 0) + docs, c.length = coalesce(c.length, 0) + length
-}
+// include: term_stats df=file_df corpus=file_text

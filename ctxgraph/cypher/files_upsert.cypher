@@ -12,7 +12,5 @@ CALL (f) {
 }
 CALL (f, row) {
   UNWIND row.terms AS name
-  MERGE (term:Term {name: name})
-    ON CREATE SET term.id = name
-  MERGE (f)-[:MENTIONS]->(term)
+  // include: term_links
 }

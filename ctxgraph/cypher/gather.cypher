@@ -13,10 +13,7 @@ CALL () {
   // Knowledge by keyword tags ($keyword_weighted: [[tag, rarity weight], ...]
   // of the keyword tags under the degree cap, from ctxgraph.core.rarity).
   UNWIND $keyword_weighted AS w
-  MATCH (tag:Tag {name: w[0]})<-[:TAGGED]-(k:Knowledge)
-  WITH k, collect(w[0]) AS matched, round(sum(w[1]), 9) AS score
-  ORDER BY score DESC
-  WITH collect({k: k, matched: matched, score: score}) AS ranked
+  // include: knowledge_by_weight
   WITH ranked, ranked[$keyword_limit - 1].score AS floor
   UNWIND ranked AS x
   WITH x WHERE floor IS NULL OR x.score >= floor
@@ -27,10 +24,7 @@ CALL () {
 }
 CALL () {
   UNWIND $domain_weighted AS w
-  MATCH (tag:Tag {name: w[0]})<-[:TAGGED]-(k:Knowledge)
-  WITH k, collect(w[0]) AS matched, round(sum(w[1]), 9) AS score
-  ORDER BY score DESC
-  WITH collect({k: k, matched: matched, score: score}) AS ranked
+  // include: knowledge_by_weight
   WITH ranked, ranked[$domain_limit - 1].score AS floor
   UNWIND ranked AS x
   WITH x WHERE floor IS NULL OR x.score >= floor

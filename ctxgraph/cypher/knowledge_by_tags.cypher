@@ -3,10 +3,7 @@
 // the most recently updated, then id. As in gather.cypher, the tie-breaking
 // properties are read only for the items scoring at least the $limit-th best.
 UNWIND $weighted AS w
-MATCH (tag:Tag {name: w[0]})<-[:TAGGED]-(k:Knowledge)
-WITH k, collect(w[0]) AS matched, round(sum(w[1]), 9) AS score
-ORDER BY score DESC
-WITH collect({k: k, matched: matched, score: score}) AS ranked
+// include: knowledge_by_weight
 WITH ranked, ranked[$limit - 1].score AS floor
 UNWIND ranked AS x
 WITH x WHERE floor IS NULL OR x.score >= floor

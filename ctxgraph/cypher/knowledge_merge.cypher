@@ -5,11 +5,4 @@ UNWIND $rows AS row
 MATCH (k:Knowledge {id: row.props.id})
 SET k = row.props
 SET k:$(row.label)
-WITH k, row
-CALL (k, row) {
-  UNWIND row.props.tags AS name
-  MERGE (tag:Tag {name: name})
-    ON CREATE SET tag.id = name
-  MERGE (k)-[:TAGGED]->(tag)
-}
-RETURN count(k) AS written
+// include: tag_links

@@ -7,11 +7,4 @@ SET k = row.props
 SET k:$(row.label)
 SET k.created_at = coalesce(old_created, row.props.created_at),
     k.tags = old_tags + [name IN row.props.tags WHERE NOT name IN old_tags]
-WITH k, row
-CALL (k, row) {
-  UNWIND row.props.tags AS name
-  MERGE (tag:Tag {name: name})
-    ON CREATE SET tag.id = name
-  MERGE (k)-[:TAGGED]->(tag)
-}
-RETURN count(k) AS written
+// include: tag_links

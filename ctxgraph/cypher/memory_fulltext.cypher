@@ -3,14 +3,4 @@
 // of every project, those of $project kept ($k at most), and how many the
 // index returned (fewer than $fetch: there are no more).
 CALL db.index.fulltext.queryNodes('chunk_text', $query, {limit: $fetch}) YIELD node, score
-WITH collect({node: node, score: score}) AS found
-CALL (found) {
-  UNWIND found AS f
-  WITH f.node AS n, f.score AS score
-  WHERE n.project = $project
-  WITH n, score
-  LIMIT $k
-  RETURN collect({chunk: n {.path, .start_line, .end_line, .text, .text_hash, .token_estimate, .file_sha256},
-                  score: score}) AS hits
-}
-RETURN size(found) AS fetched, hits
+// include: chunk_hits

@@ -14,30 +14,4 @@ WITH t, CASE WHEN $fresh THEN null ELSE t.doc END AS old,
 SET t.doc = new
 FOREACH (_ IN CASE WHEN t.status = 'completed' THEN [1] ELSE [] END | SET t:Completed)
 FOREACH (_ IN CASE WHEN t.status = 'completed' THEN [] ELSE [1] END | REMOVE t:Completed)
-WITH collect({old: coalesce(old, []), new: coalesce(new, [])}) AS changes
-CALL (changes) {
-  UNWIND changes AS change
-  CALL (change) {
-    UNWIND change.old AS name
-    WITH DISTINCT name
-    RETURN name, -1 AS step
-    UNION ALL
-    UNWIND change.new AS name
-    WITH DISTINCT name
-    RETURN name, 1 AS step
-  }
-  WITH name, sum(step) AS delta
-  WHERE delta <> 0
-  WITH name, delta
-  ORDER BY name
-  MATCH (term:Term {name: name})
-  SET term.task_df = coalesce(term.task_df, 0) + delta
-}
-CALL (changes) {
-  WITH reduce(n = 0, c IN changes | n + CASE WHEN size(c.new) > 0 THEN 1 ELSE 0 END
-                                        - CASE WHEN size(c.old) > 0 THEN 1 ELSE 0 END) AS docs,
-       reduce(n = 0, c IN changes | n + size(c.new) - size(c.old)) AS length
-  WHERE docs <> 0 OR length <> 0
-  MERGE (c:Corpus {id: 'task_text'})
-  SET c.docs = coalesce(c.docs, 0) + docs, c.length = coalesce(c.length, 0) + length
-}
+// include: term_stats df=task_df corpus=task_text

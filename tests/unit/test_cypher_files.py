@@ -45,3 +45,36 @@ def test_statements_are_parameterized_files_not_python_strings() -> None:
 def test_schema_statements_are_idempotent() -> None:
     for statement in cypher.statements("schema"):
         assert "IF NOT EXISTS" in statement
+
+
+def _code_lines(text: str) -> list[str]:
+    """A statement's lines without comments and blank lines, spaces collapsed."""
+    lines = (re.sub(r"//.*", "", line).strip() for line in text.splitlines())
+    return [re.sub(r"\s+", " ", line) for line in lines if line]
+
+
+def test_no_fragment_of_four_lines_is_repeated_across_statement_files() -> None:
+    """Each piece of a query exists once: no run of 4 identical lines (comments
+    and spacing aside) appears in two statement files (one would drift)."""
+    run = 4
+    seen: dict[tuple[str, ...], str] = {}
+    repeated = []
+    for path in sorted((PACKAGE / "cypher").rglob("*.cypher")):
+        lines = _code_lines(path.read_text(encoding="utf-8"))
+        for i in range(len(lines) - run + 1):
+            window = tuple(lines[i:i + run])
+            first = seen.setdefault(window, path.name)
+            if first != path.name:
+                repeated.append((first, path.name, window))
+    assert repeated == [], repeated[:3]
+
+
+def test_every_part_is_included_and_every_statement_expands_whole() -> None:
+    parts_dir = PACKAGE / "cypher" / "parts"
+    parts = {p.stem for p in parts_dir.glob("*.cypher")}
+    included = set()
+    for path in (PACKAGE / "cypher").glob("*.cypher"):
+        included.update(m.group(2) for m in cypher.INCLUDE.finditer(path.read_text(encoding="utf-8")))
+        text = cypher.load(path.stem)
+        assert "// include:" not in text and "{{" not in text, path.name
+    assert parts and included == parts, "a part no statement includes, or an include without its part"
