@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from _fresh_install import README, FreshInstall
 
+from tests._sessions import steps
+
 
 @pytest.mark.slow
 def test_quickstart_session_matches(fresh_install: FreshInstall, tmp_path: Path) -> None:
@@ -19,10 +21,8 @@ def test_quickstart_session_matches(fresh_install: FreshInstall, tmp_path: Path)
     (tmp_path / "handoff.yaml").write_text(handoff.group(1))
     session = re.search(r"## Quickstart\n\n```console\n(.*?)```", README, re.S)
     assert session is not None
-    blocks = re.split(r"^\$ ", session.group(1), flags=re.M)[1:]
     status = None
-    for block in blocks:
-        command, _, expected = block.partition("\n")
+    for command, expected in steps(session.group(1)):
         if command == "echo $?":
             assert f"{status}\n" == expected, "the exit status the README shows"
             continue
