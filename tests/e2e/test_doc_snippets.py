@@ -8,7 +8,9 @@
   ``...`` line standing for lines left out;
 - ``yaml``: handoffs and tasks files load with ctxgraph's own loaders;
 - ``toml``: settings load with ``load_settings``;
-- ``json``: parses (one document, or one message a line);
+- ``json``: parses (one document, or one message a line); the JSON-RPC
+  requests shown are sent to ``ctxgraph mcp`` serving the README Quickstart's
+  graph, and must get the responses shown;
 - ``sh``: each ``ctxgraph`` command (``nohup``, a path before it, aside)
   parses with the CLI's own parser (its subcommands and options exist), each ``python``/``bash`` script named is
   in the repository, each ``python -m`` module importable;
@@ -23,15 +25,20 @@ A new snippet that is neither checked nor marked fails this test.
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import json
 import re
 import shlex
+import subprocess
+import threading
 from pathlib import Path
+from typing import Any
 
 import click
 import pytest
+from _fresh_install import quickstart
 
-from tests._sessions import SHOWN_HOME, Block, blocks, documents, replay, steps
+from tests._sessions import SHOWN_HOME, Block, blocks, documents, replay, session_env, steps
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -85,13 +92,60 @@ def test_the_toml_snippets_load_as_settings(tmp_path: Path) -> None:
         load_settings(tmp_path / "ctxgraph.toml")
 
 
+def _json(block: Block) -> list[Any]:
+    """The JSON of ``block``: one document, or one message a line."""
+    try:
+        return [json.loads(block.text)]
+    except json.JSONDecodeError:
+        return [json.loads(line) for line in block.text.splitlines()]
+
+
 def test_the_json_snippets_parse() -> None:
     for block in _checked("json"):
+        assert _json(block), block.where
+
+
+def _quickstart_store(folder: Path) -> None:
+    """The README Quickstart's graph in ``folder``: its commands up to the first context."""
+    handoff, session = quickstart()
+    (folder / "handoff.yaml").write_text(handoff, encoding="utf-8")
+    setup = list(itertools.takewhile(lambda step: not step[0].startswith("ctxgraph context"), steps(session)))
+    assert replay(setup, folder) == []
+
+
+def test_the_mcp_exchanges_are_what_the_server_answers(tmp_path: Path) -> None:
+    """The JSON-RPC requests the pages show, sent over stdio to ``ctxgraph mcp``
+    serving the Quickstart's graph (after ``initialize``), get the responses shown."""
+    messages = [m for b in _checked("json") for m in _json(b) if isinstance(m, dict) and m.get("jsonrpc")]
+    requests = {m["id"]: m for m in messages if "method" in m}
+    shown = {m["id"]: m for m in messages if "method" not in m}
+    assert requests and sorted(requests) == sorted(shown)
+    _quickstart_store(tmp_path)
+    initialize = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "docs", "version": "0"}}}
+    answers = {}
+    with subprocess.Popen(["ctxgraph", "mcp"], cwd=tmp_path, env=session_env(), text=True, stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) as server:
+        assert server.stdin is not None and server.stdout is not None
+        watchdog = threading.Timer(120, server.kill)  # a server that stops answering fails the test
+        watchdog.start()
         try:
-            json.loads(block.text)
-        except json.JSONDecodeError:  # one message a line
-            for line in block.text.splitlines():
-                json.loads(line)
+            for message in [initialize, {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                            *requests.values()]:
+                server.stdin.write(json.dumps(message) + "\n")
+                server.stdin.flush()
+                if "id" in message:
+                    answers[message["id"]] = json.loads(server.stdout.readline())
+            server.stdin.close()
+            server.wait(60)
+        except BaseException:
+            server.kill()
+            raise
+        finally:
+            watchdog.cancel()
+    assert server.returncode == 0
+    assert answers.pop(0)["result"]["protocolVersion"] == "2025-11-25"
+    assert answers == shown
 
 
 def test_the_python_snippets_compile() -> None:
