@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -133,20 +134,58 @@ def session_env() -> dict[str, str]:
     return env
 
 
-def replay(session: list[tuple[str, str]], cwd: Path, *, shown_home: Path | None = None) -> list[str]:
-    """Run each command with bash in ``cwd`` (each in turn, one shell each), and
-    return the mismatches: a failing command, or an output (stdout, then
-    stderr) not what is shown. With ``shown_home``, that folder is written as
-    ``SHOWN_HOME`` and this Python's ``bin`` as ``SHOWN_BIN`` in the output."""
-    env, wrong = session_env(), []
+def _run(session: list[tuple[str, str]], cwd: Path, shown_home: Path | None) -> Iterator[tuple[str, str, int, str]]:
+    """``(command, shown, exit status, output)`` of each command run with bash in
+    ``cwd``, in turn (one shell each): the output is stdout, then stderr, with
+    ``shown_home`` (if given) written as ``SHOWN_HOME`` and this Python's
+    ``bin`` as ``SHOWN_BIN``."""
+    env = session_env()
     for command, shown in session:
         proc = subprocess.run(["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, timeout=180)
         output = proc.stdout + proc.stderr
         if shown_home is not None:
             output = output.replace(str(Path(sys.executable).parent), SHOWN_BIN).replace(str(shown_home), SHOWN_HOME)
-        if proc.returncode != 0:
-            wrong.append(f"$ {command}\nexit {proc.returncode}:\n{output}")
+        yield command, shown, proc.returncode, output
+
+
+def replay(session: list[tuple[str, str]], cwd: Path, *, shown_home: Path | None = None) -> list[str]:
+    """Run the session's commands in ``cwd`` and return the mismatches: a
+    failing command (the last one run), or an output not what is shown."""
+    wrong = []
+    for command, shown, status, output in _run(session, cwd, shown_home):
+        if status != 0:
+            wrong.append(f"$ {command}\nexit {status}:\n{output}")
             break
-        elif not matches(shown, output):
+        if not matches(shown, output):
             wrong.append(f"$ {command}\nshown:\n{shown}\nprinted:\n{output}")
     return wrong
+
+
+def page_session(page: Path, home: Path) -> tuple[list[tuple[str, str]], Path]:
+    """The steps of ``page``'s console sessions (those not marked, in order) and
+    the folder they run in, ``home/shop``, made with the documents the page names."""
+    text = page.read_text(encoding="utf-8")
+    folder = home / "shop"
+    folder.mkdir()
+    for name, document in documents(text).items():
+        (folder / name).write_text(document, encoding="utf-8")
+    return [step for b in blocks_in(text, page.name) if b.language == "console" and b.marker is None
+            for step in steps(b.text)], folder
+
+
+def _recapture(page: Path) -> None:
+    """Print ``page``'s sessions as they run now (to update a page after a
+    change of output: compare, then copy what is right)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as home:
+        session, folder = page_session(page, Path(home))
+        for command, _, status, output in _run(session, folder, Path(home)):
+            print(f"$ {command}\n{output}", end="" if output.endswith("\n") or not output else "\n")
+            if status:
+                print(f"(exit {status})")
+                break
+
+
+if __name__ == "__main__":  # python -m tests._sessions docs/PAGE.md
+    _recapture(Path(sys.argv[1]))

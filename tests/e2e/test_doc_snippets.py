@@ -19,7 +19,9 @@
 A block that is none of these — an excerpt, output of a machine or data
 set outside the repository — says so in an HTML comment on the line before
 its fence: ``<!-- snippet: excerpt -->`` or ``<!-- snippet: not run: WHY -->``.
-A new snippet that is neither checked nor marked fails this test.
+A new snippet that is neither checked nor marked fails this test. After a
+change of output, ``python -m tests._sessions docs/PAGE.md`` prints a
+page's sessions as they run now.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ import click
 import pytest
 from _fresh_install import quickstart
 
-from tests._sessions import SHOWN_HOME, Block, blocks, documents, replay, session_env, steps
+from tests._sessions import SHOWN_HOME, Block, blocks, page_session, replay, session_env, steps
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -59,13 +61,7 @@ def test_every_snippet_is_checked_or_marked() -> None:
 
 @pytest.mark.parametrize("page", SESSION_PAGES)
 def test_the_pages_sessions_print_what_they_show(page: str, tmp_path: Path) -> None:
-    text = (DOCS / page).read_text(encoding="utf-8")
-    folder = tmp_path / "shop"
-    folder.mkdir()
-    for name, document in documents(text).items():
-        (folder / name).write_text(document, encoding="utf-8")
-    session = [step for b in BLOCKS if b.page == page and b.language == "console" and b.marker is None
-               for step in steps(b.text)]
+    session, folder = page_session(DOCS / page, tmp_path)
     assert session, f"{page}: a console block without a $ command"
     assert replay(session, folder, shown_home=tmp_path) == []
 
