@@ -3,26 +3,21 @@ in a fresh venv (not the developer's), its commands print what it shows."""
 
 from __future__ import annotations
 
-import re
 import shlex
 from pathlib import Path
 
 import pytest
-from _fresh_install import README, FreshInstall
+from _fresh_install import FreshInstall, quickstart
+
+from tests._sessions import steps
 
 
 @pytest.mark.slow
 def test_quickstart_session_matches(fresh_install: FreshInstall, tmp_path: Path) -> None:
-    handoff = re.search(r"`handoff.yaml` is the structured handoff the agent wrote:\n\n```yaml\n(.*?)```", README,
-                        re.S)
-    assert handoff is not None
-    (tmp_path / "handoff.yaml").write_text(handoff.group(1))
-    session = re.search(r"## Quickstart\n\n```console\n(.*?)```", README, re.S)
-    assert session is not None
-    blocks = re.split(r"^\$ ", session.group(1), flags=re.M)[1:]
+    handoff, session = quickstart()
+    (tmp_path / "handoff.yaml").write_text(handoff)
     status = None
-    for block in blocks:
-        command, _, expected = block.partition("\n")
+    for command, expected in steps(session):
         if command == "echo $?":
             assert f"{status}\n" == expected, "the exit status the README shows"
             continue
