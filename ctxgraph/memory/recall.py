@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -45,21 +46,23 @@ def check(root: Path, hit: MemoryHit) -> MemoryHit | str:
     """The hit as its file is now, or why it may not be shown. Its file must
     still exist, resolve (symlinks followed) inside the indexed root and be
     a text file the index would read. A file with the size and mtime it was
-    indexed with is not read (the hit as it is); another is read, and if its
+    indexed with is not read (one stat: the hit as it is); another is read, and if its
     content is not the indexed one (sha256) the chunk is placed in it as it
     is now (:func:`ctxgraph.compute.freshness.relocate`): moved when its text
     is still there, else the lines in its place with ``changed`` set; a place
     past the file's end drops the hit ("lines gone")."""
     chunk = hit.chunk
+    if chunk.file_mtime_ns and _clean(chunk.path):  # one stat, nothing read (nor resolved: nothing is read)
+        try:
+            st = os.stat(f"{root}/{chunk.path}")
+        except (OSError, ValueError):
+            st = None
+        if st is not None and stat.S_ISREG(st.st_mode) and (st.st_mtime_ns, st.st_size) == (
+                chunk.file_mtime_ns, chunk.file_size):
+            return hit
     target = inside(root, chunk.path)
     if target is None:
         return "missing" if not (root / chunk.path).exists() else "outside the indexed root"
-    try:
-        st = os.stat(target)
-    except OSError:
-        return "missing"
-    if chunk.file_mtime_ns and st.st_mtime_ns == chunk.file_mtime_ns and st.st_size == chunk.file_size:
-        return hit
     source = read(target, chunk.path)
     if isinstance(source, Skipped):
         return source.reason
@@ -72,6 +75,11 @@ def check(root: Path, hit: MemoryHit) -> MemoryHit | str:
     return hit.model_copy(update={"chunk": chunk.model_copy(update={"start_line": start, "end_line": end,
                                                                     "text": text}),
                                   "changed": not same})
+
+
+def _clean(path: str) -> bool:
+    """A relative path with no ``.`` or ``..`` segment (as the index writes them)."""
+    return bool(path) and path[0] != "/" and not any(p in (".", "..", "") for p in path.split("/"))
 
 
 def choose(projects: Sequence[MemoryProject], wanted: str | None) -> MemoryProject | str:
