@@ -52,10 +52,6 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 
 def test_a_changed_file_shows_its_current_lines_and_a_deleted_one_no_snippet(repo: Path) -> None:
-    before, _ = context(repo)
-    assert [s["path"] for s in before][:1] == ["src/auth/jwt.py"]
-    assert before[0]["text"] == "def verify_jwt_token(token):" and before[0].get("stale") is None
-
     (repo / "src" / "auth" / "jwt.py").write_text(NEW, encoding="utf-8")
     git(repo, "commit", "-q", "-am", "leeway")
     after, md = context(repo)
