@@ -154,7 +154,7 @@ def frag_code(r: CodeRef) -> str:
 
 def frag_snippet(s: Snippet) -> str:
     body = "".join(f"   `{line}`\n" for line in s.text.splitlines())
-    return f"1. `{s.path}` lines {s.start_line}-{s.end_line} (similarity 0.00)\n{body}"
+    return f"1. `{s.path}` lines {s.start_line}-{s.end_line} (similarity 0.00) {s.stale or ''}\n{body}"
 
 
 def frag_related(r: RelatedTask) -> str:

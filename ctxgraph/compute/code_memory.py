@@ -38,7 +38,10 @@ graph's code references), taken while the next file has a confident one
 (cosine at least ``memory_snippet_similarity``, or BM25 at least
 ``memory_snippet_bm25``), at most ``memory_snippets`` of them and
 ``memory_max_bytes`` of text; a snippet shows the chunk's signatures (code)
-or first lines, cut to ``memory_snippet_chars``.
+or first lines, cut to ``memory_snippet_chars``. A chunk whose file changed
+since it was indexed comes as the recall placed it in the file as it is now
+(:func:`ctxgraph.memory.recall.check`); one whose text is no longer there
+ranks after the others in its lists and its snippet is marked.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, ConfigDict
 
 from ctxgraph.compute.config import ContextConfig
+from ctxgraph.compute.freshness import MEMORY_MARK
 from ctxgraph.core.models import MemoryHit, MemoryRecall
 
 
@@ -68,6 +72,9 @@ class Snippet(BaseModel):
     bm25: float | None = None
     #: the fused (reciprocal rank) score the snippets are ordered by
     score: float
+    #: :data:`ctxgraph.compute.freshness.MEMORY_MARK` when its file no longer
+    #: holds the indexed text (the lines shown are those in its place now)
+    stale: str | None = None
 
 
 @dataclass
@@ -78,9 +85,11 @@ class Fusion:
 
 
 def passing(recall: MemoryRecall, config: ContextConfig) -> tuple[list[MemoryHit], list[MemoryHit]]:
-    """The hits over their thresholds, re-ranked from 1 in each list."""
-    vec = [h for h in recall.by_vector if h.score >= config.memory_min_similarity]
-    txt = [h for h in recall.by_text if h.score >= config.memory_min_bm25]
+    """The hits over their thresholds, re-ranked from 1 in each list; a hit
+    whose file no longer holds its indexed text (``changed``) after the others:
+    its score was earned by text that is gone."""
+    vec = sorted((h for h in recall.by_vector if h.score >= config.memory_min_similarity), key=lambda h: h.changed)
+    txt = sorted((h for h in recall.by_text if h.score >= config.memory_min_bm25), key=lambda h: h.changed)
     return ([h.model_copy(update={"rank": n}) for n, h in enumerate(vec, start=1)],
             [h.model_copy(update={"rank": n}) for n, h in enumerate(txt, start=1)])
 
@@ -211,5 +220,5 @@ def fuse(graph_files: Sequence[str], recall: MemoryRecall, config: ContextConfig
         used += size
         snippets.append(Snippet(path=hit.chunk.path, start_line=hit.chunk.start_line,
                                 end_line=hit.chunk.end_line, text=text, similarity=sim, bm25=bm,
-                                score=round(chunk_scores[key], 6)))
+                                score=round(chunk_scores[key], 6), stale=MEMORY_MARK if hit.changed else None))
     return Fusion(files=files, snippets=snippets)

@@ -15,17 +15,27 @@ docs/freshness.md). Pure.
   src/auth/jwt.ts", and multiplies a pattern's relevance by
   :data:`STALE_FACTOR`. (A code reference points at the code as it is now:
   it is not marked.)
+
+A memory snippet's chunk whose file changed since it was indexed is placed
+in the file as it is now (:func:`relocate`; the memory's recall reads the
+file, stat first): at the lines holding its text now, or, when its text is
+no longer there, at the lines in its place, marked :data:`MEMORY_MARK`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from difflib import SequenceMatcher
 
 from ctxgraph.core.models import Anchor, split_location
 
 #: A pattern whose anchored code changed since its handoff keeps this share of
 #: its relevance (it ranks below an equally relevant pattern whose code did not).
 STALE_FACTOR = 0.5
+
+#: The mark of a memory snippet whose indexed text is no longer in its file
+#: (the lines shown are those in its place now).
+MEMORY_MARK = "⚠ file changed since it was indexed"
 
 
 def marker(anchor: Anchor) -> str:
@@ -100,4 +110,36 @@ class Freshness:
         return "", _moved(location, a)
 
 
-__all__ = ["STALE_FACTOR", "Freshness", "marker", "retired_reason"]
+def relocate(text: str, start_line: int, end_line: int, current: str) -> tuple[int, int, str, bool] | None:
+    """Where a chunk indexed at lines ``start_line``-``end_line`` with ``text``
+    is in its file's ``current`` text: (start, end, the lines there, whether
+    they are its text), 1-based and inclusive; None when its place is past
+    the file's end.
+
+    - Its text, line for line, wherever it is now (the occurrence nearest to
+      its old start): code moved by edits elsewhere in the file.
+    - Otherwise the lines in its place: its longest run of lines still in the
+      file (one non-blank line at least) says where its first line is now;
+      with no such run, its old line numbers. As many lines as it had, cut
+      at the file's end."""
+    old = text.splitlines()
+    new = current.splitlines()
+    n = len(old) or max(1, end_line - start_line + 1)
+    if old:
+        near = start_line - 1
+        found = [i for i in range(len(new) - n + 1) if new[i] == old[0] and new[i:i + n] == old]
+        if found:
+            i = min(found, key=lambda i: (abs(i - near), i))
+            return i + 1, i + n, "\n".join(new[i:i + n]), True
+    first = start_line - 1
+    if old and new:
+        a, b, size = SequenceMatcher(None, old, new, autojunk=False).find_longest_match(0, len(old), 0, len(new))
+        if size and any(line.strip() for line in old[a:a + size]):
+            first = b - a
+    lo, hi = max(0, first), min(len(new), first + n)
+    if lo >= hi:
+        return None
+    return lo + 1, hi, "\n".join(new[lo:hi]), False
+
+
+__all__ = ["MEMORY_MARK", "STALE_FACTOR", "Freshness", "marker", "relocate", "retired_reason"]

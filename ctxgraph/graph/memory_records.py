@@ -34,8 +34,10 @@ def chunk_props(project: str, chunk: MemoryChunk) -> dict[str, Any]:
 
 
 def chunk_from_props(props: dict[str, Any]) -> MemoryChunk:
-    """A chunk as searches return it (without its vector)."""
-    fields = {k: v for k, v in props.items() if k in MemoryChunk.model_fields and k != "embedding"}
+    """A chunk as searches return it (without its vector; a property it does
+    not have, None from Neo4j's map projection, takes the model's default)."""
+    fields = {k: v for k, v in props.items()
+              if k in MemoryChunk.model_fields and k != "embedding" and v is not None}
     return MemoryChunk(**fields)
 
 

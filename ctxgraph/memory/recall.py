@@ -9,20 +9,32 @@ comes back as a note for the debug section. An index whose first run has
 not finished (being built in the background, or cut short) is searched as it
 is, with a note ``partial (written/found files)``. Fusion and the snippet caps are
 pure and happen in :mod:`ctxgraph.compute.code_memory`.
+
+Each hit is checked against its file just in time (:func:`check`), stat
+first as the code anchors are (docs/freshness.md): a file whose size and
+mtime are the ones it was indexed with is not read; another is read, and
+when its content differs from the indexed one the hit shows the chunk where
+it is now (:func:`ctxgraph.compute.freshness.relocate`). A file gone, or no
+longer a text file inside the root, drops the hit. When the project's root
+is not a folder on this machine (an index made elsewhere), the hits are
+shown as indexed.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import stat
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ctxgraph.compute.freshness import relocate
 from ctxgraph.core.models import MemoryHit, MemoryProject, MemoryRecall
 from ctxgraph.errors import CtxgraphError
 from ctxgraph.graph.store import KnowledgeStore
 from ctxgraph.memory.embed import QUERY_PIECES, Vectors
-from ctxgraph.memory.scan import SNIFF_BYTES, inside, is_binary
+from ctxgraph.memory.scan import Skipped, inside, read
 
 log = logging.getLogger(__name__)
 
@@ -30,18 +42,44 @@ log = logging.getLogger(__name__)
 TOP_K = 5
 
 
-def gate(root: Path, hit: MemoryHit) -> str:
-    """Why a hit may not be shown ("" when it may): its file must still exist,
-    resolve (symlinks followed) inside the indexed root, and not be binary."""
-    target = inside(root, hit.chunk.path)
+def check(root: Path, hit: MemoryHit) -> MemoryHit | str:
+    """The hit as its file is now, or why it may not be shown. Its file must
+    still exist, resolve (symlinks followed) inside the indexed root and be
+    a text file the index would read. A file with the size and mtime it was
+    indexed with is not read (one stat: the hit as it is); another is read, and if its
+    content is not the indexed one (sha256) the chunk is placed in it as it
+    is now (:func:`ctxgraph.compute.freshness.relocate`): moved when its text
+    is still there, else the lines in its place with ``changed`` set; a place
+    past the file's end drops the hit ("lines gone")."""
+    chunk = hit.chunk
+    if chunk.file_mtime_ns and _clean(chunk.path):  # one stat, nothing read (nor resolved: nothing is read)
+        try:
+            st = os.stat(f"{root}/{chunk.path}")
+        except (OSError, ValueError):
+            st = None
+        if st is not None and stat.S_ISREG(st.st_mode) and (st.st_mtime_ns, st.st_size) == (
+                chunk.file_mtime_ns, chunk.file_size):
+            return hit
+    target = inside(root, chunk.path)
     if target is None:
-        return "missing" if not (root / hit.chunk.path).exists() else "outside the indexed root"
-    try:
-        with target.open("rb") as fh:
-            head = fh.read(SNIFF_BYTES)
-    except OSError:
-        return "unreadable"
-    return "binary" if is_binary(head) else ""
+        return "missing" if not (root / chunk.path).exists() else "outside the indexed root"
+    source = read(target, chunk.path)
+    if isinstance(source, Skipped):
+        return source.reason
+    if source.sha256 == chunk.file_sha256:
+        return hit
+    placed = relocate(chunk.text, chunk.start_line, chunk.end_line, source.text)
+    if placed is None:
+        return "lines gone"
+    start, end, text, same = placed
+    return hit.model_copy(update={"chunk": chunk.model_copy(update={"start_line": start, "end_line": end,
+                                                                    "text": text}),
+                                  "changed": not same})
+
+
+def _clean(path: str) -> bool:
+    """A relative path with no ``.`` or ``..`` segment (as the index writes them)."""
+    return bool(path) and path[0] != "/" and not any(p in (".", "..", "") for p in path.split("/"))
 
 
 def choose(projects: Sequence[MemoryProject], wanted: str | None) -> MemoryProject | str:
@@ -78,10 +116,13 @@ def recall(
     embedder: Vectors | None = None,
     now: datetime | None = None,
     query_vector: Sequence[float] | None = None,
+    check_files: bool = True,
 ) -> tuple[MemoryRecall | None, list[str]]:
     """(what the memory found, notes for the debug section); ``projects`` are
     the indexed projects (:attr:`Candidates.memory_projects`). ``query_vector``:
-    ``text`` already embedded (``QUERY_PIECES`` word pieces), else it is here."""
+    ``text`` already embedded (``QUERY_PIECES`` word pieces), else it is here.
+    ``check_files=False``: the hits as indexed, their files not looked at
+    (what the check costs is measured against it: benchmarks/memory_fresh.py)."""
     notes: list[str] = []
     found = choose(projects, project)
     if isinstance(found, str):
@@ -112,16 +153,33 @@ def recall(
     except CtxgraphError as exc:
         return None, [*notes, f"associative memory skipped: {exc}"]
     root = Path(found.root)
+    if not check_files:
+        return MemoryRecall(project=found.id, by_vector=tuple(by_vector), by_text=tuple(by_text)), notes
+    if not root.is_dir():
+        notes.append(f"associative memory: {found.root} is not a folder here; snippets shown as indexed")
+        return MemoryRecall(project=found.id, by_vector=tuple(by_vector), by_text=tuple(by_text)), notes
     kept: dict[str, list[MemoryHit]] = {"vector": [], "text": []}
     refused: dict[str, int] = {}
+    seen: dict[tuple[str, int], MemoryHit | str] = {}
+    placed = changed = 0
     for name, hits in (("vector", by_vector), ("text", by_text)):
         for hit in hits:
-            why = gate(root, hit)
-            if why:
-                refused[why] = refused.get(why, 0) + 1
+            key = (hit.chunk.path, hit.chunk.start_line)
+            if key not in seen:  # a chunk in both lists is checked once
+                seen[key] = got = check(root, hit)
+                if isinstance(got, MemoryHit) and got is not hit:
+                    placed += 1
+                    changed += got.changed
+            got = seen[key]
+            if isinstance(got, str):
+                refused[got] = refused.get(got, 0) + 1
             else:
-                kept[name].append(hit)
+                kept[name].append(got.model_copy(update={"score": hit.score, "rank": hit.rank})
+                                  if got.chunk is not hit.chunk else hit)
     if refused:
         notes.append("associative memory: hits refused by the gates: "
                      + ", ".join(f"{n} {why}" for why, n in sorted(refused.items())))
+    if placed:
+        notes.append(f"associative memory: {placed} chunks read again from their changed files "
+                     f"({changed} no longer hold their indexed text: the lines in their place shown, marked)")
     return MemoryRecall(project=found.id, by_vector=tuple(kept["vector"]), by_text=tuple(kept["text"])), notes

@@ -280,7 +280,8 @@ class ContextService(AdminMixin, KnowledgeMixin, IngestMixin, VectorsMixin, Feed
                 recalled, memory_notes = recall(self.store, found.memory_projects, task.text, query_terms,
                                                 project=wanted,
                                                 stale_hours=(config or self.config).memory_stale_hours,
-                                                embedder=self.embedder, query_vector=vector)
+                                                embedder=self.embedder, query_vector=vector,
+                                                check_files=self.check_memory)
                 notes += memory_notes
             return found.model_copy(update={"history": history, "query_terms": query_terms, "memory": recalled,
                                             "memory_notes": tuple(notes)})

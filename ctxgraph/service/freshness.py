@@ -54,6 +54,9 @@ class FreshnessMixin(ServiceBase):
 
     #: Check the anchors of a context's candidates just in time (on by default).
     check_anchors = True
+    #: Check the files of a context's memory hits just in time (on by default;
+    #: :func:`ctxgraph.memory.recall.check`).
+    check_memory = True
 
     def anchor_handoffs(self, records: Sequence[tuple[HandoffRecord, str | None]]) -> int:
         """Anchor the files the handoffs name (their links, their patterns'

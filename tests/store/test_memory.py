@@ -19,7 +19,7 @@ from ctxgraph.graph.local import LocalStore
 from ctxgraph.graph.store import KnowledgeStore
 from ctxgraph.memory.embed import shared_embedder
 from ctxgraph.memory.index import index_project
-from ctxgraph.memory.recall import gate, recall
+from ctxgraph.memory.recall import check, recall
 from ctxgraph.service import ContextService
 from ctxgraph.signals import SignalExtractor, terms
 
@@ -195,13 +195,14 @@ def test_gates_refuse_missing_escaping_and_binary_files(tmp_path: Path) -> None:
     (root / "src" / "ok.py").write_text("def ok():\n    return 1\n", encoding="utf-8")
     (root / "src" / "blob.py").write_bytes(b"\0\1\2binary")
     os.symlink(outside, root / "src" / "link.py")
-    assert gate(root, hit("src/ok.py", 0.9, 1)) == ""
-    assert gate(root, hit("src/gone.py", 0.9, 1)) == "missing"
-    assert gate(root, hit("../secret.py", 0.9, 1)) == "outside the indexed root"
-    assert gate(root, hit("src/../../secret.py", 0.9, 1)) == "outside the indexed root"
-    assert gate(root, hit("src/link.py", 0.9, 1)) == "outside the indexed root"
-    assert gate(root, hit(str(outside), 0.9, 1)) in ("missing", "outside the indexed root")
-    assert gate(root, hit("src/blob.py", 0.9, 1)) == "binary"
+    ok = check(root, hit("src/ok.py", 0.9, 1))  # another content than indexed: the lines there now
+    assert not isinstance(ok, str) and ok.chunk.text == "def ok():\n    return 1" and ok.changed
+    assert check(root, hit("src/gone.py", 0.9, 1)) == "missing"
+    assert check(root, hit("../secret.py", 0.9, 1)) == "outside the indexed root"
+    assert check(root, hit("src/../../secret.py", 0.9, 1)) == "outside the indexed root"
+    assert check(root, hit("src/link.py", 0.9, 1)) == "outside the indexed root"
+    assert check(root, hit(str(outside), 0.9, 1)) in ("missing", "outside the indexed root")
+    assert check(root, hit("src/blob.py", 0.9, 1)) == "binary"
 
 
 def test_recall_applies_the_gates_to_what_the_store_returns(store: KnowledgeStore, tmp_path: Path) -> None:

@@ -77,6 +77,9 @@ class MemoryHit(BaseModel):
     chunk: MemoryChunk
     score: float
     rank: int
+    #: Its file changed since it was indexed and its text is no longer in it:
+    #: ``chunk`` holds the lines in its place now (the memory's recall).
+    changed: bool = False
 
 
 class MemoryRecall(BaseModel):

@@ -7,7 +7,8 @@ CALL (found) {
   WHERE n.project = $project
   WITH n, score
   LIMIT $k
-  RETURN collect({chunk: n {.path, .start_line, .end_line, .text, .text_hash, .token_estimate, .file_sha256},
+  RETURN collect({chunk: n {.path, .start_line, .end_line, .text, .text_hash, .token_estimate, .file_sha256,
+                           .file_mtime_ns, .file_size},
                   score: score}) AS hits
 }
 RETURN size(found) AS fetched, hits
