@@ -208,6 +208,10 @@ def index_command(path: Path | None, project: str | None, embeddings: bool, time
     from ctxgraph.memory.embed import EmbeddingUnavailableError
 
     try:
+        if embeddings:  # a missing model is said before any progress line (the run loads it only when needed)
+            from ctxgraph.memory.model import model_dir
+
+            model_dir()
         with open_service(params) as svc, ProgressLine(quiet=quiet) as line:
             # The limit counts from the command's start: its imports and the store's opening are in it.
             left = None if time_limit is None else max(0.0, time_limit - (time.monotonic() - STARTED))
