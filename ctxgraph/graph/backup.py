@@ -53,9 +53,10 @@ REL_TYPES: tuple[str, ...] = (
     "SUPERSEDES", "TAGGED",
 )
 #: Labels of the schema that are not part of an export: the deliveries log
-#: (``ctxgraph.outcomes.records``), an operational record, not knowledge,
-#: and Neo4j's full-text statistics (``Corpus``: recounted by an import).
-UNEXPORTED_LABELS: tuple[str, ...] = ("Delivery", "Corpus")
+#: (``ctxgraph.outcomes.records``), an operational record, not knowledge;
+#: Neo4j's full-text statistics (``Corpus``: recounted by an import), and the
+#: code anchors (``Anchor``: they describe one work tree; docs/freshness.md).
+UNEXPORTED_LABELS: tuple[str, ...] = ("Delivery", "Corpus", "Anchor")
 #: Labels a Neo4j graph derives from a node's properties (a finished task's
 #: ``Completed``, counted by the server's count store): left out of an export
 #: (``export_nodes.cypher``) and set again by an import.
