@@ -15,13 +15,23 @@ from importlib import resources
 INCLUDE = re.compile(r"^([ \t]*)// include: ([a-z_]+)((?: [a-z_]+=[A-Za-z_]+)*)[ \t]*$", re.M)
 
 
+def _read(folder: str, name: str) -> str | None:
+    """The text of ``<folder>/<name>.cypher`` in this package (folder "" for
+    the statements themselves), or None when there is no such file."""
+    resource = resources.files(__name__)
+    if folder:
+        resource = resource / folder
+    resource = resource / f"{name}.cypher"
+    return resource.read_text(encoding="utf-8") if resource.is_file() else None
+
+
 @functools.cache
 def part(name: str) -> str:
     """The text of ``parts/<name>.cypher``: a piece two statement files share."""
-    resource = resources.files(__name__) / "parts" / f"{name}.cypher"
-    if not resource.is_file():
+    text = _read("parts", name)
+    if text is None:
         raise KeyError(f"no Cypher part named {name!r}")
-    return resource.read_text(encoding="utf-8")
+    return text
 
 
 def _included(match: re.Match[str]) -> str:
@@ -42,19 +52,19 @@ def load(name: str) -> str:
     each ``// include:`` line replaced by its part, indented as the line is.
     Parts are static files and their slots take words written in the
     statement file, never input: statements stay parameterized."""
-    resource = resources.files(__name__) / f"{name}.cypher"
-    if not resource.is_file():
+    text = _read("", name)
+    if text is None:
         raise KeyError(f"no Cypher statement named {name!r}")
-    return INCLUDE.sub(_included, resource.read_text(encoding="utf-8"))
+    return INCLUDE.sub(_included, text)
 
 
 @functools.cache
 def load_analyst(name: str) -> str:
     """The text of a saved analyst query, ``analyst/<name>.cypher``."""
-    resource = resources.files(__name__) / "analyst" / f"{name}.cypher"
-    if not resource.is_file():
+    text = _read("analyst", name)
+    if text is None:
         raise KeyError(f"no saved analyst query named {name!r} (see: {', '.join(analyst_names())})")
-    return resource.read_text(encoding="utf-8")
+    return text
 
 
 def analyst_title(name: str) -> str:
