@@ -34,6 +34,11 @@ from ctxgraph.mcp.limits import DEFAULT_MAX_TOKENS, MIN_MAX_TOKENS, TOKEN_ENV
 @click.option("--no-index", is_flag=True,
               help="Do not index the projects' roots in the background nor watch them (the memory then "
                    "searches what `ctxgraph index` wrote).")
+@click.option("--root", "roots", multiple=True, metavar="[NAME=]FOLDER",
+              help="The project's root, whose code the memory indexes and watches: FOLDER for the one store "
+                   "served, NAME=FOLDER (repeatable) for a project given by --project as a store file or a "
+                   "Neo4j URI [default: the settings file's folder, else the git work tree around the store; "
+                   "for Neo4j, around the current folder when only one project is served].")
 @click.option("--default-project", metavar="NAME",
               help="The project used when a call names none [default: the only one].")
 @click.option("--max-response-tokens", type=click.IntRange(min=MIN_MAX_TOKENS), default=DEFAULT_MAX_TOKENS,
@@ -48,7 +53,7 @@ from ctxgraph.mcp.limits import DEFAULT_MAX_TOKENS, MIN_MAX_TOKENS, TOKEN_ENV
                    "Code (.mcp.json) or Cursor (.cursor/mcp.json), and exit.")
 @store_options
 def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, project_tokens_file: str | None,
-                project_specs: tuple[str, ...], no_index: bool, default_project: str | None,
+                project_specs: tuple[str, ...], no_index: bool, roots: tuple[str, ...], default_project: str | None,
                 max_response_tokens: int,
                 read_only: bool, create: bool, print_config: str | None, store_path: Path | None,
                 neo4j_uri: str | None, neo4j_user: str | None, neo4j_database: str | None,
@@ -93,10 +98,11 @@ def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, proj
 
     \b
     Memory: where a project's root is known (the folder given as
-    NAME=FOLDER, else the settings file's folder or the git work tree around
-    the store), its code is indexed in the background on start and watched:
-    a saved file is re-indexed within about a second. A context computed
-    before the first index is complete uses what is there and says so
+    NAME=FOLDER or by --root, else the settings file's folder or the git
+    work tree around the store), its code is indexed in the background on
+    start and watched: a saved file is re-indexed within about a second. A
+    context computed before the first index is complete uses what is there
+    and says so
     (`_computed.memory`: "partial (412/1,203 files ...)"); graph_stats and the
     stats resources show the progress under `memory`, and a line goes to
     stderr at each 10 %. --no-index, --read-only or `memory = false` turn it off.
@@ -108,7 +114,15 @@ def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, proj
     ctxgraph://projects/{project}/context/{task_id} and .../stats. Errors
     are tool errors whose text is the CLI's line (`ctxgraph: error: ...`).
     """
-    from ctxgraph.mcp.projects import DEFAULT_NAME, Project, Projects, check_distinct, parse_project, spec_for
+    from ctxgraph.mcp.projects import (
+        DEFAULT_NAME,
+        Project,
+        Projects,
+        check_distinct,
+        parse_project,
+        spec_for,
+        with_roots,
+    )
     from ctxgraph.mcp.startup import (
         check_distinct_tokens,
         check_token,
@@ -142,6 +156,7 @@ def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, proj
                  spec_for(DEFAULT_NAME, str(chosen["store_path"] or ContextService.default_store_path()))]
     specs = [s if s.kind == "embedded" or s.database else replace(s, database=neo4j_database) for s in specs]
     check_distinct(specs)
+    specs = with_roots(specs, roots, bool(project_specs))
     specs = [replace(s, location=os.path.abspath(s.location)) if s.kind == "embedded" else s for s in specs]
     address = token = None
     if http_address is not None:
@@ -237,12 +252,15 @@ def client_config(client: str, specs: list[Any], several: bool) -> dict[str, Any
         args += [name] if value is True else [name, value]
     if several:
         for spec in specs:
-            where = spec.root or spec.location + (f"#{spec.database}" if spec.database else "")
-            args += ["--project", f"{spec.name}={where}"]
+            where = spec.location + (f"#{spec.database}" if spec.database else "")
+            args += ["--project", f"{spec.name}={spec.root if spec.root and not spec.root_option else where}"]
     elif specs[0].kind == "embedded":
         args += ["--store", specs[0].location]
     else:
         args += ["--neo4j", specs[0].location] + (["--neo4j-database", specs[0].database] if specs[0].database else [])
+    for spec in specs:
+        if spec.root_option:
+            args += ["--root", f"{spec.name}={spec.root}" if several else str(spec.root)]
     entry: dict[str, Any] = {"type": "stdio"} if client == "claude" else {}
     entry |= {"command": command, "args": args}
     if any(s.kind == "neo4j" for s in specs):

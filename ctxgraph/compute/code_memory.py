@@ -84,6 +84,13 @@ class Fusion:
     snippets: list[Snippet] = field(default_factory=list)
 
 
+def memory_found(lists: dict[str, int]) -> str:
+    """A code reference's note when the memory found its file (``lists``: the
+    fused lists that hold it): by the meaning of its code, by its words, or both."""
+    how = [w for name, w in (("vector", "meaning"), ("text", "words")) if name in lists]
+    return f"found by {' and '.join(how)}" if how else ""
+
+
 def passing(recall: MemoryRecall, config: ContextConfig) -> tuple[list[MemoryHit], list[MemoryHit]]:
     """The hits over their thresholds, re-ranked from 1 in each list; a hit
     whose file no longer holds its indexed text (``changed``) after the others:

@@ -29,7 +29,7 @@ from ctxgraph.compute.blocks import (
     warning_block,
 )
 from ctxgraph.compute.budget import Block, BudgetExceededError, fit_budget, score_blocks
-from ctxgraph.compute.code_memory import fuse
+from ctxgraph.compute.code_memory import fuse, memory_found
 from ctxgraph.compute.compress import Policy
 from ctxgraph.compute.concurrent import concurrent_work, expected_files
 from ctxgraph.compute.config import SCOPE_ORDER, ContextConfig
@@ -53,7 +53,7 @@ from ctxgraph.compute.relevance import (
     tag_relevance,
 )
 from ctxgraph.compute.render import render
-from ctxgraph.core.models import Candidates, KnowledgeItem, Severity, Task, TaskStatus
+from ctxgraph.core.models import Candidates, KnowledgeItem, Severity, Task, TaskStatus, infer_component
 from ctxgraph.core.tokens import estimate_tokens
 from ctxgraph.signals import TaskSignals
 
@@ -201,9 +201,9 @@ def collect_blocks(
         known = {r.file: r for r in code_refs}
         shown = {s.path for s in fusion.snippets}
         code_refs = [
-            (known.get(path) or CodeRef(file=path, component="", notes="", relevance=0.0)).model_copy(
-                update={"relevance": round(fused * 1000, 4)})
-            for path, fused, _ in fusion.files if path not in shown
+            (known.get(path) or CodeRef(file=path, component=infer_component(path), notes=memory_found(found),
+                                        relevance=0.0)).model_copy(update={"relevance": round(fused * 1000, 4)})
+            for path, fused, found in fusion.files if path not in shown
         ]
         for n, snip in enumerate(fusion.snippets):
             add(snippet_block(snip, round(snip.score * 1000, 4) + (len(fusion.snippets) - n) * 1e-6))

@@ -75,18 +75,21 @@ def merge_file(old: dict[str, Any] | None, fill: FileFill) -> dict[str, Any] | N
     missing), or None when nothing changes. Its notes become the fill's when
     they are empty, or when they came from a handoff (``noted_at``) with a later
     key (then the larger note); a file known only from handoffs (``in_map``
-    false) then takes the terms of its new notes. The derived properties a
+    false) then takes the terms of its new notes. A file without a component
+    (the memory's index creates files so) takes the fill's. The derived properties a
     store keeps on the node stay as they were."""
     if old is None or "id" not in old:  # (a node just locked into being has its key only)
         return {**(old or {}), **fill.props()}
-    if not fill.notes:
-        return None
+    new = dict(old)
+    if fill.entry.component and not old.get("component"):  # (a file the memory's index created has none)
+        new["component"] = fill.entry.component
     have = old.get("notes") or ""
-    if have and ("noted_at" not in old or (fill.noted_at, fill.notes) >= (old["noted_at"], have)):
+    if fill.notes and not (have and ("noted_at" not in old or (fill.noted_at, fill.notes) >= (old["noted_at"], have))):
+        new.update(notes=fill.notes, noted_at=fill.noted_at)
+    if new == old:
         return None
-    new = {**old, "notes": fill.notes, "noted_at": fill.noted_at}
     if not old.get("in_map", True):
-        new["terms"] = file_terms(new["path"], new.get("component") or "", fill.notes)
+        new["terms"] = file_terms(new["path"], new.get("component") or "", new.get("notes") or "")
     return new
 
 

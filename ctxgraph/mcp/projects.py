@@ -24,7 +24,7 @@ import re
 import threading
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypeVar
 
@@ -60,8 +60,13 @@ class ProjectSpec:
     #: the store file (embedded) or the server's URI without a ``#database`` (neo4j)
     location: str
     database: str | None = None
-    #: the project's root, when given as a folder (else found from the store)
+    #: the project's root, when given (a project folder, or ``--root``); else found from the store
     root: str | None = None
+    #: ``root`` came from ``--root`` (not from the project given as a folder)
+    root_option: bool = False
+    #: with no root given, a Neo4j project looks for one from the current folder
+    #: (as every command does); not when several projects are served
+    root_from_cwd: bool = True
 
     @property
     def identity(self) -> tuple[str, str, str | None]:
@@ -100,6 +105,34 @@ def spec_for(name: str, where: str, database: str | None = None) -> ProjectSpec:
     return ProjectSpec(name=name, kind="embedded", location=str(path))
 
 
+def with_roots(specs: Sequence[ProjectSpec], given: Sequence[str], several: bool) -> list[ProjectSpec]:
+    """``specs`` with the roots ``--root`` gives: ``FOLDER`` for the one project
+    served without ``--project``, ``NAME=FOLDER`` for a project named by
+    ``--project`` (a store file or a Neo4j server: a project folder is its own
+    root). With several projects, a Neo4j project given no root has none."""
+    by_name = {s.name: s for s in specs}
+    roots: dict[str, str] = {}
+    for text in given:
+        name, sep, folder = text.partition("=")
+        if not several:
+            name, folder = DEFAULT_NAME, text
+        elif not sep or not folder.strip():
+            raise ConfigurationError(f"--root {text!r}: with --project, give NAME=FOLDER")
+        name, folder = name.strip(), folder.strip()
+        if name not in by_name:
+            raise ConfigurationError(f"--root {text!r}: {name!r} is not a served project")
+        if name in roots:
+            raise ConfigurationError(f"--root: project {name!r} is given two roots")
+        if by_name[name].root is not None:
+            raise ConfigurationError(f"--root {text!r}: project {name!r} is a project folder, its own root")
+        path = Path(folder).expanduser()
+        if not path.is_dir():
+            raise ConfigurationError(f"--root {text!r}: {folder!r} is not a folder")
+        roots[name] = str(path.resolve())
+    return [replace(s, root=roots[s.name], root_option=True) if s.name in roots
+            else replace(s, root_from_cwd=False) if several and s.kind == "neo4j" else s for s in specs]
+
+
 def check_distinct(specs: Sequence[ProjectSpec]) -> None:
     """Refuse two projects of one name, or two names for one store (their data would mix)."""
     seen: dict[str, ProjectSpec] = {}
@@ -136,9 +169,12 @@ class Project:
 
     def _new_service(self) -> ContextService:
         if self.spec.kind == "neo4j":
-            return ContextService.open(neo4j_uri=self.spec.location, neo4j_user=self.neo4j_user,
-                                       neo4j_password=self._neo4j_password, neo4j_database=self.spec.database,
-                                       read_only=self.read_only, root=self.spec.root)
+            svc = ContextService.open(neo4j_uri=self.spec.location, neo4j_user=self.neo4j_user,
+                                      neo4j_password=self._neo4j_password, neo4j_database=self.spec.database,
+                                      read_only=self.read_only, root=self.spec.root)
+            if self.spec.root is None and not self.spec.root_from_cwd:
+                svc.root = None  # one of several servers: the current folder is not known to be its project
+            return svc
         return ContextService.open(self.spec.location, read_only=self.read_only, root=self.spec.root)
 
     def _open(self) -> ContextService:

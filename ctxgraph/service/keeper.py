@@ -66,7 +66,7 @@ def keep_memory(svc: ContextService, open_service: Callable[[], ContextService],
     if not (svc.memory and svc.config.memory):
         return "memory = false in the settings"
     if svc.root is None:
-        return "no root known (give --project NAME=FOLDER, or keep the store inside a git work tree)"
+        return "no root known (give --root FOLDER or --project NAME=FOLDER, or keep the store inside a git work tree)"
 
     def open_store() -> KnowledgeStore:
         return open_service().store

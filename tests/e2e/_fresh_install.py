@@ -29,7 +29,7 @@ def quickstart() -> tuple[str, str]:
     """The README Quickstart's ``handoff.yaml`` and its console session."""
     handoff = re.search(r"`handoff.yaml` is the structured handoff the agent wrote:\n\n```yaml\n(.*?)```", README,
                         re.S)
-    session = re.search(r"## Quickstart\n\n```console\n(.*?)```", README, re.S)
+    session = re.search(r"## Quickstart\n.*?```console\n(.*?)```", README, re.S)
     assert handoff is not None and session is not None, "the README's Quickstart: a session and handoff.yaml"
     return handoff.group(1), session.group(1)
 

@@ -101,12 +101,17 @@ def test_the_json_snippets_parse() -> None:
         assert _json(block), block.where
 
 
-def _quickstart_store(folder: Path) -> None:
-    """The README Quickstart's graph in ``folder``: its commands up to the first context."""
+def _quickstart_store(home: Path) -> Path:
+    """The README Quickstart's graph in ``home/shop`` (returned): its commands up to the first context."""
+    folder = home / "shop"
+    folder.mkdir()
     handoff, session = quickstart()
-    (folder / "handoff.yaml").write_text(handoff, encoding="utf-8")
     setup = list(itertools.takewhile(lambda step: not step[0].startswith("ctxgraph context"), steps(session)))
-    assert replay(setup, folder) == []
+    at = next(n for n, (command, _) in enumerate(setup) if "handoff.yaml" in command)
+    assert replay(setup[:at], folder, shown_home=home) == []
+    (folder / "handoff.yaml").write_text(handoff, encoding="utf-8")  # written when the agent is done
+    assert replay(setup[at:], folder, shown_home=home) == []
+    return folder
 
 
 def test_the_mcp_exchanges_are_what_the_server_answers(tmp_path: Path) -> None:
@@ -116,11 +121,11 @@ def test_the_mcp_exchanges_are_what_the_server_answers(tmp_path: Path) -> None:
     requests = {m["id"]: m for m in messages if "method" in m}
     shown = {m["id"]: m for m in messages if "method" not in m}
     assert requests and sorted(requests) == sorted(shown)
-    _quickstart_store(tmp_path)
+    folder = _quickstart_store(tmp_path)
     initialize = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "docs", "version": "0"}}}
     answers = {}
-    with subprocess.Popen(["ctxgraph", "mcp"], cwd=tmp_path, env=session_env(), text=True, stdin=subprocess.PIPE,
+    with subprocess.Popen(["ctxgraph", "mcp"], cwd=folder, env=session_env(), text=True, stdin=subprocess.PIPE,
                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) as server:
         assert server.stdin is not None and server.stdout is not None
         watchdog = threading.Timer(120, server.kill)  # a server that stops answering fails the test

@@ -123,3 +123,54 @@ def test_a_folder_project_is_printed_as_its_folder(tmp_path: Path) -> None:
     out = cli_ok("mcp", "--print-config", "--project", f"shop={root}", "--create", "--no-index", cwd=tmp_path)
     args = as_json(out)["mcpServers"]["ctxgraph"]["args"]
     assert args[args.index("--project") + 1] == f"shop={root}" and "--no-index" in args, args
+
+
+def test_a_neo4j_project_is_indexed_at_the_root_given(tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """`--root NAME=FOLDER` gives a Neo4j project (one of several) its root; the
+    other project, a store file outside any work tree, has none (not the
+    current folder's)."""
+    settings: Any = request.getfixturevalue("neo4j_settings")
+    request.getfixturevalue("neo4j_store").clear()
+    tree = shop(tmp_path / "api-code", 2)  # no .git: the root comes from --root alone
+    cwd = tmp_path / "elsewhere"
+    cwd.mkdir()
+    (cwd / ".git").mkdir()  # a work tree around the current folder, which neither project may take
+    env = {"CTXGRAPH_EMBEDDING_MODEL": str(tmp_path / "no-model"), "NEO4J_USER": settings.user,
+           "NEO4J_PASSWORD": settings.password or ""}
+    args = ["--project", f"api={settings.uri}", "--project", f"web={tmp_path / 'web.db'}", "--create",
+            "--root", f"api={tree}"]
+    with (tmp_path / "server.log").open("w", encoding="utf-8") as errlog:
+        c = stdio(args, cwd=cwd, env=clean_env(env), errlog=errlog)
+        try:
+            deadline = time.monotonic() + 120
+            while (memory := c.ok("graph_stats", {"project": "api"})["memory"])["state"] != "watching":
+                assert time.monotonic() < deadline, memory
+                time.sleep(0.2)
+            assert memory["root"] == str(tree) and memory["files"] == 3, memory
+            assert c.ok("graph_stats", {"project": "web"})["memory"]["state"] == "off"
+        finally:
+            c.close()
+            request.getfixturevalue("neo4j_store").clear()
+    assert "project web: associative memory not indexed here: no root known" in (tmp_path / "server.log").read_text()
+
+
+def test_root_mistakes_are_refused_and_a_root_is_printed(tmp_path: Path) -> None:
+    from _mcp_client import as_json, cli_error, cli_ok
+
+    def cli_fail(*args: str, cwd: Path) -> str:
+        code, line = cli_error(*args, cwd=cwd)
+        assert code == 2 and line.startswith("ctxgraph: error: --root"), line
+        return line
+
+    root = shop(tmp_path / "shop", 0)
+    db = tmp_path / "x.db"
+    given = ("mcp", "--project", f"shop={root}", "--project", f"x={db}", "--create", "--print-config")
+    assert "'nope' is not a served project" in cli_fail(*given, "--root", f"nope={root}", cwd=tmp_path)
+    assert "project folder, its own root" in cli_fail(*given, "--root", f"shop={root}", cwd=tmp_path)
+    assert "give NAME=FOLDER" in cli_fail(*given, "--root", str(root), cwd=tmp_path)
+    assert "is not a folder" in cli_fail(*given, "--root", f"x={tmp_path / 'missing'}", cwd=tmp_path)
+    args = as_json(cli_ok(*given, "--root", f"x={root}", cwd=tmp_path))["mcpServers"]["ctxgraph"]["args"]
+    assert args[args.index("--root") + 1] == f"x={root}" and f"x={db}" in args, args
+    one = as_json(cli_ok("mcp", "--store", str(db), "--create", "--print-config", "--root", str(root),
+                         cwd=tmp_path))["mcpServers"]["ctxgraph"]["args"]
+    assert one[one.index("--root") + 1] == str(root), one

@@ -378,3 +378,15 @@ def test_a_first_index_writes_full_text_first_and_vectors_after(store: Knowledge
     assert done.complete and len(first.texts) + len(rest.texts) == 30  # each chunk embedded once
     assert len(store.memory_vectors("many", [f"mod{i:02d}.py" for i in range(30)])) == 30
     assert all(sha for sha in store.memory_state("many").file_hashes.values())
+
+
+def test_a_file_the_index_made_takes_the_component_a_handoff_gives(store: KnowledgeStore, tmp_path: Path) -> None:
+    index_project(store, make_project(tmp_path / "shop"), embeddings=False, embedder=BrokenEmbedder())
+    svc = ContextService(store, SignalExtractor())
+    svc.add_task(Task(id="t-1", name="Bill in cents", objective="Invoices total in cents"))
+    svc.ingest_handoff({"task_id": "t-1", "summary": "Totals in cents",
+                        "files_modified": [{"path": "src/billing/invoice.py", "purpose": "total()"}]}, source="h.yaml")
+    files = {r["id"]: r["props"] for r in store.export_rows() if r.get("label") == "File"}
+    assert files["src/billing/invoice.py"]["component"] == "billing"
+    assert files["src/billing/invoice.py"]["notes"] == "total()"
+    assert files["src/auth/login.py"]["component"] == "auth"  # made by the index alone

@@ -28,7 +28,15 @@ from typing import TYPE_CHECKING, Any
 
 from ctxgraph.core import bm25
 from ctxgraph.core.bm25 import query_terms
-from ctxgraph.core.models import FileEntry, FileStat, MemoryChunk, MemoryHit, MemoryProject, MemoryState
+from ctxgraph.core.models import (
+    FileEntry,
+    FileStat,
+    MemoryChunk,
+    MemoryHit,
+    MemoryProject,
+    MemoryState,
+    infer_component,
+)
 from ctxgraph.core.vectors import COSINE_DECIMALS
 from ctxgraph.graph.local import nodes, sql
 from ctxgraph.graph.local.connection import Connection
@@ -205,7 +213,7 @@ class Memory:
                     cur.execute(sql.DELETE_CHUNK, (node_id,))
             for path in sorted({c.path for c in chunks}):
                 if nodes.node(cur, "File", path) is None:
-                    props = file_props(FileEntry(path=path), in_map=False)
+                    props = file_props(FileEntry(path=path, component=infer_component(path)), in_map=False)
                     nodes.put_node(cur, "File", props)
                     nodes.mention(cur, ("File", path), props["terms"])
             for chunk in chunks:

@@ -9,7 +9,15 @@ from typing import Any
 from neo4j import ManagedTransaction
 
 from ctxgraph import cypher
-from ctxgraph.core.models import FileEntry, FileStat, MemoryChunk, MemoryHit, MemoryProject, MemoryState
+from ctxgraph.core.models import (
+    FileEntry,
+    FileStat,
+    MemoryChunk,
+    MemoryHit,
+    MemoryProject,
+    MemoryState,
+    infer_component,
+)
 from ctxgraph.core.vectors import COSINE_DECIMALS
 from ctxgraph.graph.handoff_batch import FileFill
 from ctxgraph.graph.memory_records import (
@@ -64,7 +72,8 @@ class Memory(Neo4jConnection):
         """One transaction: drop the chunks of ``replaced`` paths, write
         ``chunks`` (creating missing files), record the project."""
         rows = [chunk_props(project.id, c) for c in chunks]
-        files = [FileFill(entry=FileEntry(path=p), notes="") for p in sorted({c.path for c in chunks})]
+        files = [FileFill(entry=FileEntry(path=p, component=infer_component(p)), notes="")
+                 for p in sorted({c.path for c in chunks})]
 
         def work(tx: ManagedTransaction) -> None:
             if replaced:
