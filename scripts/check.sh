@@ -34,4 +34,4 @@ NO_MKDOCS_2_WARNING=1 python -m mkdocs build --strict --quiet --site-dir .cache/
 if [ -n "$booting" ]; then wait "$booting" || { cat "$log" >&2; exit 1; }; fi
 cat "$log"
 # -m: the slow tests too (plain pytest leaves them out; arguments given here come after and win)
-python scripts/neo4j_local.py run -- python -m pytest -q -m "slow or not slow" "$@"
+python scripts/neo4j_local.py run -- python -m pytest -q -m "slow or not slow" --durations=25 "$@"
