@@ -235,9 +235,9 @@ def references(raw: str, package: str) -> list[str]:
         found.append((m.start(), m[0]))
     out: dict[str, None] = {}
     for _, ref in sorted(found, key=lambda f: f[0]):
-        m = _DOTTED.match(ref.strip().lstrip("~.!"))
-        if m and len(m[0]) >= 3:
-            out[m[0]] = None
+        name = _DOTTED.match(ref.strip().lstrip("~.!"))
+        if name and len(name[0]) >= 3:
+            out[name[0]] = None
     return list(out)
 
 

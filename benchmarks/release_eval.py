@@ -45,6 +45,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from benchmarks.release_derive import Release
 from benchmarks.release_sets import PROJECTS, ROOT, releases
 from ctxgraph.evaluation.dataset import load_set
 from ctxgraph.evaluation.protocol import summarize
@@ -77,21 +78,21 @@ def write_tree(repo: Path, tree: Mapping[str, str]) -> None:
         out.write_text(text, encoding="utf-8")
 
 
-def run(folder: Path) -> dict[str, Any]:
-    """Each mode's figures on the set in ``folder``, and what the sync found."""
+def run(folder: Path, old: Release, new: Release) -> dict[str, Any]:
+    """Each mode's figures on the set in ``folder`` built from the releases
+    ``old`` and ``new``, and what the sync found."""
     es = load_set(folder)
-    project = {p.name: p for p in PROJECTS}[str(es.meta["project"])]
-    old, new = releases(project)
+    name = es.meta.get("project") or es.name
     history_only = dataclasses.replace(es, files=())
     snapshot = frozenset(es.map_paths)
     rows: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        repo = Path(tmp) / project.name
+        repo = Path(tmp) / name
         repo.mkdir()
         _git(repo, "init", "-q")
         write_tree(repo, old.tree)
         _git(repo, "add", "-A")
-        _git(repo, "commit", "-qm", f"{project.dist} {old.version}")
+        _git(repo, "commit", "-qm", f"release {old.version}")
         anchored = ContextService.open(Path(tmp) / "anchored.db")
         plain = ContextService.open(Path(tmp) / "plain.db")
         try:
@@ -103,7 +104,7 @@ def run(folder: Path) -> dict[str, Any]:
             load_history(plain, history_only)
             write_tree(repo, new.tree)
             _git(repo, "add", "-A")
-            _git(repo, "commit", "-qm", f"{project.dist} {new.version}")
+            _git(repo, "commit", "-qm", f"release {new.version}")
             sync = anchored.sync()
             rows["sync"] = {k: v for k, v in sync.model_dump().items() if k not in ("root", "seconds")}
             for mode in MODES:
@@ -139,14 +140,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sets", type=Path, default=ROOT / ".cache" / "release-sets")
     parser.add_argument("--markdown", action="store_true", help="also print the docs' table")
     args = parser.parse_args(argv)
+    by_name = {p.name: p for p in PROJECTS}
     results = []
     for name in args.names or [p.name for p in PROJECTS]:
         folder = args.sets / name
-        if not folder.is_dir():
+        if name not in by_name or not folder.is_dir():
             parser.error(f"no set {folder}: build it with python -m benchmarks.release_sets {name}")
         print(f"{name} ...", file=sys.stderr, flush=True)
         meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
-        rows = run(folder)
+        rows = run(folder, *releases(by_name[name]))
         result = {"set": name, "old": meta["old"].split("==")[1], "new": meta["pypi"].split("==")[1],
                   "history": meta["history"], "queries": meta["queries"], **rows}
         results.append(result)
