@@ -24,6 +24,14 @@ Then every query is answered three ways, memory off:
 - ``synced``: the anchored store, synced, with the same root (renamed files
   shown at their new paths, deleted ones left out).
 
+A project with releases between the two (``Project.via``) has them
+committed in turn, and a third store, **stepwise**, anchored like the first,
+is synced after each commit, as the post-commit hook of ``ctxgraph hooks
+install`` syncs a project: ``synced`` is then that store, and
+``synced_once`` the store synced only after the last commit (git compares
+the old release with the new one in one diff, and a file renamed and then
+much changed is no longer paired with its old name).
+
 ``stale_at_5`` is the share of the first 5 files named that are not in the
 new release's tree (the set's context map); recall is against the queries'
 gold files in the new tree.
@@ -41,12 +49,12 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from benchmarks.release_derive import Release
-from benchmarks.release_sets import PROJECTS, ROOT, releases
+from benchmarks.release_sets import PROJECTS, ROOT, between, releases
 from ctxgraph.evaluation.dataset import load_set
 from ctxgraph.evaluation.protocol import summarize
 from ctxgraph.evaluation.runner import load_history, run_queries
@@ -78,9 +86,20 @@ def write_tree(repo: Path, tree: Mapping[str, str]) -> None:
         out.write_text(text, encoding="utf-8")
 
 
-def run(folder: Path, old: Release, new: Release) -> dict[str, Any]:
+def _commit(repo: Path, release: Release) -> None:
+    write_tree(repo, release.tree)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", f"release {release.version}")
+
+
+def _sync(svc: ContextService) -> dict[str, Any]:
+    return {k: v for k, v in svc.sync().model_dump().items() if k not in ("root", "seconds")}
+
+
+def run(folder: Path, old: Release, new: Release, via: Sequence[Release] = ()) -> dict[str, Any]:
     """Each mode's figures on the set in ``folder`` built from the releases
-    ``old`` and ``new``, and what the sync found."""
+    ``old`` and ``new`` (with the releases ``via`` committed between them),
+    and what the syncs found."""
     es = load_set(folder)
     name = es.meta.get("project") or es.name
     history_only = dataclasses.replace(es, files=())
@@ -90,33 +109,37 @@ def run(folder: Path, old: Release, new: Release) -> dict[str, Any]:
         repo = Path(tmp) / name
         repo.mkdir()
         _git(repo, "init", "-q")
-        write_tree(repo, old.tree)
-        _git(repo, "add", "-A")
-        _git(repo, "commit", "-qm", f"release {old.version}")
-        anchored = ContextService.open(Path(tmp) / "anchored.db")
-        plain = ContextService.open(Path(tmp) / "plain.db")
+        _commit(repo, old)
+        stores = {kind: ContextService.open(Path(tmp) / f"{kind}.db")
+                  for kind in ("plain", "anchored", *(("stepwise",) if via else ()))}
         try:
-            for svc in (anchored, plain):
+            for kind, svc in stores.items():
                 svc.record_outcomes = False
                 svc.root = None
-            anchored.use_root(repo)
-            load_history(anchored, history_only)
-            load_history(plain, history_only)
-            write_tree(repo, new.tree)
-            _git(repo, "add", "-A")
-            _git(repo, "commit", "-qm", f"release {new.version}")
-            sync = anchored.sync()
-            rows["sync"] = {k: v for k, v in sync.model_dump().items() if k not in ("root", "seconds")}
-            for mode in MODES:
-                svc = plain if mode == "jit" else anchored
+                if kind != "plain":
+                    svc.use_root(repo)
+                load_history(svc, history_only)
+            steps = []
+            for release in via:
+                _commit(repo, release)
+                steps.append({"release": release.version, **_sync(stores["stepwise"])})
+            _commit(repo, new)
+            rows["sync"] = _sync(stores["anchored"])
+            if via:
+                steps.append({"release": new.version, **_sync(stores["stepwise"])})
+                rows["sync_steps"] = steps
+            modes = {"off": "anchored", "jit": "plain", "synced": "stepwise" if via else "anchored",
+                     **({"synced_once": "anchored"} if via else {})}
+            for mode, kind in modes.items():
+                svc = stores[kind]
                 svc.root = None
                 if mode != "off":
                     svc.use_root(repo)
                 outcomes, skipped, _ = run_queries(svc, es, memory=False)
                 rows[mode] = summarize(outcomes["ctxgraph"], skipped, snapshot).as_dict()
         finally:
-            anchored.close()
-            plain.close()
+            for svc in stores.values():
+                svc.close()
     return rows
 
 
@@ -148,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"no set {folder}: build it with python -m benchmarks.release_sets {name}")
         print(f"{name} ...", file=sys.stderr, flush=True)
         meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
-        rows = run(folder, *releases(by_name[name]))
+        rows = run(folder, *releases(by_name[name]), via=between(by_name[name]))
         result = {"set": name, "old": meta["old"].split("==")[1], "new": meta["pypi"].split("==")[1],
                   "history": meta["history"], "queries": meta["queries"], **rows}
         results.append(result)

@@ -48,6 +48,9 @@ class Project:
     new: str
     package: str
     prefix: str
+    #: Releases between the two, committed (and synced) in turn by
+    #: ``release_eval``, as a post-commit hook would sync a real project's history.
+    via: tuple[str, ...] = ()
 
     @property
     def package_dir(self) -> str:
@@ -61,8 +64,9 @@ PROJECTS = (
     Project("jinja2", "Jinja2", "2.11.3", "3.0.3", "jinja2", "src/jinja2/"),
     # 1.26 -> 2.0: six, the App Engine and NTLM contribs and request.py removed.
     Project("urllib3", "urllib3", "1.26.15", "2.0.7", "urllib3", "src/urllib3/"),
-    # 0.13 -> 1.0: callers/hooks/manager.py made private (_callers.py, ...), _result.py split out.
-    Project("pluggy", "pluggy", "0.13.1", "1.0.0", "pluggy", "src/pluggy/"),
+    # 0.13 -> 1.0: callers/hooks/manager.py made private (_callers.py, ...), _result.py split out; by
+    # 1.5 the renamed files changed too much for git to pair them with the old ones in one diff.
+    Project("pluggy", "pluggy", "0.13.1", "1.5.0", "pluggy", "src/pluggy/", via=("1.0.0", "1.2.0", "1.3.0", "1.4.0")),
     # 0.13 -> 0.18: the transports rewritten (urllib3 transport gone), content streams split.
     Project("httpx", "httpx", "0.13.3", "0.18.2", "httpx", "httpx/"),
 )
@@ -120,6 +124,11 @@ def releases(project: Project, cache: Path | None = None) -> tuple[Release, Rele
             read_sdist(fetch(project.dist, project.new, cache), project.new, project.prefix))
 
 
+def between(project: Project, cache: Path | None = None) -> list[Release]:
+    """The releases ``project.via`` names, oldest first."""
+    return [read_sdist(fetch(project.dist, v, cache), v, project.prefix) for v in project.via]
+
+
 def write_set(folder: Path, rows: dict[str, Any], meta: dict[str, Any]) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     for name in ("history", "context_map", "queries"):
@@ -139,6 +148,7 @@ def build(project: Project, out: Path, cache: Path | None = None) -> dict[str, A
         "package_dir": project.package_dir,
         "src_prefix": project.prefix,
         "old": f"{project.dist}=={project.old}",
+        "via": list(project.via),
         "derivation": "changelog entries mapped to the files defining the names they mention "
                       "(benchmarks/release_derive.py)",
         **rows["stats"],

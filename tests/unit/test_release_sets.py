@@ -165,3 +165,16 @@ def test_synced_anchors_follow_the_rename_and_leave_out_the_deleted(
     assert found["off"]["stale_at_5"] > 0
     assert found["synced"]["stale_at_5"] == 0
     assert found["synced"]["recall_at_5"] > found["off"]["recall_at_5"]  # parser.py shown as _parser.py
+
+
+def test_a_rename_then_a_rewrite_is_followed_only_by_syncing_each_release(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CTXGRAPH_TASK_VECTORS", "0")
+    rewritten = "def parse_tokens(text):\n" + "".join(f"    part_{i} = len(text) * {i}\n" for i in range(20))
+    later = Release("2.1", {**NEW.tree, "src/toy/_parser.py": rewritten}, NEW_LOG)
+    write_set(tmp_path / "toy", build_rows(OLD, later, prefix=PREFIX, package=PACKAGE), {"project": "toy"})
+    found = run(tmp_path / "toy", OLD, later, via=[NEW])  # 2.0 renames parser.py, 2.1 rewrites it
+    assert [s["renamed"] for s in found["sync_steps"]] == [1, 0]
+    assert found["sync"]["renamed"] == 0  # one diff from 1.1 to 2.1: parser.py deleted
+    assert found["synced"]["stale_at_5"] == found["synced_once"]["stale_at_5"] == 0
+    assert found["synced"]["recall_at_5"] > found["synced_once"]["recall_at_5"]
