@@ -154,6 +154,10 @@ def markdown(results: list[dict[str, Any]]) -> str:
 
         lines.append(f"| {r['set']} ({r['old']} → {r['new']}) | {r['queries']} | {r['history']} | "
                      f"{trio('stale_at_5')} | {trio('recall_at_5')} | {trio('recall_at_10')} |")
+        if "synced_once" in r:
+            once = r["synced_once"]
+            lines.append(f"| {r['set']}, synced only after the last release | | | {once['stale_at_5']:.3f} | "
+                         f"{once['recall_at_5']:.3f} | {once['recall_at_10']:.3f} |")
     return "\n".join(lines)
 
 

@@ -33,6 +33,8 @@ from typing import Any
 from benchmarks.release_derive import Release, build_rows
 
 ROOT = Path(__file__).resolve().parents[1]
+#: Seconds one ``pip download`` may take.
+FETCH_TIMEOUT = 600
 CHANGELOGS = ("CHANGES.rst", "CHANGELOG.rst", "CHANGELOG.md", "CHANGES.md", "HISTORY.rst", "NEWS.rst")
 
 
@@ -85,10 +87,14 @@ def fetch(dist: str, version: str, cache: Path | None = None) -> Path:
         return found[0]
     folder.mkdir(parents=True, exist_ok=True)
     print(f"fetching {dist}=={version} (sdist) ...", file=sys.stderr, flush=True)
-    done = subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "--quiet",
-         "--disable-pip-version-check", "--dest", str(folder), f"{dist}=={version}"],
-        capture_output=True, text=True, check=False)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "--quiet",
+             "--disable-pip-version-check", "--dest", str(folder), f"{dist}=={version}"],
+            capture_output=True, text=True, check=False, timeout=FETCH_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        raise SystemExit(f"release_sets: error: pip download {dist}=={version} took over {FETCH_TIMEOUT} s "
+                         "(pip builds an sdist's metadata, which may fetch its build backend)") from None
     found = sorted(folder.glob("*.tar.gz"))
     if done.returncode != 0 or not found:
         why = (done.stderr.strip().splitlines() or ["no sdist"])[-1]
