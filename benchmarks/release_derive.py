@@ -16,9 +16,12 @@ How a set is derived (``benchmarks/release_sets.py`` fetches the sources):
   (``:meth:`Environment.get_template```), double or single backquotes, and
   bare dotted names starting with the package's name — are looked up in an
   index of the tree's modules, top-level definitions (functions, classes,
-  assigned names) and class members (:class:`SymbolIndex`). A name defined in
-  more than :data:`MAX_FILES` files says nothing and is dropped; an entry
-  naming nothing found is left out of the set.
+  assigned names) and class members (:class:`SymbolIndex`); then its plain
+  words written like identifiers (``HTTPSConnectionPool``) or equal to a
+  module's last name ("the sandbox"). A name defined in more than
+  :data:`MAX_FILES` files says nothing and is dropped; an entry naming
+  nothing found is left out of the set. Rows carry their ``version`` (an
+  extra field the set's readers ignore).
 - **History** (completed tasks with handoffs): the old release's changelog
   entries of versions up to the old one, each looked up in the *old* tree,
   dated by its section, oldest first.
