@@ -46,7 +46,7 @@ from ctxgraph.files import atomic_write, cache_root
 from ctxgraph.signals._tokenizer import RuleTokenizer, export_rules
 
 #: Bump when the exported data or its use changes.
-VERSION = 1
+VERSION = 2
 _M64 = 0xC6A4A7935BD1E995
 _MASK64 = (1 << 64) - 1
 _FEATURES = ("NORM", "PREFIX", "SUFFIX", "SHAPE", "SPACY", "IS_SPACE")
@@ -75,7 +75,8 @@ def _fmix64(h: np.ndarray) -> np.ndarray:
     h = h * np.uint64(0xFF51AFD7ED558CCD)
     h = h ^ (h >> np.uint64(33))
     h = h * np.uint64(0xC4CEB9FE1A85EC53)
-    return h ^ (h >> np.uint64(33))
+    out: np.ndarray = h ^ (h >> np.uint64(33))
+    return out
 
 
 def hash_ids(ids: np.ndarray, seed: int) -> np.ndarray:
@@ -306,7 +307,7 @@ class Snapshot:
             x = x + _maxout_norm(window, *layer)
         x = x[self._pad:len(x) - self._pad]
         weights, bias = self._softmax
-        scores = np.dot(x, weights.T)
+        scores: np.ndarray = np.dot(x, weights.T)
         scores += bias
         return scores
 
@@ -320,6 +321,6 @@ def _maxout_norm(x: np.ndarray, w: np.ndarray, b: np.ndarray, g: np.ndarray, nb:
     mu = best.mean(axis=1, keepdims=True)
     var = best.var(axis=1, keepdims=True) + 1e-08
     out = (best - mu) * var ** (-1.0 / 2.0)
-    out = out * g
-    out += nb
-    return out
+    scaled: np.ndarray = out * g
+    scaled += nb
+    return scaled

@@ -28,7 +28,6 @@ Token = tuple[str, "str | None", bool]
 def export_rules(tokenizer: Any) -> dict[str, Any]:
     """The rules of a loaded spaCy tokenizer as plain data (see the module's doc)."""
     from spacy.attrs import NORM, ORTH
-    from spacy.util import get_words_and_spaces  # noqa: F401  (spaCy present: the caller loaded it)
 
     def pattern(func: Any) -> str | None:
         owner = getattr(func, "__self__", None)
@@ -42,7 +41,7 @@ def export_rules(tokenizer: Any) -> dict[str, Any]:
             norm = spec.get(NORM, spec.get("NORM"))
             parts.append((str(orth), None if norm is None else str(norm)))
         specials[str(chunk)] = parts
-    rules = {
+    rules: dict[str, Any] = {
         "prefix": pattern(tokenizer.prefix_search),
         "suffix": pattern(tokenizer.suffix_search),
         "infix": pattern(tokenizer.infix_finditer),
@@ -51,6 +50,7 @@ def export_rules(tokenizer: Any) -> dict[str, Any]:
         "faster_heuristics": bool(tokenizer.faster_heuristics),
         "specials": specials,
     }
+    rules["patterns"] = RuleTokenizer(rules).patterns(rules["faster_heuristics"])
     for name in ("prefix", "suffix", "infix", "token_match", "url_match"):
         func = getattr(tokenizer, {"prefix": "prefix_search", "suffix": "suffix_search",
                                    "infix": "infix_finditer"}.get(name, name))
@@ -77,17 +77,23 @@ class RuleTokenizer:
         self._specials: dict[str, list[tuple[str, str | None]]] = {
             chunk: [(orth, norm) for orth, norm in parts] for chunk, parts in rules["specials"].items()}
         self._cache: dict[str, list[Token]] = {}
-        # The phrase matcher's patterns: special cases whose text the affix
-        # rules would split, as the tokens those rules give (spaCy adds a special
-        # case to its matcher under the same condition, in add_special_case).
-        faster = rules["faster_heuristics"]
         self._patterns: dict[str, list[tuple[str, ...]]] = {}
+        for orths in rules.get("patterns") or self.patterns(rules["faster_heuristics"]):
+            self._patterns.setdefault(orths[0], []).append(tuple(orths))
+
+    def patterns(self, faster_heuristics: bool) -> list[list[str]]:
+        """The phrase matcher's patterns: special cases whose text the affix
+        rules would split, as the tokens those rules give (spaCy adds a special
+        case to its matcher under the same condition, in ``add_special_case``).
+        Computed once, at the export (``rules["patterns"]``)."""
+        found = []
         for chunk in sorted(self._specials):
-            if (not faster or self._find_prefix(chunk) or self._find_infix(chunk)
+            if (not faster_heuristics or self._find_prefix(chunk) or self._find_infix(chunk)
                     or self._find_suffix(chunk) or " " in chunk):
-                orths = tuple(orth for orth, _, _ in self._tokenize_affixes(chunk, False))
+                orths = [orth for orth, _, _ in self._tokenize_affixes(chunk, False)]
                 if orths:
-                    self._patterns.setdefault(orths[0], []).append(orths)
+                    found.append(orths)
+        return found
 
     # ------------------------------------------------------------ the rules
 

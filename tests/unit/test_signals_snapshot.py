@@ -1,0 +1,92 @@
+"""The signals' snapshot (``ctxgraph/signals/_tagger.py``): spaCy's tokenizer
+and tagger without spaCy in the process. Its tokens, tags and signals are
+spaCy's on texts that reach every rule (special cases across tokens,
+whitespace runs, URLs, norms from the lexeme table, reserved symbols);
+a process with the snapshot imports no spaCy, one without it writes it.
+``scripts/signals_snapshot_check.py`` compares them on the evaluation sets."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ctxgraph.signals import _pipeline, _tagger
+from ctxgraph.signals._extract import DEFAULT_MODEL, SignalExtractor
+
+TEXTS = [
+    "Don't re-run the OAuth2 token refresh (src/auth/jwt.ts) on every /api route; e.g. cache "
+    "JWTs for 5min, see https://example.com/docs#tokens and RFC-7519's U.S. notes :-)",
+    "Recognise cygwin platform; preserve the behaviour of `prompt_suffix`\n\n  - X. and _optparse",
+    "Added __version__ attribute (a.m.) and (U.S.)\tfoo  bar   baz\r\nit's 5pm, I'm done:)",
+    "  leading spaces, trailing ones  ",
+    "Fix Zsh completions with colons (#2846)\n\nCo-authored-by: Andreas <andreas@backx.org>",
+    "ünïcödé — “quotes” … 10,000$ and €5; C++/C# vs. node.js@v18 — 'single' \"double\"",
+    "",
+    " ",
+    "\n",
+]
+
+
+@pytest.fixture(scope="module")
+def pipelines(tmp_path_factory: pytest.TempPathFactory) -> tuple[_pipeline.Pipeline, _pipeline.Pipeline]:
+    spacy_pipeline = _pipeline._load_spacy(DEFAULT_MODEL)
+    if spacy_pipeline.fallback:
+        pytest.skip(f"{DEFAULT_MODEL} is not installed")
+    path = tmp_path_factory.mktemp("snapshot") / "model.snapshot"
+    _tagger.export(spacy_pipeline.nlp, spacy_pipeline.tables(), path)
+    return spacy_pipeline, _pipeline.Pipeline.from_snapshot(_tagger.Snapshot.load(path), DEFAULT_MODEL)
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_tokens_tags_and_signals_are_spacys(pipelines: tuple[_pipeline.Pipeline, _pipeline.Pipeline],
+                                            text: str) -> None:
+    spacy_pipeline, snapshot = pipelines
+    ours = snapshot.tagged([text])[0]
+    assert ours == spacy_pipeline.tagged([text])[0]
+    assert [(t.idx, len(t.text)) for t in spacy_pipeline.nlp(text)] == [(o, n) for o, n, _ in ours]
+    ex = SignalExtractor()
+    assert ex._signals(snapshot, text, ours, None) == ex._signals(spacy_pipeline, text, ours, None)
+    assert snapshot.stop_words == spacy_pipeline.stop_words and snapshot.verbs == spacy_pipeline.verbs
+    for word in ("tests", "apis", "statuses", "data", "jwts", "indices"):
+        assert snapshot.noun_lemma(word) == spacy_pipeline.noun_lemma(word)
+
+
+def test_hashes_are_spacys() -> None:
+    strings = pytest.importorskip("spacy.strings")
+    for text in ("", "a", "hello", "12345678", "123456789", "ünïcödé — x", "a" * 40):
+        assert _tagger.hash_string(text) == strings.hash_string(text)
+
+
+def _run(code: str, cache: Path, **env: str) -> dict[str, object]:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("NEO4J_", "CTXGRAPH_"))}
+    environ.update(CTXGRAPH_MODEL_CACHE=str(cache), **env)
+    done = subprocess.run([sys.executable, "-c", code], env=environ, capture_output=True, text=True, timeout=120,
+                          check=True)
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+_EXTRACT = ("import json, sys; from ctxgraph.signals import extract_signals; "
+            "s = extract_signals('Add JWT login to src/auth/login.ts: tokens expire'); "
+            "print(json.dumps({'spacy': 'spacy' in sys.modules, 'signals': s.model_dump(mode='json')}))")
+
+
+def test_a_process_writes_the_snapshot_and_the_next_imports_no_spacy(tmp_path: Path) -> None:
+    if _tagger.snapshot_path(DEFAULT_MODEL) is None:
+        pytest.skip(f"{DEFAULT_MODEL} is not installed")
+    first = _run(_EXTRACT, tmp_path)
+    assert first["spacy"] is True
+    written = list((tmp_path / "signals").glob("*.snapshot"))
+    assert len(written) == 1
+    second = _run(_EXTRACT, tmp_path)
+    assert second == {**first, "spacy": False}
+    # Switched off: spaCy again, the same signals.
+    assert _run(_EXTRACT, tmp_path, CTXGRAPH_SIGNALS_SNAPSHOT="0") == first
+    # A damaged snapshot is not used: spaCy, and a good one written over it.
+    written[0].write_bytes(b"not a snapshot")
+    assert _run(_EXTRACT, tmp_path) == first
+    assert _run(_EXTRACT, tmp_path) == second
