@@ -46,7 +46,7 @@ from ctxgraph.files import atomic_write, cache_root
 from ctxgraph.signals._tokenizer import RuleTokenizer, export_rules
 
 #: Bump when the exported data or its use changes.
-VERSION = 2
+VERSION = 3
 _M64 = 0xC6A4A7935BD1E995
 _MASK64 = (1 << 64) - 1
 _FEATURES = ("NORM", "PREFIX", "SUFFIX", "SHAPE", "SPACY", "IS_SPACE")

@@ -19,6 +19,7 @@ case (else the lexeme's norm applies, see ``_tagger``).
 from __future__ import annotations
 
 import re
+import sys
 from typing import Any
 
 #: A token: its text, the norm a special case gave it (or None), a space after it.
@@ -51,6 +52,7 @@ def export_rules(tokenizer: Any) -> dict[str, Any]:
         "specials": specials,
     }
     rules["patterns"] = RuleTokenizer(rules).patterns(rules["faster_heuristics"])
+    rules["compiled"] = compiled_programs(rules)
     for name in ("prefix", "suffix", "infix", "token_match", "url_match"):
         func = getattr(tokenizer, {"prefix": "prefix_search", "suffix": "suffix_search",
                                    "infix": "infix_finditer"}.get(name, name))
@@ -59,13 +61,65 @@ def export_rules(tokenizer: Any) -> dict[str, Any]:
     return rules
 
 
+_REGEXES = ("prefix", "suffix", "infix", "token_match", "url_match")
+
+
+def _engine() -> str:
+    """The regular-expression engine a compiled program belongs to."""
+    import _sre  # type: ignore[import-not-found]
+
+    return f"{sys.version}|{_sre.MAGIC}|{_sre.CODESIZE}"
+
+
+def compiled_programs(rules: dict[str, Any]) -> dict[str, Any]:
+    """The rules' regular expressions compiled to the engine's program (what
+    ``re.compile`` spends most of a tokenizer's load on: ~45 ms of CPU for
+    these character classes), for :func:`_load_regex` to skip the compiler.
+    Only for the same Python build (:func:`_engine`)."""
+    from re import _compiler, _parser  # type: ignore[attr-defined]
+
+    programs = {}
+    for name in _REGEXES:
+        text = rules[name]
+        if text is None:
+            continue
+        parsed = _parser.parse(text, 0)
+        groupindex = dict(parsed.state.groupdict)
+        indexgroup: list[str | None] = [None] * parsed.state.groups
+        for key, index in groupindex.items():
+            indexgroup[index] = key
+        programs[name] = (int(parsed.state.flags), [int(c) for c in _compiler._code(parsed, 0)],
+                          int(parsed.state.groups - 1), {str(k): int(v) for k, v in groupindex.items()},
+                          tuple(indexgroup))
+    return {"engine": _engine(), "programs": programs}
+
+
+def _load_regex(text: str, program: Any) -> re.Pattern[str]:
+    """``re.compile(text)``, from its compiled program when one is given and
+    it is of this engine and pattern (checked), else compiled."""
+    if program is not None:
+        try:
+            import _sre
+
+            flags, code, groups, groupindex, indexgroup = program
+            pattern: re.Pattern[str] = _sre.compile(text, flags, code, groups, groupindex, indexgroup)
+            if pattern.pattern == text:
+                return pattern
+        except Exception:  # another engine's program: compiled below
+            pass
+    return re.compile(text)
+
+
 class RuleTokenizer:
     """spaCy's tokenizer algorithm over exported rules (:func:`export_rules`)."""
 
     def __init__(self, rules: dict[str, Any]) -> None:
+        cache = rules.get("compiled") or {}
+        programs = cache.get("programs", {}) if cache.get("engine") == _engine() else {}
+
         def compiled(name: str) -> Any:
             text = rules[name]
-            return None if text is None else re.compile(text)
+            return None if text is None else _load_regex(text, programs.get(name))
 
         prefix, suffix, infix = compiled("prefix"), compiled("suffix"), compiled("infix")
         self._prefix = prefix.search if prefix is not None else None

@@ -90,3 +90,27 @@ def test_a_process_writes_the_snapshot_and_the_next_imports_no_spacy(tmp_path: P
     written[0].write_bytes(b"not a snapshot")
     assert _run(_EXTRACT, tmp_path) == first
     assert _run(_EXTRACT, tmp_path) == second
+
+
+def test_compiled_programs_give_the_same_patterns_and_another_engines_are_compiled() -> None:
+    import re
+
+    from ctxgraph.signals import _tokenizer
+
+    rules = {"prefix": r"^(?:\(|§|a(?P<x>b))", "suffix": r"(?<=[0-9])km$", "infix": r"[\u00e9-\u0fff]+|--",
+             "token_match": None, "url_match": r"(?u)^https?://\S+$"}
+    cache = _tokenizer.compiled_programs(rules)
+    for name, text in rules.items():
+        if text is None:
+            continue
+        loaded = _tokenizer._load_regex(text, cache["programs"][name])
+        plain = re.compile(text)
+        assert loaded is not plain  # from the program, not re's own cache
+        assert (loaded.pattern, loaded.flags, loaded.groupindex) == (plain.pattern, plain.flags, plain.groupindex)
+        for probe in ("ab(", "(x", "§1", "5km", "km", "aé--b", "https://x.org/a b", "https://x.org/a"):
+            assert [m.span() for m in loaded.finditer(probe)] == [m.span() for m in plain.finditer(probe)]
+    # A program that does not fit (another engine's, or damaged) is not used: the pattern is compiled.
+    assert _tokenizer._load_regex("a+", (0, [1, 2, 3], 0, {}, ())).pattern == "a+"
+    tokenizer = _tokenizer.RuleTokenizer({**rules, "faster_heuristics": True, "specials": {},
+                                          "compiled": {**cache, "engine": "another"}})
+    assert tokenizer("(ab 5km") == [("(", None, False), ("ab", None, True), ("5", None, False), ("km", None, False)]
