@@ -128,8 +128,8 @@ class RuleTokenizer:
         token_match, url_match = compiled("token_match"), compiled("url_match")
         self._token_match = token_match.match if token_match is not None else None
         self._url_match = url_match.match if url_match is not None else None
-        self._specials: dict[str, list[tuple[str, str | None]]] = {
-            chunk: [(orth, norm) for orth, norm in parts] for chunk, parts in rules["specials"].items()}
+        # (chunk -> [(orth, norm), ...]: used as given, read-only)
+        self._specials: dict[str, list[tuple[str, str | None]]] = rules["specials"]
         self._cache: dict[str, list[Token]] = {}
         self._patterns: dict[str, list[tuple[str, ...]]] = {}
         for orths in rules.get("patterns") or self.patterns(rules["faster_heuristics"]):
