@@ -128,7 +128,7 @@ class Pipeline:
         for the blank pipeline, which has no tagger)."""
         with self.running():
             if self.snapshot is not None:
-                return [self.snapshot.tag(text) for text in texts]
+                return self.snapshot.tag(texts)
             docs = list(self.nlp.pipe(texts, batch_size=64))
         tag_name = self._tag_name
         return [[(offset, length, tag_name(tag)) for offset, length, tag in doc.to_array(_TOKEN_ATTRS).tolist()]

@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from ctxgraph.files import atomic_write, cache_root
-from ctxgraph.signals._tokenizer import RuleTokenizer, export_rules
+from ctxgraph.signals._tokenizer import RuleTokenizer, Token, export_rules
 
 #: Bump when the exported data or its use changes.
 VERSION = 4
@@ -274,42 +274,67 @@ class Snapshot:
             found = self._base_norms.get(orth)
         return orth.lower() if found is None else found
 
-    def tag(self, text: str) -> list[tuple[int, int, str]]:
-        """(offset, length, fine-grained tag) of each token of ``text``."""
-        tokens = self.tokenizer(text)
-        if not tokens:
-            return []
-        rows = np.empty((len(tokens), len(_FEATURES)), dtype=np.uint64)
-        offsets = []
-        offset = 0
-        for i, (orth, norm, space) in enumerate(tokens):
-            offsets.append(offset)
-            offset += len(orth) + space
-            rows[i] = (self._hash(norm if norm is not None else self._norm(orth)), self._hash(orth[0]),
-                       self._hash(orth[-3:]), self._hash(word_shape(orth)), int(space), int(orth.isspace()))
-        scores = self._forward(rows)
+    def tag(self, texts: list[str], batch: int = 64) -> list[list[tuple[int, int, str]]]:
+        """(offset, length, fine-grained tag) of each token of each text; the
+        texts run through the network ``batch`` at a time (as ``nlp.pipe``)."""
+        docs = [self.tokenizer(text) for text in texts]
+        out: list[list[tuple[int, int, str]]] = []
         labels = self.labels
-        return [(start, len(orth), labels[best]) for start, (orth, _, _), best
-                in zip(offsets, tokens, scores.argmax(axis=1).tolist(), strict=True)]
+        for start in range(0, len(docs), batch):
+            chunk = docs[start:start + batch]
+            rows = [self._features(tokens) for tokens in chunk if tokens]
+            best = iter(self._forward(rows)) if rows else iter(())
+            for tokens in chunk:
+                if not tokens:
+                    out.append([])
+                    continue
+                tags = next(best).tolist()
+                offset = 0
+                tagged = []
+                for (orth, _, space), tag in zip(tokens, tags, strict=True):
+                    tagged.append((offset, len(orth), labels[tag]))
+                    offset += len(orth) + space
+                out.append(tagged)
+        return out
 
-    def _forward(self, rows: np.ndarray) -> np.ndarray:
+    def _features(self, tokens: list[Token]) -> np.ndarray:
+        """The six feature columns of a text's tokens (spaCy's ``doc.to_array``)."""
+        hashed = self._hash
+        return np.array([(hashed(norm if norm is not None else self._norm(orth)), hashed(orth[0]), hashed(orth[-3:]),
+                          hashed(word_shape(orth)), int(space), int(orth.isspace()))
+                         for orth, norm, space in tokens], dtype=np.uint64)
+
+    def _forward(self, docs: list[np.ndarray]) -> list[np.ndarray]:
+        """The best tag's index per token, for each doc's feature rows. The docs
+        run together as thinc's ``with_array(pad=...)`` runs them: one array,
+        ``pad`` zero rows before, between and after them."""
+        rows = np.concatenate(docs)
         parts = []
         for column, (table, seed) in enumerate(self._embed):
             keys = hash_ids(rows[:, column], seed) % np.uint32(table.shape[0])
             parts.append(table[keys[:, 0]] + table[keys[:, 1]] + table[keys[:, 2]] + table[keys[:, 3]])
-        x = _maxout_norm(np.concatenate(parts, axis=1), *self._layers[0])
-        width = x.shape[1]
+        embedded = _maxout_norm(np.concatenate(parts, axis=1), *self._layers[0])
+        width = embedded.shape[1]
         pad = np.zeros((self._pad, width), dtype=np.float32)
-        x = np.concatenate([pad, x, pad])
+        pieces = [pad]
+        spans = []
+        at, row = self._pad, 0
+        for doc in docs:
+            pieces += [embedded[row:row + len(doc)], pad]
+            spans.append((at, at + len(doc)))
+            at += len(doc) + self._pad
+            row += len(doc)
+        x = np.concatenate(pieces)
         edge = np.zeros((1, width), dtype=np.float32)
         for layer in self._layers[1:]:
             window = np.concatenate([np.concatenate([edge, x[:-1]]), x, np.concatenate([x[1:], edge])], axis=1)
             x = x + _maxout_norm(window, *layer)
-        x = x[self._pad:len(x) - self._pad]
+        x = np.concatenate([x[a:b] for a, b in spans])
         weights, bias = self._softmax
-        scores: np.ndarray = np.dot(x, weights.T)
+        scores = np.dot(x, weights.T)
         scores += bias
-        return scores
+        best = scores.argmax(axis=1)
+        return np.split(best, np.cumsum([len(doc) for doc in docs])[:-1])
 
 
 def _maxout_norm(x: np.ndarray, w: np.ndarray, b: np.ndarray, g: np.ndarray, nb: np.ndarray) -> np.ndarray:
@@ -317,7 +342,10 @@ def _maxout_norm(x: np.ndarray, w: np.ndarray, b: np.ndarray, g: np.ndarray, nb:
     n_out, pieces, n_in = w.shape
     y = np.dot(x, w.reshape(n_out * pieces, n_in).T)
     y += b.reshape(n_out * pieces)
-    best = y.reshape(len(y), n_out, pieces).max(axis=2)
+    pieces_of = y.reshape(len(y), n_out, pieces)
+    best = pieces_of[:, :, 0]
+    for piece in range(1, pieces):
+        best = np.maximum(best, pieces_of[:, :, piece])
     mu = best.mean(axis=1, keepdims=True)
     var = best.var(axis=1, keepdims=True) + 1e-08
     out = (best - mu) * var ** (-1.0 / 2.0)

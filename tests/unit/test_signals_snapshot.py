@@ -56,6 +56,15 @@ def test_tokens_tags_and_signals_are_spacys(pipelines: tuple[_pipeline.Pipeline,
         assert snapshot.noun_lemma(word) == spacy_pipeline.noun_lemma(word)
 
 
+def test_texts_tagged_together_are_tagged_as_spacys_batch(
+        pipelines: tuple[_pipeline.Pipeline, _pipeline.Pipeline]) -> None:
+    spacy_pipeline, snapshot = pipelines
+    texts = [*TEXTS, *TEXTS[::-1]] * 5
+    assert snapshot.tagged(texts) == spacy_pipeline.tagged(texts)
+    assert snapshot.snapshot is not None
+    assert snapshot.snapshot.tag(texts, batch=3) == [snapshot.tagged([text])[0] for text in texts]
+
+
 def test_hashes_are_spacys() -> None:
     strings = pytest.importorskip("spacy.strings")
     for text in ("", "a", "hello", "12345678", "123456789", "ünïcödé — x", "a" * 40):
