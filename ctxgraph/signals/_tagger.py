@@ -49,6 +49,7 @@ from ctxgraph.signals._tokenizer import RuleTokenizer, Token, export_rules
 VERSION = 4
 _M64 = 0xC6A4A7935BD1E995
 _MASK64 = (1 << 64) - 1
+_MAX_HASHES = 200_000
 _FEATURES = ("NORM", "PREFIX", "SUFFIX", "SHAPE", "SPACY", "IS_SPACE")
 
 
@@ -255,7 +256,8 @@ class Snapshot:
         self._base_norms: dict[str, str] = data["base_norms"]
         self.tokenizer = RuleTokenizer(data["rules"])
         # spaCy's reserved symbols ("X", "_", "NOUN", ...) stand for their hashes.
-        self._hashes: dict[str, int] = dict(data["symbols"])
+        self._symbols: dict[str, int] = data["symbols"]
+        self._hashes: dict[str, int] = dict(self._symbols)
 
     @classmethod
     def load(cls, path: Path) -> Snapshot:
@@ -265,6 +267,8 @@ class Snapshot:
     def _hash(self, text: str) -> int:
         found = self._hashes.get(text)
         if found is None:
+            if len(self._hashes) > _MAX_HASHES:  # a long-running process: memoized, not kept forever
+                self._hashes = dict(self._symbols)
             found = self._hashes[text] = hash_string(text)
         return found
 

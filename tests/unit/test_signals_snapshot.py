@@ -25,7 +25,7 @@ TEXTS = [
     "Added __version__ attribute (a.m.) and (U.S.)\tfoo  bar   baz\r\nit's 5pm, I'm done:)",
     "  leading spaces, trailing ones  ",
     "Fix Zsh completions with colons (#2846)\n\nCo-authored-by: Andreas <andreas@backx.org>",
-    "ünïcödé — “quotes” … 10,000$ and €5; C++/C# vs. node.js@v18 — 'single' \"double\"",
+    "ünïcödé — “quotes” … 10,000$ and €5; C++/C# vs. node.js@v18 — 'single' \"double\" 🚀deploy 👍",
     "",
     " ",
     "\n",
