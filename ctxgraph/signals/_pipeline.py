@@ -308,7 +308,10 @@ def _load(model: str, *, snapshot: bool = True) -> Pipeline:
     if snapshot and os.environ.get("CTXGRAPH_SIGNALS_SNAPSHOT", "1").strip() != "0":
         from ctxgraph.signals import _tagger
 
-        path = _tagger.snapshot_path(model)
+        try:
+            path = _tagger.snapshot_path(model)
+        except Exception as exc:  # (no home folder to keep it in): spaCy, as without a snapshot
+            log.info("no place for the signals snapshot: %s", exc)
         if path is not None and path.is_file():
             try:
                 return Pipeline.from_snapshot(_tagger.Snapshot.load(path), model)

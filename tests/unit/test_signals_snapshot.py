@@ -2,15 +2,12 @@
 and tagger without spaCy in the process. Its tokens, tags and signals are
 spaCy's on texts that reach every rule (special cases across tokens,
 whitespace runs, URLs, norms from the lexeme table, reserved symbols);
-a process with the snapshot imports no spaCy, one without it writes it.
+the first load writes the snapshot, later ones use it, a damaged one is
+replaced.
 ``scripts/signals_snapshot_check.py`` compares them on the evaluation sets."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -71,34 +68,29 @@ def test_hashes_are_spacys() -> None:
         assert _tagger.hash_string(text) == strings.hash_string(text)
 
 
-def _run(code: str, cache: Path, **env: str) -> dict[str, object]:
-    environ = {k: v for k, v in os.environ.items() if not k.startswith(("NEO4J_", "CTXGRAPH_"))}
-    environ.update(CTXGRAPH_MODEL_CACHE=str(cache), **env)
-    done = subprocess.run([sys.executable, "-c", code], env=environ, capture_output=True, text=True, timeout=120,
-                          check=True)
-    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
-
-
-_EXTRACT = ("import json, sys; from ctxgraph.signals import extract_signals; "
-            "s = extract_signals('Add JWT login to src/auth/login.ts: tokens expire'); "
-            "print(json.dumps({'spacy': 'spacy' in sys.modules, 'signals': s.model_dump(mode='json')}))")
-
-
-def test_a_process_writes_the_snapshot_and_the_next_imports_no_spacy(tmp_path: Path) -> None:
+def test_the_first_load_writes_the_snapshot_and_later_loads_use_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """(A process with the snapshot imports no spaCy: test_cli_imports.py.)"""
     if _tagger.snapshot_path(DEFAULT_MODEL) is None:
         pytest.skip(f"{DEFAULT_MODEL} is not installed")
-    first = _run(_EXTRACT, tmp_path)
-    assert first["spacy"] is True
+    monkeypatch.setenv("CTXGRAPH_MODEL_CACHE", str(tmp_path))
+    monkeypatch.delenv("CTXGRAPH_SIGNALS_SNAPSHOT", raising=False)
+    text = ["Add JWT login to src/auth/login.ts: the tokens expire"]
+    first = _pipeline._load(DEFAULT_MODEL)
+    assert first.snapshot is None
     written = list((tmp_path / "signals").glob("*.snapshot"))
     assert len(written) == 1
-    second = _run(_EXTRACT, tmp_path)
-    assert second == {**first, "spacy": False}
-    # Switched off: spaCy again, the same signals.
-    assert _run(_EXTRACT, tmp_path, CTXGRAPH_SIGNALS_SNAPSHOT="0") == first
+    second = _pipeline._load(DEFAULT_MODEL)
+    assert second.snapshot is not None and second.tagged(text) == first.tagged(text)
+    # Switched off: spaCy.
+    monkeypatch.setenv("CTXGRAPH_SIGNALS_SNAPSHOT", "0")
+    assert _pipeline._load(DEFAULT_MODEL).snapshot is None
+    monkeypatch.delenv("CTXGRAPH_SIGNALS_SNAPSHOT")
     # A damaged snapshot is not used: spaCy, and a good one written over it.
     written[0].write_bytes(b"not a snapshot")
-    assert _run(_EXTRACT, tmp_path) == first
-    assert _run(_EXTRACT, tmp_path) == second
+    assert _pipeline._load(DEFAULT_MODEL).snapshot is None
+    again = _pipeline._load(DEFAULT_MODEL)
+    assert again.snapshot is not None and again.tagged(text) == first.tagged(text)
 
 
 def test_compiled_programs_give_the_same_patterns_and_another_engines_are_compiled() -> None:
