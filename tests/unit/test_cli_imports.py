@@ -125,7 +125,7 @@ def test_task_add_loads_no_spacy_once_the_signals_snapshot_is_written(tmp_path: 
     """The first process that computes signals loads spaCy and writes its
     snapshot (docs/concepts.md); every later ``task add`` tags without it."""
     cache = str(tmp_path / "cache")
-    heavy = ("spacy", "thinc", "neo4j", "mcp")
+    heavy = ("spacy", "thinc", "neo4j", "mcp", "yaml")  # (yaml: task add parses no document)
     add = ("task", "add", "--name", "Add JWT login", "--objective", "Verify JWT access tokens")
     first = _probe(add[0], add[1], "t-1", *add[2:], cwd=tmp_path, heavy=heavy, CTXGRAPH_MODEL_CACHE=cache)
     if not list(Path(cache).glob("signals/*.snapshot")):
