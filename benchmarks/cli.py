@@ -13,9 +13,13 @@ computed, as a user's would be); the read commands see the tasks added so
 far. ``task add, vectors`` is the user's path once the model is installed:
 the demo project's store (``ctxgraph demo``) whose finished tasks have
 vectors (``ctxgraph embed-tasks``), so the new task's query vector is
-embedded and stored too (the embedding model loaded). Bytecode is written
-by the untimed warm-up runs (``PYTHONDONTWRITEBYTECODE`` is dropped from the
-processes' environment), as an installed package has it.
+embedded and stored too (the embedding model loaded). ``context, vectors``
+is a context, a process each, of a task added to that store by ``task add``
+(so its query vector is stored with it).
+``task add, spaCy`` is ``task add`` with ``CTXGRAPH_SIGNALS_SNAPSHOT=0``: the
+signals from spaCy itself, not from its snapshot (docs/concepts.md).
+Bytecode is written by the untimed warm-up runs (``PYTHONDONTWRITEBYTECODE``
+is dropped from the processes' environment), as an installed package has it.
 
 Then ``index`` (unless ``--no-index``): ``ctxgraph index --time-limit 10``
 with embeddings on this project's own source (``ctxgraph/``), run again and
@@ -62,6 +66,8 @@ def _ctxgraph() -> list[str]:
 
 #: The store of the ``task add, vectors`` row, relative to an install's folder.
 DEMO_STORE = "demo.db"
+#: The task of the ``context, vectors`` row: added to that store by ``task add`` (its query vector stored).
+CONTEXT_TASK = "ctx-1"
 
 
 def _commands(exe: list[str]) -> list[tuple[str, Callable[[int], list[str]]]]:
@@ -75,6 +81,10 @@ def _commands(exe: list[str]) -> list[tuple[str, Callable[[int], list[str]]]]:
         ("task add, vectors", lambda i: [*exe, "task", "add", f"bench-{i:03d}", "--store", DEMO_STORE, "--name",
                                          "Add JWT login", "--objective",
                                          f"Verify JWT access tokens on every /api route ({i})"]),
+        # The signals from spaCy itself instead of its snapshot (docs/concepts.md): what the snapshot saves.
+        ("task add, spaCy", lambda i: [*exe, "task", "add", f"spacy-{i:03d}", "--name", "Add JWT login",
+                                       "--objective", f"Verify JWT access tokens on every /api route ({i})"]),
+        ("context, vectors", lambda i: [*exe, "context", CONTEXT_TASK, "--store", DEMO_STORE]),
         ("task list", lambda i: [*exe, "task", "list"]),
         ("stats", lambda i: [*exe, "stats"]),
     ]
@@ -84,6 +94,10 @@ def _env() -> dict[str, str]:
     """The processes' environment: no store settings, bytecode written."""
     return {k: v for k, v in os.environ.items()
             if not k.startswith(("NEO4J_", "CTXGRAPH_")) and k != "PYTHONDONTWRITEBYTECODE"}
+
+
+#: Commands run with more in their environment.
+EXTRA_ENV = {"task add, spaCy": {"CTXGRAPH_SIGNALS_SNAPSHOT": "0"}}
 
 
 def _timed(argv: list[str], cwd: str, env: dict[str, str]) -> tuple[float, float]:
@@ -117,12 +131,15 @@ def measure(runs: int = 10, against: str | None = None) -> dict[str, Any]:
                            capture_output=True)
             # The user's path: finished tasks with vectors (the onnx model built once, untimed).
             for argv in (["demo", "--store", DEMO_STORE], ["embed-tasks", "--store", DEMO_STORE],
-                         ["task", "add", "warm-up", "--store", DEMO_STORE, "--name", "Warm up"]):
+                         ["task", "add", "warm-up", "--store", DEMO_STORE, "--name", "Warm up"],
+                         ["task", "add", CONTEXT_TASK, "--store", DEMO_STORE, "--name", "Add JWT login",
+                          "--objective", "Verify JWT access tokens on every /api route"]):
                 subprocess.run([*exe, *argv], cwd=folder, env=env, check=True, capture_output=True)
         for i in range(runs):
             for k, name in enumerate(names):
                 for who, exe in installs.items():
-                    wall, cpu = _timed(_commands(exe)[k][1](i), str(Path(tmp) / who), env)
+                    extra = EXTRA_ENV.get(name, {})
+                    wall, cpu = _timed(_commands(exe)[k][1](i), str(Path(tmp) / who), {**env, **extra})
                     times[(who, name)][0].append(wall)
                     times[(who, name)][1].append(cpu)
     result: dict[str, Any] = {"executable": " ".join(installs["this"])}

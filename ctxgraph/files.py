@@ -76,4 +76,15 @@ def _sync_folder(folder: Path) -> None:
         os.close(fd)
 
 
-__all__ = ["atomic_write"]
+def cache_root() -> Path:
+    """Where ctxgraph keeps what it builds once from installed models (the ONNX
+    embedding model, the signals' snapshot): ``$CTXGRAPH_MODEL_CACHE``, else
+    ``$XDG_CACHE_HOME/ctxgraph``, else ``~/.cache/ctxgraph``."""
+    override = os.environ.get("CTXGRAPH_MODEL_CACHE")
+    if override:
+        return Path(override)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "ctxgraph"
+
+
+__all__ = ["atomic_write", "cache_root"]

@@ -7,13 +7,13 @@ field path and the reason. Pure: reading the files is ``service.documents``.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable
 from datetime import date, datetime
 from typing import Any, TypeVar
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
 from ctxgraph.core.models import (
@@ -93,43 +93,52 @@ def decode(data: bytes, source: str) -> str:
         ) from None
 
 
-class _GuardedLoader(yaml.SafeLoader):
-    """A safe loader that refuses alias bombs, recursive aliases, integers too
-    long to convert and impossible dates — each as a YAML error."""
+@functools.cache
+def _guarded_loader() -> Any:
+    """The YAML loader class (built on first use: ``task add`` and the other
+    commands that parse no document do not import yaml)."""
+    import yaml
 
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
-            self._aliases = getattr(self, "_aliases", 0) + 1
-            if self._aliases > MAX_YAML_ALIASES:
-                raise yaml.YAMLError(f"more than {MAX_YAML_ALIASES} aliases")
-        return super().compose_node(parent, index)
+    class _GuardedLoader(yaml.SafeLoader):
+        """A safe loader that refuses alias bombs, recursive aliases, integers too
+        long to convert and impossible dates — each as a YAML error."""
 
-    def construct_document(self, node: Any) -> Any:
-        _check_node_graph(node)
-        return super().construct_document(node)
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent):
+                self._aliases = getattr(self, "_aliases", 0) + 1
+                if self._aliases > MAX_YAML_ALIASES:
+                    raise yaml.YAMLError(f"more than {MAX_YAML_ALIASES} aliases")
+            return super().compose_node(parent, index)
 
-    def construct_yaml_int(self, node: Any) -> Any:
-        digits = sum(c.isdigit() for c in str(node.value))
-        if digits > MAX_INT_DIGITS:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"an integer of {digits:,} digits (at most {MAX_INT_DIGITS:,})", node.start_mark
-            )
-        return super().construct_yaml_int(node)
+        def construct_document(self, node: Any) -> Any:
+            _check_node_graph(node)
+            return super().construct_document(node)
 
-    def construct_yaml_timestamp(self, node: Any) -> Any:
-        try:
-            return super().construct_yaml_timestamp(node)
-        except (ValueError, OverflowError) as exc:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"impossible date {_one_line(str(node.value))[:40]!r} ({exc})", node.start_mark
-            ) from None
+        def construct_yaml_int(self, node: Any) -> Any:
+            digits = sum(c.isdigit() for c in str(node.value))
+            if digits > MAX_INT_DIGITS:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"an integer of {digits:,} digits (at most {MAX_INT_DIGITS:,})", node.start_mark
+                )
+            return super().construct_yaml_int(node)
+
+        def construct_yaml_timestamp(self, node: Any) -> Any:
+            try:
+                return super().construct_yaml_timestamp(node)
+            except (ValueError, OverflowError) as exc:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"impossible date {_one_line(str(node.value))[:40]!r} ({exc})", node.start_mark
+                ) from None
 
 
-_GuardedLoader.add_constructor("tag:yaml.org,2002:int", _GuardedLoader.construct_yaml_int)
-_GuardedLoader.add_constructor("tag:yaml.org,2002:timestamp", _GuardedLoader.construct_yaml_timestamp)
+    _GuardedLoader.add_constructor("tag:yaml.org,2002:int", _GuardedLoader.construct_yaml_int)
+    _GuardedLoader.add_constructor("tag:yaml.org,2002:timestamp", _GuardedLoader.construct_yaml_timestamp)
+    return _GuardedLoader
 
 
 def _node_children(node: Any) -> list[Any]:
+    import yaml
+
     if isinstance(node, yaml.MappingNode):
         return [part for pair in node.value for part in pair]
     if isinstance(node, yaml.SequenceNode):
@@ -142,6 +151,8 @@ def _check_node_graph(root: Any) -> None:
     refer to a node containing them, or would expand it by more than
     :data:`MAX_ALIAS_EXPANSION` values — checked on the node graph, before
     anything is constructed, without recursion."""
+    import yaml
+
     sizes: dict[int, int] = {}  # expanded size of each node left
     on_path: set[int] = set()
     stack: list[tuple[Any, bool]] = [(root, False)]
@@ -167,8 +178,10 @@ def _check_node_graph(root: Any) -> None:
 
 def parse_structured(text: str, source: str) -> Any:
     """Parse YAML (JSON is a subset) into plain Python values."""
+    import yaml
+
     try:
-        return yaml.load(text, Loader=_GuardedLoader)
+        return yaml.load(text, Loader=_guarded_loader())
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""

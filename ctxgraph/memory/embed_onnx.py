@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ctxgraph.core.vectors import MAX_PIECES
+from ctxgraph.files import cache_root
 from ctxgraph.memory.model import BATCH, BATCH_PIECES, EmbeddingUnavailableError, model_dir, run_batches, threads
 
 log = logging.getLogger(__name__)
@@ -32,15 +32,6 @@ log = logging.getLogger(__name__)
 #: not used (2: the weights in a ``.data`` file beside the model file).
 BUILD_VERSION = 2
 VARIANTS = ("onnx", "onnx-int8")
-
-
-def cache_root() -> Path:
-    """Where built models are kept."""
-    override = os.environ.get("CTXGRAPH_MODEL_CACHE")
-    if override:
-        return Path(override)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "ctxgraph"
 
 
 def fingerprint(weights: Path) -> str:

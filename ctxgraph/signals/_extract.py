@@ -162,11 +162,8 @@ class SignalExtractor:
                 self._results.move_to_end(key)
                 return cached
         pipeline = self._pipeline()
-        doc = None
-        if not pipeline.fallback:
-            with pipeline.running():
-                doc = pipeline.nlp(text)
-        signals = self._signals(pipeline, text, doc, task_type)
+        rows = None if pipeline.fallback else pipeline.tagged([text])[0]
+        signals = self._signals(pipeline, text, rows, task_type)
         self._remember(key, signals)
         return signals
 
@@ -184,13 +181,12 @@ class SignalExtractor:
             out: list[TaskSignals | None] = [self._results.get(key) for key in keys]
         todo = list(dict.fromkeys(key for key, got in zip(keys, out, strict=True) if got is None))
         if pipeline.fallback:
-            docs: list[Any] = [None] * len(todo)
+            tagged: list[Any] = [None] * len(todo)
         else:
-            with pipeline.running():
-                docs = list(pipeline.nlp.pipe([text for text, _ in todo], batch_size=64))
+            tagged = pipeline.tagged([text for text, _ in todo])
         done = {}
-        for key, doc in zip(todo, docs, strict=True):
-            done[key] = self._signals(pipeline, key[0], doc, key[1])
+        for key, rows in zip(todo, tagged, strict=True):
+            done[key] = self._signals(pipeline, key[0], rows, key[1])
             self._remember(key, done[key])
         return [got if got is not None else done[key] for key, got in zip(keys, out, strict=True)]
 
@@ -224,7 +220,7 @@ class SignalExtractor:
                 self._results.popitem(last=False)
 
     def _signals(
-        self, pipeline: Pipeline, text: str, doc: Any, task_type: str | None
+        self, pipeline: Pipeline, text: str, rows: list[tuple[int, int, str]] | None, task_type: str | None
     ) -> TaskSignals:
         regions = scan(text)
         found = self._path_keywords(regions)
@@ -232,9 +228,9 @@ class SignalExtractor:
         for offset, raw in regions.technical:
             word = technical(raw) or raw.lower()
             found.append(_Keyword(offset, 0, word, raw))
-        if doc is not None:
+        if rows is not None:
             found.extend(
-                self._token_keywords(pipeline, text, doc, regions.mask, self._vocabulary)
+                self._token_keywords(pipeline, text, rows, regions.mask, self._vocabulary)
             )
         else:
             found.extend(self._fallback_keywords(pipeline, text, regions.mask))
@@ -274,29 +270,27 @@ class SignalExtractor:
 
     @staticmethod
     def _token_keywords(
-        pipeline: Pipeline, text: str, doc: Any, mask: bytearray, vocabulary: frozenset[str]
+        pipeline: Pipeline, text: str, rows: list[tuple[int, int, str]], mask: bytearray,
+        vocabulary: frozenset[str],
     ) -> list[_Keyword]:
-        # Token attributes as one array: no Token object per token (this loop
-        # is most of the time spent outside spaCy).
-        rows: list[list[int]] = doc.to_array(_TOKEN_ATTRS).tolist()
-        tag_of = pipeline.tag_name
+        # (offset, length, tag) per token (Pipeline.tagged): no spaCy Token
+        # object per token (this loop is most of the time spent outside the tagger).
         stop = pipeline.stop_words
         verbs = pipeline.verbs
         found: list[_Keyword] = []
         last = len(rows) - 1
-        for i, (offset, length, tag_id) in enumerate(rows):
+        for i, (offset, length, tag) in enumerate(rows):
             raw = text[offset : offset + length]
             if raw.isalpha() and (raw.islower() or raw.istitle()):
                 # An ordinary word: nouns count, and domain vocabulary the small
                 # tagger mislabels ("a token" as JJ/VBN) unless it is a verb.
-                tag = tag_of(tag_id)
                 low = raw.lower()
                 if tag in NOUN_TAGS:
                     if (
                         tag in _SINGULAR_TAGS
                         and low in verbs
                         and i < last
-                        and tag_of(rows[i + 1][2]) in DETERMINER_TAGS
+                        and rows[i + 1][2] in DETERMINER_TAGS
                         and _starts_clause(text, rows, i)
                     ):
                         continue  # an imperative read as a noun: "Rotate the key"
@@ -313,7 +307,7 @@ class SignalExtractor:
             tech = technical(raw)
             if tech is not None:
                 found.append(_Keyword(offset, 0, tech, raw))
-            elif tag_of(tag_id) in NOUN_TAGS:
+            elif tag in NOUN_TAGS:
                 found.append(_Keyword(offset, 0, raw.lower()))
         return found
 
@@ -337,11 +331,10 @@ class SignalExtractor:
 
 
 _SINGULAR_TAGS = frozenset({"NN", "NNP"})
-_TOKEN_ATTRS = ["IDX", "LENGTH", "TAG"]
 _CLAUSE_BREAKS = frozenset({".", "!", "?", ":", ";", "-", "*", "(", ")", "[", "]", "#"})
 
 
-def _starts_clause(text: str, rows: list[list[int]], i: int) -> bool:
+def _starts_clause(text: str, rows: list[tuple[int, int, str]], i: int) -> bool:
     """True for a token first in the text, on its line, or after a sentence
     or list mark (there is no parser to find sentences)."""
     if i == 0:

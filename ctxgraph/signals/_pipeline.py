@@ -33,15 +33,19 @@ one :class:`SignalsFallbackWarning` per model name and process.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxgraph.signals import _blas
 from ctxgraph.signals._blas import BlasThreads
+
+if TYPE_CHECKING:
+    from ctxgraph.signals._tagger import Snapshot
 from ctxgraph.signals._text import cheap_singular
 
 #: Fine-grained tags of nouns and proper nouns.
@@ -53,7 +57,10 @@ VERB_TAGS = frozenset({"VB", "VBP", "VBZ", "VBD", "MD"})
 #: Tags that follow an imperative verb but hardly ever a noun ("Rotate the").
 DETERMINER_TAGS = frozenset({"DT", "PDT", "PRP$"})
 
+log = logging.getLogger(__name__)
+
 _NEEDED = ("tok2vec", "tagger")
+_TOKEN_ATTRS = ["IDX", "LENGTH", "TAG"]
 #: The registered name of the bare tokenizer factory (see the module's doc).
 _BARE_FACTORY = "ctxgraph.bare_tokenizer.v1"
 _EXCLUDE = ("parser", "ner", "senter", "attribute_ruler")
@@ -66,24 +73,35 @@ class SignalsFallbackWarning(UserWarning):
 
 
 class Pipeline:
-    """A loaded spaCy pipeline plus the noun lemma tables (None when blank)."""
+    """A loaded spaCy pipeline — or its snapshot (``_tagger``) — plus the noun
+    lemma tables (empty when blank)."""
 
     def __init__(
-        self, nlp: Any, model: str, fallback: bool, blas: BlasThreads | None = None
+        self, nlp: Any, model: str, fallback: bool, blas: BlasThreads | None = None,
+        snapshot: Snapshot | None = None,
     ) -> None:
         self.nlp = nlp
+        self.snapshot = snapshot
         self._lock = threading.Lock()
         self._blas = blas
         self.model = model
         self.fallback = fallback
-        self.stop_words: frozenset[str] = frozenset(nlp.Defaults.stop_words)
-        self._index: frozenset[str] = frozenset()
+        self._index: frozenset[str] | _Words = frozenset()
         #: Base forms of English verbs (empty for the blank pipeline).
         self.verbs: frozenset[str] = frozenset()
         self._exceptions: dict[str, list[str]] = {}
         self._rules: list[tuple[str, str]] = []
         self._memo: dict[tuple[str, bool], str] = {}
         self._tags: dict[int, str] = {}
+        if snapshot is not None:
+            tables = snapshot.tables
+            self.stop_words: frozenset[str] = frozenset(tables["stop_words"])
+            self._index = _Words(tables["noun_index"])
+            self.verbs = frozenset(tables["verbs"])
+            self._exceptions = {word: list(forms) for word, forms in tables["noun_exceptions"].items()}
+            self._rules = [(a, b) for a, b in tables["noun_rules"]]
+            return
+        self.stop_words = frozenset(nlp.Defaults.stop_words)
         if not fallback and "lemmatizer" in nlp.component_names:
             lookups = nlp.get_pipe("lemmatizer").lookups
             index = lookups.get_table("lemma_index", {})
@@ -92,7 +110,31 @@ class Pipeline:
             self._exceptions = dict(lookups.get_table("lemma_exc", {}).get("noun", {}))
             self._rules = [(a, b) for a, b in lookups.get_table("lemma_rules", {}).get("noun", ())]
 
-    def tag_name(self, tag_id: int) -> str:
+    @classmethod
+    def from_snapshot(cls, snapshot: Snapshot, model: str) -> Pipeline:
+        """The pipeline of a snapshot: no spaCy in the process."""
+        return cls(None, model, fallback=False, blas=_blas.find(), snapshot=snapshot)
+
+    def tables(self) -> dict[str, Any]:
+        """The tables a snapshot keeps (plain data)."""
+        index = self._index.joined if isinstance(self._index, _Words) else "\n".join(sorted(self._index))
+        return {"stop_words": sorted(self.stop_words), "noun_index": index,
+                "verbs": sorted(self.verbs),
+                "noun_exceptions": {str(k): [str(f) for f in v] for k, v in self._exceptions.items()},
+                "noun_rules": [[str(a), str(b)] for a, b in self._rules]}
+
+    def tagged(self, texts: list[str]) -> list[list[tuple[int, int, str]]]:
+        """(offset, length, fine-grained tag) of each token of each text (not
+        for the blank pipeline, which has no tagger)."""
+        with self.running():
+            if self.snapshot is not None:
+                return self.snapshot.tag(texts)
+            docs = list(self.nlp.pipe(texts, batch_size=64))
+        tag_name = self._tag_name
+        return [[(offset, length, tag_name(tag)) for offset, length, tag in doc.to_array(_TOKEN_ATTRS).tolist()]
+                for doc in docs]
+
+    def _tag_name(self, tag_id: int) -> str:
         """The tag string of a tag's hash id (memoized)."""
         name = self._tags.get(tag_id)
         if name is None:
@@ -147,6 +189,19 @@ class Pipeline:
         if unknown and not strict:
             return unknown[0]
         return word
+
+
+class _Words:
+    """Words from a newline-joined list, asked one at a time: the snapshot's
+    57,000 nouns are looked up for a few plurals a text, so a search of the
+    text (~0.1 ms) costs less than building a set of them (~8 ms)."""
+
+    def __init__(self, joined: str) -> None:
+        self.joined = joined
+        self._text = f"\n{joined}\n"
+
+    def __contains__(self, word: object) -> bool:
+        return isinstance(word, str) and "\n" not in word and f"\n{word}\n" in self._text
 
 
 _CACHE: dict[str, Pipeline] = {}
@@ -245,7 +300,33 @@ def _group_entry_points() -> None:
     catalogue.AVAILABLE_ENTRY_POINTS = _EntryPointsByGroup(found)
 
 
-def _load(model: str) -> Pipeline:
+def _load(model: str, *, snapshot: bool = True) -> Pipeline:
+    """The pipeline from its snapshot when there is one (no spaCy imported),
+    else spaCy's, whose snapshot is then written for the next process.
+    ``CTXGRAPH_SIGNALS_SNAPSHOT=0`` (or ``snapshot=False``) always loads spaCy."""
+    path = None
+    if snapshot and os.environ.get("CTXGRAPH_SIGNALS_SNAPSHOT", "1").strip() != "0":
+        from ctxgraph.signals import _tagger
+
+        try:
+            path = _tagger.snapshot_path(model)
+        except Exception as exc:  # (no home folder to keep it in): spaCy, as without a snapshot
+            log.info("no place for the signals snapshot: %s", exc)
+        if path is not None and path.is_file():
+            try:
+                return Pipeline.from_snapshot(_tagger.Snapshot.load(path), model)
+            except Exception as exc:  # unreadable or of another version: spaCy, and a new snapshot
+                log.info("signals snapshot %s not used: %s", path, exc)
+    pipeline = _load_spacy(model)
+    if path is not None and not pipeline.fallback:
+        try:
+            _tagger.export(pipeline.nlp, pipeline.tables(), path)
+        except Exception as exc:  # (a read-only cache, an architecture it does not compute): spaCy next time too
+            log.info("signals snapshot not written: %s", exc)
+    return pipeline
+
+
+def _load_spacy(model: str) -> Pipeline:
     spacy = _import_spacy()
 
     try:

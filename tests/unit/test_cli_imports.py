@@ -37,8 +37,8 @@ print(json.dumps({"code": code, "loaded": heavy}), file=sys.stderr)
 """
 
 
-def _probe(*args: str, cwd: Path, heavy: tuple[str, ...] = HEAVY) -> list[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NEO4J_", "CTXGRAPH_"))}
+def _probe(*args: str, cwd: Path, heavy: tuple[str, ...] = HEAVY, **extra: str) -> list[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NEO4J_", "CTXGRAPH_"))} | extra
     code = _PROBE.replace("HEAVY", repr(json.dumps(list(heavy))))
     proc = subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, env=env, capture_output=True, text=True,
                           timeout=120)
@@ -119,6 +119,19 @@ def store_dir(tmp_path_factory: pytest.TempPathFactory, extractor: SignalExtract
 ])
 def test_commands_that_need_no_signals_load_nothing_heavy(store_dir: Path, args: list[str]) -> None:
     assert _probe(*args, cwd=store_dir) == []
+
+
+def test_task_add_loads_no_spacy_once_the_signals_snapshot_is_written(tmp_path: Path) -> None:
+    """The first process that computes signals loads spaCy and writes its
+    snapshot (docs/concepts.md); every later ``task add`` tags without it."""
+    cache = str(tmp_path / "cache")
+    heavy = ("spacy", "thinc", "neo4j", "mcp", "yaml")  # (yaml: task add parses no document)
+    add = ("task", "add", "--name", "Add JWT login", "--objective", "Verify JWT access tokens")
+    first = _probe(add[0], add[1], "t-1", *add[2:], cwd=tmp_path, heavy=heavy, CTXGRAPH_MODEL_CACHE=cache)
+    if not list(Path(cache).glob("signals/*.snapshot")):
+        pytest.skip("no spaCy pipeline package: no snapshot to write")
+    assert "spacy" in first
+    assert _probe(add[0], add[1], "t-2", *add[2:], cwd=tmp_path, heavy=heavy, CTXGRAPH_MODEL_CACHE=cache) == []
 
 
 def test_the_hook_commands_load_nothing_heavy(tmp_path: Path) -> None:

@@ -269,14 +269,16 @@ def test_module_level_convenience() -> None:
 
 
 def test_pipeline_is_loaded_lazily_once_with_only_needed_pipes(ex: SignalExtractor) -> None:
-    from ctxgraph.signals._pipeline import get_pipeline
+    from ctxgraph.signals._pipeline import _load_spacy, get_pipeline
 
     pipeline = get_pipeline(ex.model)
     assert get_pipeline(ex.model) is pipeline is get_pipeline(SignalExtractor().model)
     assert not pipeline.fallback and not ex.fallback
-    assert pipeline.nlp.pipe_names == ["tok2vec", "tagger"]
+    # spaCy's pipeline (a process with the snapshot has no nlp: test_signals_snapshot.py)
+    nlp = pipeline.nlp if pipeline.snapshot is None else _load_spacy(ex.model).nlp
+    assert nlp.pipe_names == ["tok2vec", "tagger"]
     for name in ("parser", "ner", "senter"):
-        assert name not in pipeline.nlp.component_names
+        assert name not in nlp.component_names
 
 
 def test_blas_threads_are_restored_after_a_run(ex: SignalExtractor) -> None:

@@ -9,14 +9,14 @@ import warnings
 import pytest
 
 from ctxgraph.signals._extract import DEFAULT_MODEL
-from ctxgraph.signals._pipeline import _EXCLUDE, _EntryPointsByGroup, _import_spacy, get_pipeline
+from ctxgraph.signals._pipeline import _EXCLUDE, _EntryPointsByGroup, _import_spacy, _load_spacy
 
 TEXT = ("Don't re-run the OAuth2 token refresh (src/auth/jwt.ts) on every /api route; e.g. cache "
         "JWTs for 5min, see https://example.com/docs#tokens and RFC-7519's U.S. notes :-)")
 
 
 def test_the_tokenizer_and_tags_are_those_of_spacy_load() -> None:
-    pipeline = get_pipeline(DEFAULT_MODEL)
+    pipeline = _load_spacy(DEFAULT_MODEL)  # (spaCy's, not its snapshot: tests/unit/test_signals_snapshot.py)
     if pipeline.fallback:
         pytest.skip(f"{DEFAULT_MODEL} is not installed")
     spacy = _import_spacy()
