@@ -255,6 +255,8 @@ class ContextService(AdminMixin, KnowledgeMixin, IngestMixin, VectorsMixin, Feed
             concurrent_of=None if task.status in (TaskStatus.COMPLETED, TaskStatus.FAILED)
             or lim.CONCURRENT_TASKS_LIMIT <= 0 else task.id,
             concurrent_limit=lim.CONCURRENT_TASKS_LIMIT,
+            # the anchors the just-in-time check needs, read with the rest (``_fresh``)
+            anchors=self._checks_anchors(),
         )
         query_terms = tuple(terms(task.text))
         notes: list[str] = []
