@@ -19,8 +19,13 @@
    with the anchors the check needs read and without, back to back in pairs
    taking turns at going first (``gather_added``: what the read costs inside
    the gather), and the check alone (``_fresh``: the stats, and a read only
-   when a file is gone) on each task's gathered candidates. The check's own
-   cost is ``gather_added`` plus ``check``.
+   when a file is gone) on each task's gathered candidates, each call
+   followed by a control: a fixed 0.5 ms of arithmetic (calibrated at the
+   start, the best of 20), whose p95 is what the machine's scheduling makes
+   of any work that short, and by the read of the same anchors in a
+   transaction of their own (``separate_read``: what the check did before the
+   gather read them). The check's own cost is ``gather_added`` plus
+   ``check``.
 
    With ``--keep DIR`` a size's graph is the one ``python -m benchmarks
    --sizes N --keep DIR`` left (``benchmarks/kept.py``; with vectors, the
@@ -170,22 +175,23 @@ def anchor_kept(svc: ContextService, root: Path, ds: Dataset, say: Callable[[str
     """Anchor a kept graph's handoffs as an ingestion under ``root`` would
     have: written once (skipped when a sample of 50 handoffs' anchors is stored
     as this tree makes them); the number of anchors."""
-    total = len({anchor_id(o, p, lines) for o, _, p, lines, _, _ in anchor_keys(ds.handoffs)})
+    keys = list(anchor_keys(ds.handoffs))  # (an anchor named again by a later handoff: replaced, as ingested)
+    total = len({anchor_id(o, p, lines) for o, _, p, lines, _, _ in keys})
     sample = list(made(root, anchor_keys(ds.handoffs[:: max(1, len(ds.handoffs) // 50)])))
     stored = {a.id: a for a in svc.store.read_anchors(sorted({a.owner for a in sample}), [])}
     if all(a.id in stored and (stored[a.id].blob, stored[a.id].seen_mtime_ns) == (a.blob, a.seen_mtime_ns)
            for a in sample):
         say(f"the kept graph holds its {total:,} anchors already")
         return total
-    say(f"anchoring the kept graph: {total:,} anchors")
+    say(f"anchoring the kept graph: {total:,} anchors ({len(keys):,} made, in handoff order)")
     t0, batch, done = time.perf_counter(), [], 0
-    for anchor in made(root, anchor_keys(ds.handoffs)):
+    for anchor in made(root, keys):
         batch.append(anchor)
         if len(batch) == ANCHOR_BATCH:
             svc.store.write_anchors(batch)
             done, batch = done + len(batch), []
             if done % (ANCHOR_BATCH * 20) == 0:
-                say(f"anchors {done:,}/{total:,}")
+                say(f"anchors made {done:,}/{len(keys):,}")
     svc.store.write_anchors(batch)
     say(f"{total:,} anchors written in {time.perf_counter() - t0:.1f}s")
     return total
@@ -220,6 +226,32 @@ def alternating(svc: ContextService, calls: int, block: int, run: Callable[[int]
                 n += 1
     svc.check_anchors = True
     return {mode: t[:calls] for mode, t in times.items()}
+
+
+#: The work of the control timed beside the check alone (ms, on an idle core).
+CONTROL_MS = 0.5
+
+
+def spin(n: int) -> int:
+    total = 0
+    for i in range(n):
+        total += i
+    return total
+
+
+def calibrate(ms: float) -> int:
+    """Iterations of :func:`spin` taking ``ms`` at best (the least of 20 tries):
+    a fixed piece of work whose timed percentiles, taken beside the check's,
+    show what the machine's scheduling adds to any work that short."""
+    n = 100_000
+    best = min(_timed(spin, n) for _ in range(20))
+    return max(1, round(n * ms / best))
+
+
+def _timed(fn: Callable[[int], object], n: int) -> float:
+    t0 = time.perf_counter()
+    fn(n)
+    return (time.perf_counter() - t0) * 1000
 
 
 def paired(calls: int, run: Callable[[int, bool], object]) -> dict[bool, list[float]]:
@@ -274,12 +306,19 @@ def jit_row(store: str, nodes: int, seed: int, warmup: int, calls: int, block: i
             gathers = paired(calls, lambda n, mode: svc.store.gather(
                 asked[n % len(asked)].model_copy(update={"anchors": mode})))
             gathered = [svc.gather(t, s) for t, s in zip(queries, signals, strict=True)]
-            alone, checked = [], 0
+            alone, control, separate, checked = [], [], [], 0
+            spins = calibrate(CONTROL_MS)
             for i in range(calls):
                 t0 = time.perf_counter()
                 fresh = svc._fresh(gathered[i % len(gathered)])
                 alone.append((time.perf_counter() - t0) * 1000)
                 checked += len(fresh.anchors) if i < len(gathered) else 0
+                t0 = time.perf_counter()
+                spin(spins)
+                control.append((time.perf_counter() - t0) * 1000)
+                t0 = time.perf_counter()  # the read of their own the anchors had before the gather read them
+                svc.store.read_anchors(gathered[i % len(gathered)].anchor_owners(), [])
+                separate.append((time.perf_counter() - t0) * 1000)
             if store == "neo4j" and not keep:
                 reset(svc, store, say)
         finally:
@@ -290,7 +329,7 @@ def jit_row(store: str, nodes: int, seed: int, warmup: int, calls: int, block: i
             "anchors_per_context": round(checked / min(calls, len(gathered)), 1), "calls": calls,
             "off": off, "on": on, "added": {k: round(on[k] - off[k], 3) for k in on},
             "gather_off": g_off, "gather_on": g_on, "gather_added": {k: round(g_on[k] - g_off[k], 3) for k in g_on},
-            "check": stats(alone)}
+            "check": stats(alone), "control": stats(control), "separate_read": stats(separate)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -335,15 +374,17 @@ def main(argv: list[str] | None = None) -> int:
               f"{r['edited_1pct_s']} ({r['edited_hashed']}) | {r['deleted_1pct_s']} |")
     print()
     print("| store | nodes | anchors (per context) | contexts, check off p50 / p95 ms | on | added "
-          "| gathers, off p50 / p95 ms | on | added | the check alone p50 / p95 ms |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "| gathers, off p50 / p95 ms | on | added | the check alone p50 / p95 ms | control (0.5 ms) "
+          "| a read of its own |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in jits:
         print(f"| {r['store']} | {r['nodes']:,} | {r['anchors']:,} ({r['anchors_per_context']}) | "
               f"{r['off']['p50']} / {r['off']['p95']} | {r['on']['p50']} / {r['on']['p95']} | "
               f"{r['added']['p50']:+} / {r['added']['p95']:+} | "
               f"{r['gather_off']['p50']} / {r['gather_off']['p95']} | {r['gather_on']['p50']} / "
               f"{r['gather_on']['p95']} | {r['gather_added']['p50']:+} / {r['gather_added']['p95']:+} | "
-              f"{r['check']['p50']} / {r['check']['p95']} |")
+              f"{r['check']['p50']} / {r['check']['p95']} | {r['control']['p50']} / {r['control']['p95']} | "
+              f"{r['separate_read']['p50']} / {r['separate_read']['p95']} |")
     return 0
 
 
