@@ -1,7 +1,8 @@
 // Everything one context needs, in one round trip, given the query tags'
 // rarity weights (their degrees from tag_stats):
 // knowledge by keyword tags and by domain tags, the dependencies with their handoffs, context-map
-// candidates and size, related completed tasks, and working memory.
+// candidates and size, related completed tasks, working memory, and the code
+// anchors of what the context may show (when $anchors).
 // The three rankings by tag (knowledge by keyword tags, by domain tags, related
 // tasks) sum the rarity weights of the tags each item matches, then order by
 // score and break ties by a date and the id. The ties' properties are read
@@ -134,4 +135,20 @@ CALL () {
   WITH p ORDER BY p.id
   RETURN collect(properties(p)) AS projects
 }
-RETURN keyword_hits, domain_hits, dependencies, files, file_count, related, recent, blockers, concurrent, projects
+CALL (keyword_hits, domain_hits, dependencies) {
+  // The stored code anchors of the items the context may show, for its
+  // just-in-time check (docs/freshness.md), here rather than in a read of
+  // their own: their owners are the dependencies' tasks, the knowledge of
+  // their handoffs with a location and the knowledge hits with one
+  // (Candidates.anchor_owners in Python says the same). The owners as a list
+  // that is empty when not asked: no seek then.
+  WITH [d IN dependencies | d.task.id]
+     + reduce(ids = [], d IN dependencies | ids + [k IN d.knowledge WHERE coalesce(k.location, '') <> '' | k.id])
+     + [h IN keyword_hits + domain_hits WHERE coalesce(h.props.location, '') <> '' | h.props.id] AS owners
+  UNWIND CASE WHEN $anchors THEN owners ELSE [] END AS owner
+  WITH DISTINCT owner
+  MATCH (a:Anchor {owner: owner})
+  RETURN collect(properties(a)) AS anchors
+}
+RETURN keyword_hits, domain_hits, dependencies, files, file_count, related, recent, blockers, concurrent, projects,
+       anchors

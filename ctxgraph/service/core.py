@@ -232,6 +232,22 @@ class ContextService(AdminMixin, KnowledgeMixin, IngestMixin, VectorsMixin, Feed
 
     # -- compute -------------------------------------------------------------------
 
+    def gather_query(self, task: Task, signals: TaskSignals) -> GatherQuery:
+        """What a context of ``task`` asks of the store (:meth:`gather`)."""
+        return GatherQuery(
+            keywords=signals.keywords, domains=signals.domains, files=signals.files_mentioned,
+            dep_ids=task.depends_on, exclude=(task.id, *task.depends_on),
+            keyword_limit=lim.KEYWORD_QUERY_LIMIT, domain_limit=lim.DOMAIN_QUERY_LIMIT,
+            related_limit=lim.RELATED_TASK_QUERY_LIMIT, recent_limit=lim.RECENT_TASKS,
+            working_memory=task.requires_context, max_tag_df=lim.TAG_DF_CAP,
+            # (a finished task's context, replayed, has no concurrent work)
+            concurrent_of=None if task.status in (TaskStatus.COMPLETED, TaskStatus.FAILED)
+            or lim.CONCURRENT_TASKS_LIMIT <= 0 else task.id,
+            concurrent_limit=lim.CONCURRENT_TASKS_LIMIT,
+            # the anchors the just-in-time check needs, read with the rest (``_fresh``)
+            anchors=self._checks_anchors(),
+        )
+
     def gather(self, task: Task, signals: TaskSignals, *, stored: bool = False,
                query_vector: tuple[str, list[float]] | None = None, memory: bool | None = None,
                memory_project: str | None = None, config: ContextConfig | None = None) -> Candidates:
@@ -245,17 +261,7 @@ class ContextService(AdminMixin, KnowledgeMixin, IngestMixin, VectorsMixin, Feed
         the context is computed from nothing stored, with a note in the debug
         section saying what is missing.
         """
-        query = GatherQuery(
-            keywords=signals.keywords, domains=signals.domains, files=signals.files_mentioned,
-            dep_ids=task.depends_on, exclude=(task.id, *task.depends_on),
-            keyword_limit=lim.KEYWORD_QUERY_LIMIT, domain_limit=lim.DOMAIN_QUERY_LIMIT,
-            related_limit=lim.RELATED_TASK_QUERY_LIMIT, recent_limit=lim.RECENT_TASKS,
-            working_memory=task.requires_context, max_tag_df=lim.TAG_DF_CAP,
-            # (a finished task's context, replayed, has no concurrent work)
-            concurrent_of=None if task.status in (TaskStatus.COMPLETED, TaskStatus.FAILED)
-            or lim.CONCURRENT_TASKS_LIMIT <= 0 else task.id,
-            concurrent_limit=lim.CONCURRENT_TASKS_LIMIT,
-        )
+        query = self.gather_query(task, signals)
         query_terms = tuple(terms(task.text))
         notes: list[str] = []
         try:

@@ -108,34 +108,43 @@ class FreshnessMixin(ServiceBase):
             hashed=result.hashed, written=len(result.updated),
             seconds=round(time.perf_counter() - started, 4))
 
+    def _checks_anchors(self) -> bool:
+        """Whether a context checks its candidates' anchors just in time: with
+        a root, unless ``check_anchors`` is off."""
+        return self.root is not None and self.check_anchors
+
     def _fresh(self, candidates: Candidates) -> Candidates:
         """``candidates`` with the anchors of what they may show, checked now
         against the work tree (stat only for a file as last seen; nothing is
         stored: ``sync`` does): the anchors of the dependencies' handoffs and
-        of the knowledge with a location, and those of the candidate files
-        (code references, dependencies' files) that are gone from the work
-        tree. The files gone are listed too (``gone_files``) when the root
-        holds some of the candidate files: a root holding none of them is not
-        this project's, and nothing is left out then. Unchanged without a root."""
+        of the knowledge with a location — the gather read them
+        (``GatherQuery.anchors``, asked by :meth:`gather` when
+        :meth:`_checks_anchors`), so a context pays no read of its own for
+        them — and those of the candidate files (code references,
+        dependencies' files) that are gone from the work tree, read here
+        (only when a file is gone). The files gone are listed too
+        (``gone_files``) when the root holds some of the candidate files: a
+        root holding none of them is not this project's, and nothing is left
+        out then. Unchanged without a root."""
         if self.root is None or not self.check_anchors:
             return candidates
         root = Path(self.root.path)
-        owners = {d.task.id for d in candidates.dependencies}
-        owners |= {k.id for d in candidates.dependencies for k in d.knowledge if k.location}
-        owners |= {h.item.id for h in (*candidates.keyword_hits, *candidates.domain_hits) if h.item.location}
         paths = {e.path for e in candidates.context_map}
         if candidates.history is not None:
             paths |= {f.entry.path for f in candidates.history.files}
         paths |= {f.file for d in candidates.dependencies for f in (*d.files_to_read, *d.files_created)}
         top = str(root)
         gone = sorted(p for p in paths if not is_file(top, p))
-        if not owners and not gone:
+        anchors = list(candidates.anchors)
+        if not anchors and not gone:
             return candidates
-        try:
-            anchors = self.store.read_anchors(sorted(owners), gone)
-        except StoreUnavailableError as exc:
-            log.warning("anchors not checked: %s", exc)
-            return candidates
+        if gone:
+            try:
+                found = {a.id: a for a in (*anchors, *self.store.read_anchors([], gone))}
+            except StoreUnavailableError as exc:
+                log.warning("anchors not checked: %s", exc)
+                return candidates.model_copy(update={"anchors": ()})
+            anchors = [found[k] for k in sorted(found)]
         checked = check(root, anchors, utcnow()).anchors if anchors else []
         return candidates.model_copy(update={"anchors": tuple(checked),
                                              "gone_files": tuple(gone) if len(gone) < len(paths) else ()})

@@ -92,6 +92,34 @@ def test_the_file_changed_outside_the_cited_lines_is_unchanged(project: tuple[Co
     assert (report.changed, report.hashed) == (0, 1)
 
 
+def test_the_gather_reads_the_anchors_the_check_needs(project: tuple[ContextService, Path]) -> None:
+    """A context's gather reads the anchors its just-in-time check needs, in
+    its own read (no read of their own): those of the dependencies' tasks and
+    of the knowledge with a location, the dependencies' and the tag hits'."""
+    svc, _ = project
+    svc.add_tasks([{"id": "t-audit", "name": "Audit JWT auth routes", "objective": "Audit JWT tokens on auth routes"},
+                   {"id": "t-cache", "name": "Cache layer", "objective": "Add a cache"},
+                   {"id": "t-later", "name": "Later work", "objective": "Tidy up", "depends_on": ["t-cache"]}])
+    svc.ingest_handoff({"task_id": "t-cache", "summary": "Cached", "success": True,
+                        "completed_at": "2026-03-02T10:00:00Z", "patterns_discovered": [
+                            {"pattern": "Warm the cache at start", "applies_to": ["caching"],
+                             "location": "src/app.py"}]}, source="c.yaml")
+    tasks = svc.store.get_tasks(["t-next", "t-audit", "t-later"])
+    found = {t.id: svc.gather(t, svc.signals_for(t)) for t in tasks}
+    for got in found.values():
+        assert list(got.anchors) == svc.store.read_anchors(got.anchor_owners(), [])
+    assert len(found["t-next"].anchors) == 7  # the handoff's 4 and its patterns' 3
+    # a dependency's pattern that no tag finds
+    assert not found["t-later"].keyword_hits and not found["t-later"].domain_hits
+    assert [(a.owner.split(":")[0], a.path) for a in found["t-later"].anchors] == [("pattern", "src/app.py")]
+    # no dependency: the patterns found by their tags alone
+    assert not found["t-audit"].dependencies and found["t-audit"].keyword_hits
+    assert {(a.owner.split(":")[0], a.path) for a in found["t-audit"].anchors} == {
+        ("pattern", "src/auth/middleware.py"), ("pattern", "src/legacy.py"), ("pattern", "src/auth/jwt.py")}
+    svc.check_anchors = False
+    assert svc.gather(tasks[0], svc.signals_for(tasks[0])).anchors == ()
+
+
 def test_sync_needs_a_root(svc: ContextService) -> None:
     with pytest.raises(NoRootError, match="no project root"):
         svc.sync()

@@ -49,6 +49,7 @@ GATHER = {
     "related_limit": 8,
     "working_memory": True,
     "recent_limit": 5,
+    "anchors": True,
 }
 HISTORY = {"terms": ["api", "cache"]}
 WRITES: dict[str, dict[str, Any]] = {
@@ -123,6 +124,7 @@ def test_gather_anchors_are_index_seeks(explain: Any) -> None:
     assert "t:Task(completed_at) WHERE completed_at >" in seeks and "PartialTop" in names
     assert "t:Task(status) WHERE status =" in seeks  # working memory: active blockers
     assert "NodeCountFromCountStore" in names  # the context map's size from the count store
+    assert "a:Anchor(owner)" in seeks  # the code anchors the context checks, by owner
     assert _label_scans(ops) <= KNOWN_LABEL_SCANS["gather"]
 
 

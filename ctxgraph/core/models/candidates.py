@@ -114,6 +114,11 @@ class GatherQuery(BaseModel):
     #: ``concurrent_limit``); None: not read
     concurrent_of: str | None = None
     concurrent_limit: int = 0
+    #: read the stored code anchors of the candidates' owners
+    #: (:meth:`Candidates.anchor_owners`) in the same read, into
+    #: ``Candidates.anchors``: the context's just-in-time check then needs no
+    #: read of its own (docs/freshness.md)
+    anchors: bool = False
 
 
 class Candidates(BaseModel):
@@ -143,9 +148,20 @@ class Candidates(BaseModel):
     #: why the associative memory was skipped or partial (debug section only)
     memory_notes: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
-    #: the code anchors of the candidates, as the work tree has them now
-    #: (``ContextService`` checks them just in time; ``compute.freshness`` applies them)
+    #: the code anchors of the candidates: as stored, those of
+    #: :meth:`anchor_owners` read by the gather (``GatherQuery.anchors``), by id;
+    #: then as the work tree has them now (``ContextService`` checks them just
+    #: in time, adding those on gone files; ``compute.freshness`` applies them)
     anchors: tuple[Anchor, ...] = ()
     #: candidate files (code references, dependencies' files) not in the work
     #: tree, when the root holds some of the others (``compute.freshness``)
     gone_files: tuple[str, ...] = ()
+
+    def anchor_owners(self) -> list[str]:
+        """The owners whose code anchors a context checks, sorted: the
+        dependencies' tasks, the knowledge of their handoffs with a location
+        and the knowledge hits with one (``gather.cypher`` reads the same)."""
+        owners = {d.task.id for d in self.dependencies}
+        owners |= {k.id for d in self.dependencies for k in d.knowledge if k.location}
+        owners |= {h.item.id for h in (*self.keyword_hits, *self.domain_hits) if h.item.location}
+        return sorted(owners)

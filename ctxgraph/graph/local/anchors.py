@@ -48,12 +48,17 @@ class Anchors:
         """Every anchor (both None), else those of ``owners`` or on ``paths``
         (as named or where the file is now); by id."""
         with self.db.read() as cur:
-            if not _has_table(cur):
-                return []
             if owners is None and paths is None:
-                rows = cur.execute(sql.ANCHORS_ALL).fetchall()
-            else:
-                wanted = json.dumps(sorted(set(paths or ())))
-                rows = cur.execute(sql.ANCHORS_OF, (json.dumps(sorted(set(owners or ()))), wanted, wanted)).fetchall()
-        found = [Anchor.model_validate_json(r[0]) for r in rows]
-        return sorted(found, key=lambda a: a.id)
+                rows = cur.execute(sql.ANCHORS_ALL).fetchall() if _has_table(cur) else []
+                return sorted((Anchor.model_validate_json(r[0]) for r in rows), key=lambda a: a.id)
+            return of(cur, owners or (), paths or ())
+
+
+def of(cur: sqlite3.Cursor, owners: Sequence[str], paths: Sequence[str]) -> list[Anchor]:
+    """The anchors of ``owners`` or on ``paths`` (as named or where the file is
+    now), by id, in the caller's read (``read_anchors``, a context's gather)."""
+    if not _has_table(cur):
+        return []
+    wanted = json.dumps(sorted(set(paths)))
+    rows = cur.execute(sql.ANCHORS_OF, (json.dumps(sorted(set(owners))), wanted, wanted)).fetchall()
+    return sorted((Anchor.model_validate_json(r[0]) for r in rows), key=lambda a: a.id)

@@ -25,7 +25,7 @@ from ctxgraph.core.models import (
     TaskHit,
     TaskStatus,
 )
-from ctxgraph.graph.local import memory, nodes, sql
+from ctxgraph.graph.local import anchors, memory, nodes, sql
 from ctxgraph.graph.local.connection import Connection
 from ctxgraph.graph.records import concurrent_from_props, file_from_props, knowledge_from_props, task_from_props
 
@@ -264,7 +264,7 @@ class Reads:
                 if part and limit > 0 else []
                 for part, limit in knowledge_limits
             )
-            return Candidates(
+            found = Candidates(
                 keyword_hits=tuple(keyword_hits),
                 domain_hits=tuple(domain_hits),
                 dependencies=tuple(self._dependency_handoffs(query.dep_ids)) if query.dep_ids else (),
@@ -279,3 +279,6 @@ class Reads:
                 tag_df=tuple(sorted(dfs.items())),
                 tagged_total=total,
             )
+            if query.anchors:  # the just-in-time check's anchors, in this read (as gather.cypher)
+                found = found.model_copy(update={"anchors": tuple(anchors.of(cur, found.anchor_owners(), ()))})
+            return found

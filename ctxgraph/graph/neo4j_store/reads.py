@@ -12,6 +12,7 @@ from neo4j import ManagedTransaction
 
 from ctxgraph.core import rarity
 from ctxgraph.core.models import (
+    Anchor,
     Blocker,
     Candidates,
     DependencyHandoff,
@@ -129,7 +130,7 @@ class Reads(Neo4jConnection):
             related_weighted=under_cap([*query.keywords, *query.domains]), exclude=list(query.exclude),
             related_limit=query.related_limit, working_memory=query.working_memory,
             recent_limit=query.recent_limit, context_map=query.context_map,
-            concurrent_of=query.concurrent_of, concurrent_limit=query.concurrent_limit,
+            concurrent_of=query.concurrent_of, concurrent_limit=query.concurrent_limit, anchors=query.anchors,
         )[0]
         return _candidates(query, row, dfs, total)
 
@@ -162,6 +163,7 @@ def _candidates(query: GatherQuery, r: dict[str, Any], dfs: dict[str, int], tota
         memory_projects=tuple(MemoryProject(**p) for p in r["projects"]),
         tag_df=tuple(sorted(dfs.items())),
         tagged_total=total,
+        anchors=tuple(sorted((Anchor.model_validate(p) for p in r["anchors"]), key=lambda a: a.id)),
     )
 
 
