@@ -216,14 +216,22 @@ def accumulated(ds: Dataset) -> Accumulated:
 
 
 def open_service(store: str, folder: Path) -> ContextService:
+    """The service on the row's store, with no project root: the synthetic
+    graph's files exist in no tree, and a root found around the current
+    folder (a Neo4j store's; this checkout, say) would have every context
+    check its candidates against an unrelated work tree. The just-in-time
+    check's own cost is measured by ``python -m benchmarks.sync``."""
     if store == "local":
-        return ContextService.open(folder / "bench.db")
-    if store == "neo4j":
+        svc = ContextService.open(folder / "bench.db")
+    elif store == "neo4j":
         uri = os.environ.get("NEO4J_URI")
         if not uri:
             raise SystemExit("store neo4j: set NEO4J_URI (and NEO4J_PASSWORD or NEO4J_PASSWORD_FILE)")
-        return ContextService.open(neo4j_uri=uri)
-    raise SystemExit(f"unknown store {store!r}: use local or neo4j")
+        svc = ContextService.open(neo4j_uri=uri)
+    else:
+        raise SystemExit(f"unknown store {store!r}: use local or neo4j")
+    svc.root = None
+    return svc
 
 
 def reset(svc: ContextService, store: str, say: Callable[[str], None]) -> None:
