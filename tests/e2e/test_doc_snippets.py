@@ -125,7 +125,9 @@ def test_the_mcp_exchanges_are_what_the_server_answers(tmp_path: Path) -> None:
     initialize = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "docs", "version": "0"}}}
     answers = {}
-    with subprocess.Popen(["ctxgraph", "mcp"], cwd=folder, env=session_env(), text=True, stdin=subprocess.PIPE,
+    # --no-index: the index `init` wrote, not re-scanned (a background run racing the request would add handoff.yaml)
+    with subprocess.Popen(["ctxgraph", "mcp", "--no-index"], cwd=folder, env=session_env(), text=True,
+                          stdin=subprocess.PIPE,
                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) as server:
         assert server.stdin is not None and server.stdout is not None
         watchdog = threading.Timer(120, server.kill)  # a server that stops answering fails the test
