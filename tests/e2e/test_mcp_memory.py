@@ -68,7 +68,9 @@ def test_a_context_before_the_index_is_complete_says_partial(tmp_path: Path) -> 
             finally:
                 lock.execute("ROLLBACK")
                 lock.close()
-            assert "associative memory: partial (1/31 files" in note, note
+            # 1/31 (the cut run's file) or, when the server's rebuild (another kind of index: with
+            # embeddings) wrote its full-text pass before the lock was taken, 0/31: partial either way.
+            assert re.search(r"associative memory: partial \([01]/31 files", note), note
             assert status["state"] in {"scanning", "indexing"} and status["root"] == str(root)
 
             done = until_watching(c)
