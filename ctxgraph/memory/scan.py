@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import stat as stat_module
 import time
 from collections.abc import Iterator, Mapping
@@ -47,6 +48,13 @@ TEXT_SUFFIXES = frozenset({
     ".lua", ".r", ".jl", ".ex", ".exs", ".erl", ".hs", ".ml", ".tf", ".proto", ".graphql", ".cypher",
 })
 TEXT_NAMES = frozenset({"Dockerfile", "Makefile", "README", "LICENSE", "CHANGES", "Justfile"})
+#: A handoff's keys (core.models.HandoffDoc) as a YAML or JSON file writes them: a file
+#: with ``task_id``, ``summary`` and one of the lists is a handoff, knowledge the graph
+#: holds already (``ctxgraph ingest handoff``), not the project's code.
+_HANDOFF_KEY = re.compile(r"""(?:^|[\s{,"'-])["']?(task_id|summary|files_created|files_modified|"""
+                          r"""dependencies_for_next|patterns_discovered|gotchas|decisions|open_questions)["']?\s*:""",
+                          re.MULTILINE)
+_HANDOFF_SUFFIXES = frozenset({".yaml", ".yml", ".json"})
 #: A file modified this close to the scan (ns) is not trusted by its stat next time.
 RACY_NS = 2_000_000_000
 
@@ -169,7 +177,18 @@ def _read(full: Path, rel: str) -> SourceFile | Skipped:
     if is_binary(data[:SNIFF_BYTES]):
         return Skipped(rel, "binary")
     text = data.decode("utf-8", errors="replace")
+    if is_handoff(rel, text):
+        return Skipped(rel, "a handoff (its knowledge is in the graph)")
     return SourceFile(rel, text, hashlib.sha256(data).hexdigest())
+
+
+def is_handoff(rel: str, text: str) -> bool:
+    """Whether a YAML or JSON file reads as a handoff (or a batch of them): see
+    :data:`_HANDOFF_KEY`."""
+    if Path(rel).suffix.lower() not in _HANDOFF_SUFFIXES:
+        return False
+    keys = set(_HANDOFF_KEY.findall(text[:SNIFF_BYTES]))
+    return {"task_id", "summary"} <= keys and len(keys) > 2
 
 
 @dataclass

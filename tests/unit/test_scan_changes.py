@@ -70,3 +70,21 @@ def test_what_gitignore_files_leave_out_is_not_a_candidate(tmp_path: Path) -> No
     # /generated/ is anchored at the root: docs/generated stays; a deeper file's "!" brings back what a
     # shallower one left out.
     assert found == ["app.py", "docs/generated/page.md", "keep.log.txt", "pkg/deep/secret.py", "pkg/mod.py"]
+
+
+def test_a_handoff_file_is_not_read_as_the_projects_code(tmp_path: Path) -> None:
+    root = tmp_path / "p"
+    root.mkdir()
+    files = {
+        "handoff.yaml": "task_id: task-7\nsummary: Added login\nfiles_modified:\n  - path: a.py\n",
+        "handoffs/batch.json": '[{"task_id": "t1", "summary": "x", "gotchas": []}]',
+        "config.yaml": "name: ci\nsummary: the build\n",  # not a handoff: no task_id, no lists
+        "models.py": "task_id: str\nsummary: str\ndecisions: list\n",  # code with the same names
+    }
+    for name, text in files.items():
+        (root / name).parent.mkdir(exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    found = changes(root, {})
+    assert [f.path for f in found.added] == ["config.yaml", "models.py"]
+    assert sorted(s.path for s in found.skipped) == ["handoff.yaml", "handoffs/batch.json"]
+    assert all("handoff" in s.reason for s in found.skipped)
