@@ -127,11 +127,7 @@ class FreshnessMixin(ServiceBase):
         if self.root is None or not self.check_anchors:
             return candidates, None
         root = Path(self.root.path)
-        paths = {e.path for e in candidates.context_map}
-        if candidates.history is not None:
-            paths |= {f.entry.path for f in candidates.history.files}
-        paths |= {f.file for d in candidates.dependencies for f in (*d.files_to_read, *d.files_created)}
-        files = WorkTreeFiles(self, root, paths) if paths else None
+        files = WorkTreeFiles(self, root, candidates)
         if not candidates.anchors:
             return candidates, files
         checked = check(root, candidates.anchors).anchors
@@ -148,13 +144,30 @@ class WorkTreeFiles:
     then), and the anchors on them are read (they may say where a file went)
     and checked, in one read."""
 
-    def __init__(self, service: FreshnessMixin, root: Path, paths: set[str]) -> None:
+    def __init__(self, service: FreshnessMixin, root: Path, candidates: Candidates) -> None:
         self._service = service
         self._root = root
         self._top = str(root)
-        self._paths = paths
+        self._candidates = candidates
         self._there: dict[str, bool] = {}
         self._gone: frozenset[str] | None = None
+        self._paths: set[str] | None = None
+
+    def paths(self) -> set[str]:
+        """The candidate files: the context map's, the history's, the
+        dependencies' (to read, created). Made when a file is not there."""
+        if self._paths is None:
+            c = self._candidates
+            paths = {e.path for e in c.context_map}
+            if c.history is not None:
+                paths |= {f.entry.path for f in c.history.files}
+            self._paths = paths | {f.file for d in c.dependencies for f in (*d.files_to_read, *d.files_created)}
+        return self._paths
+
+    @property
+    def asked(self) -> list[str]:
+        """The files looked at so far, in turn."""
+        return list(self._there)
 
     def _is_file(self, path: str) -> bool:
         there = self._there.get(path)
@@ -165,10 +178,13 @@ class WorkTreeFiles:
     def gone(self, path: str) -> tuple[bool, Sequence[Anchor]]:
         if self._gone is not None:
             return path in self._gone, ()
-        if path not in self._paths or self._is_file(path):
+        if self._is_file(path):
             return False, ()
-        missing = sorted(p for p in self._paths if not self._is_file(p))
-        self._gone = frozenset(missing) if len(missing) < len(self._paths) else frozenset()
+        paths = self.paths()
+        if path not in paths:  # not a candidate (a file the associative memory adds)
+            return False, ()
+        missing = sorted(p for p in paths if not self._is_file(p))
+        self._gone = frozenset(missing) if len(missing) < len(paths) else frozenset()
         try:
             found = self._service.store.read_anchors([], missing)
         except StoreUnavailableError as exc:
