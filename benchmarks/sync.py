@@ -18,8 +18,10 @@
    (the transaction a context's candidates come from, without the history),
    with the anchors the check needs read and without, back to back in pairs
    taking turns at going first (``gather_added``: what the read costs inside
-   the gather), and the check alone (``_fresh``: the stats, and a read only
-   when a file is gone) on each task's gathered candidates, each call
+   the gather), and the check alone on each task's gathered candidates
+   (``_fresh``: the anchors' stats; then a stat of each candidate file the
+   task's context looks at, in the order it did — ``files_asked``: those it
+   may show —, and a read only when a file is gone), each call
    followed by a control: a fixed 0.5 ms of arithmetic (calibrated at the
    start, the best of 20), whose p95 is what the machine's scheduling makes
    of any work that short, and by the read of the same anchors in a
@@ -57,12 +59,15 @@ from typing import Any
 from benchmarks import kept
 from benchmarks.generator import Dataset, generate
 from benchmarks.suite import default_tail, load, log, open_service, percentile, reset
+from ctxgraph.compute.context import compute_context
+from ctxgraph.compute.limits import limits_for
 from ctxgraph.core.anchors import anchor_id
-from ctxgraph.core.models import Anchor, split_location, utcnow
+from ctxgraph.core.models import Anchor, Candidates, Task, split_location, utcnow
 from ctxgraph.graph.records import stable_id
 from ctxgraph.service import ContextService
 from ctxgraph.service.anchors import make_anchor
 from ctxgraph.service.root import ProjectRoot
+from ctxgraph.signals import TaskSignals
 
 
 def stats(times: list[float]) -> dict[str, float]:
@@ -266,6 +271,17 @@ def paired(calls: int, run: Callable[[int, bool], object]) -> dict[bool, list[fl
     return times
 
 
+def files_asked(svc: ContextService, task: Task, signals: TaskSignals, candidates: Candidates) -> list[str]:
+    """The candidate files a context of ``task`` looks at in the work tree (in
+    turn): those it may show, as :func:`compute_context` walks them."""
+    fresh, files = svc._fresh(candidates)
+    if files is None:
+        return []
+    compute_context(task, signals, fresh, limits_for(task.complexity), complexity=task.complexity.value,
+                    config=svc.config, files=files)
+    return files.asked
+
+
 def jit_row(store: str, nodes: int, seed: int, warmup: int, calls: int, block: int,
             keep: Path | None = None) -> dict[str, Any]:
     def say(message: str) -> None:
@@ -306,11 +322,15 @@ def jit_row(store: str, nodes: int, seed: int, warmup: int, calls: int, block: i
             gathers = paired(calls, lambda n, mode: svc.store.gather(
                 asked[n % len(asked)].model_copy(update={"anchors": mode})))
             gathered = [svc.gather(t, s) for t, s in zip(queries, signals, strict=True)]
+            looked = [files_asked(svc, t, s, c) for t, s, c in zip(queries, signals, gathered, strict=True)]
             alone, control, separate, checked = [], [], [], 0
             spins = calibrate(CONTROL_MS)
             for i in range(calls):
                 t0 = time.perf_counter()
-                fresh = svc._fresh(gathered[i % len(gathered)])
+                fresh, files = svc._fresh(gathered[i % len(gathered)])
+                if files is not None:
+                    for path in looked[i % len(looked)]:
+                        files.gone(path)
                 alone.append((time.perf_counter() - t0) * 1000)
                 checked += len(fresh.anchors) if i < len(gathered) else 0
                 t0 = time.perf_counter()
@@ -326,7 +346,8 @@ def jit_row(store: str, nodes: int, seed: int, warmup: int, calls: int, block: i
     off, on = stats(contexts[False]), stats(contexts[True])
     g_off, g_on = stats(gathers[False]), stats(gathers[True])
     return {"store": store, "nodes": nodes, "kept_graph": keep is not None, "anchors": anchors,
-            "anchors_per_context": round(checked / min(calls, len(gathered)), 1), "calls": calls,
+            "anchors_per_context": round(checked / min(calls, len(gathered)), 1),
+            "files_per_context": round(sum(map(len, looked)) / len(looked), 1), "calls": calls,
             "off": off, "on": on, "added": {k: round(on[k] - off[k], 3) for k in on},
             "gather_off": g_off, "gather_on": g_on, "gather_added": {k: round(g_on[k] - g_off[k], 3) for k in g_on},
             "check": stats(alone), "control": stats(control), "separate_read": stats(separate)}
@@ -373,12 +394,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {r['store']} | {r['files']:,} | {r['unchanged_s']['p50']} / {r['unchanged_s']['max']} | "
               f"{r['edited_1pct_s']} ({r['edited_hashed']}) | {r['deleted_1pct_s']} |")
     print()
-    print("| store | nodes | anchors (per context) | contexts, check off p50 / p95 ms | on | added "
+    print("| store | nodes | anchors (per context; files looked at) | contexts, check off p50 / p95 ms | on | added "
           "| gathers, off p50 / p95 ms | on | added | the check alone p50 / p95 ms | control (0.5 ms) "
           "| a read of its own |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in jits:
-        print(f"| {r['store']} | {r['nodes']:,} | {r['anchors']:,} ({r['anchors_per_context']}) | "
+        print(f"| {r['store']} | {r['nodes']:,} | {r['anchors']:,} ({r['anchors_per_context']}; "
+              f"{r['files_per_context']}) | "
               f"{r['off']['p50']} / {r['off']['p95']} | {r['on']['p50']} / {r['on']['p95']} | "
               f"{r['added']['p50']:+} / {r['added']['p95']:+} | "
               f"{r['gather_off']['p50']} / {r['gather_off']['p95']} | {r['gather_on']['p50']} / "

@@ -14,7 +14,7 @@ them (collect, cap, fit, assemble, render).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -34,7 +34,7 @@ from ctxgraph.compute.compress import Policy
 from ctxgraph.compute.concurrent import concurrent_work, expected_files
 from ctxgraph.compute.config import SCOPE_ORDER, ContextConfig
 from ctxgraph.compute.conflicts import likely_conflicts
-from ctxgraph.compute.freshness import Freshness
+from ctxgraph.compute.freshness import FileCheck, Freshness
 from ctxgraph.compute.limits import CONTEXT_MAP_TOP, Limits
 from ctxgraph.compute.output import (
     CodeRef,
@@ -77,14 +77,17 @@ def _chain_winners(items: Sequence[KnowledgeItem]) -> dict[str, str]:
 
 def collect_blocks(
     task: Task, signals: TaskSignals, candidates: Candidates, config: ContextConfig | None = None,
+    files: FileCheck | None = None,
 ) -> tuple[list[Block], ComputedMeta]:
-    """Phases 2-4 as blocks with their score parts; filtered ones arrive dropped."""
+    """Phases 2-4 as blocks with their score parts; filtered ones arrive dropped.
+    ``files``: asked which candidate files are gone from the work tree (only
+    those that may be shown; :class:`compute.freshness.FileCheck`)."""
     config = config or ContextConfig()
     blocks: list[Block] = []
     kw, dom = frozenset(signals.keywords), frozenset(signals.domains)
     wanted = kw | dom
     weights = rarity_weights(candidates)
-    fresh = Freshness(candidates.anchors, candidates.gone_files)
+    fresh = Freshness(candidates.anchors, files=files)
     moved_files = fresh.files
 
     def add(block: Block, reason: str = "") -> None:
@@ -168,27 +171,33 @@ def collect_blocks(
     # Phase 4: context map — ranked with the history's evidence when there is
     # some, else by the context map's own scores alone.
     from_history = candidates.history is not None and bool(candidates.history.files)
+    refs: Iterable[CodeRef]
     if candidates.history is not None and candidates.history.files:
         ranked = rank_files(candidates.history, signals, config.ranking)
         # without memory to fuse with, only the first CONTEXT_MAP_TOP are shown
-        code_refs = [
+        # (made as walked: the walk below stops there)
+        refs = (
             CodeRef(file=entry.location, component=entry.component, notes=entry.notes, relevance=score,
                     seed_score=int(parts["seed"]))
             for entry, score, parts in (ranked if candidates.memory is not None or moved_files
                                         else ranked[:CONTEXT_MAP_TOP])
-        ]
+        )
     else:
-        code_refs = filter_context_map(candidates.context_map, signals)
+        refs = filter_context_map(candidates.context_map, signals)
     retired_refs: list[tuple[CodeRef, str]] = []
     if moved_files:  # files deleted left out, renamed ones at their new path (compute.freshness), before any cut
         live: dict[str, CodeRef] = {}
-        for ref_ in code_refs:
+        for ref_ in refs:
+            if candidates.memory is None and len(live) >= CONTEXT_MAP_TOP:
+                break  # the rest is cut below (and none of it explained): its files are not asked about
             gone, location = fresh.code_file(ref_.file)
             if gone and len(live) < CONTEXT_MAP_TOP:  # explained where it would have been shown
                 retired_refs.append((ref_, gone))
             elif not gone and location not in live:
                 live[location] = ref_ if location == ref_.file else ref_.model_copy(update={"file": location})
         code_refs = list(live.values())
+    else:
+        code_refs = list(refs)
     memory_note = ""
     if candidates.memory is not None:
         # Associative memory: files fused with the graph's ranking; the best
@@ -313,8 +322,11 @@ def compute_context(
     debug: bool = False,
     template: str | None = None,
     explain: bool = False,
+    files: FileCheck | None = None,
 ) -> ComputedContext:
     """Phases 2-5, the tiers and the budget over what the store returned; rendered.
+    ``files``: the work tree's candidate files, asked about as they may be shown
+    (the service's just-in-time check; none: every file is taken as there).
 
     The rendered Markdown never exceeds the budget: after the limiter has
     decided, the Markdown is measured and, should the estimate of the whole
@@ -323,7 +335,7 @@ def compute_context(
     """
     config = config or ContextConfig()
     now = now or datetime.now(UTC)
-    blocks, meta = collect_blocks(task, signals, candidates, config)
+    blocks, meta = collect_blocks(task, signals, candidates, config, files)
     score_blocks(blocks, config, now)
     dropped_by_cap = apply_caps(blocks, limits)
     budget = config.budget_for(complexity)

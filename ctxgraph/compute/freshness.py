@@ -6,9 +6,10 @@ docs/freshness.md). Pure.
   A code reference or a dependency's file to read on a deleted file is left
   out the same way.
 - A code reference or a dependency's file that is not in the work tree and
-  has no anchor saying where it went (``gone_files``: the service lists
-  them only when the root holds some of the other candidate files) is left
-  out too, with the reason "file not in the work tree".
+  has no anchor saying where it went (a :class:`FileCheck` says so, asked
+  only about the files a context may show; the service's answers "gone"
+  only when the root holds some of the other candidate files) is left out
+  too, with the reason "file not in the work tree".
 - A renamed file is shown at its new path (the pattern's location, the
   dependency's file, the code reference).
 - A changed anchor marks its item, "⚠ code changed since task-043:
@@ -24,8 +25,9 @@ no longer there, at the lines in its place, marked :data:`MEMORY_MARK`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from difflib import SequenceMatcher
+from typing import Protocol
 
 from ctxgraph.core.models import Anchor, split_location
 
@@ -54,25 +56,71 @@ def _moved(location: str, anchor: Anchor) -> str:
     return f"{anchor.current_path}:{lines}" if lines else anchor.current_path
 
 
-class Freshness:
-    """The anchors of one context's candidates, by owner and by path."""
+class FileCheck(Protocol):
+    """The work tree as a context asks about its candidate files, one at a time
+    and only those it may show (the service's just-in-time check: a ``stat``
+    each, on demand)."""
 
-    def __init__(self, anchors: Iterable[Anchor] = (), gone: Iterable[str] = ()) -> None:
+    def gone(self, path: str) -> tuple[bool, Sequence[Anchor]]:
+        """(whether the candidate file ``path`` is to be treated as gone from
+        the work tree, the anchors on gone files, as they are now, that this
+        answer found: empty but for the first file found gone)."""
+        ...
+
+
+def _order(a: Anchor) -> tuple[str, str]:
+    return a.anchored_at, a.id
+
+
+class Freshness:
+    """The anchors of one context's candidates, by owner and by path, and
+    which candidate files are gone: those of ``gone``, and those ``files``
+    says are when asked (its anchors on gone files join the others then)."""
+
+    def __init__(self, anchors: Iterable[Anchor] = (), gone: Iterable[str] = (),
+                 files: FileCheck | None = None) -> None:
         self.by_owner: dict[str, list[Anchor]] = {}
         self.by_path: dict[str, Anchor] = {}
         self.gone = frozenset(gone)
-        for a in sorted(anchors, key=lambda a: (a.anchored_at, a.id)):
-            self.by_owner.setdefault(a.owner, []).append(a)
-            self.by_path[a.path] = a  # the latest anchoring of a path wins
+        self._files = files
+        self._asked: dict[str, bool] = {}
+        self._ids: set[str] = set()
+        self._add(anchors)
+
+    def _add(self, anchors: Iterable[Anchor]) -> None:
+        for a in sorted((a for a in anchors if a.id not in self._ids), key=_order):
+            self._ids.add(a.id)
+            mine = self.by_owner.setdefault(a.owner, [])
+            mine.append(a)
+            if len(mine) > 1 and _order(mine[-2]) > _order(a):
+                mine.sort(key=_order)
+            cur = self.by_path.get(a.path)
+            if cur is None or _order(cur) <= _order(a):
+                self.by_path[a.path] = a  # the latest anchoring of a path wins
+
+    def is_gone(self, path: str) -> bool:
+        """Whether the candidate file ``path`` is gone from the work tree (asked
+        of ``files`` once)."""
+        if path in self.gone:
+            return True
+        if self._files is None:
+            return False
+        known = self._asked.get(path)
+        if known is None:
+            known, found = self._files.gone(path)
+            self._asked[path] = known
+            self._add(found)
+        return known
 
     def __bool__(self) -> bool:
-        return bool(self.by_owner or self.gone)
+        return bool(self.by_owner or self.gone or self._files is not None)
 
     @property
     def files(self) -> bool:
-        """Whether any code reference may be left out or moved (a file gone, an
-        anchor renamed or deleted)."""
-        return bool(self.gone) or any(a.renamed or a.status == "deleted" for a in self.by_path.values())
+        """Whether any code reference may be left out or moved (a file gone or
+        to be asked about, an anchor renamed or deleted)."""
+        return (bool(self.gone) or self._files is not None
+                or any(a.renamed or a.status == "deleted" for a in self.by_path.values()))
 
     def item(self, item_id: str, location: str | None) -> tuple[str, str | None, str | None, float]:
         """(retired reason or "", the location to show, the marker or None, the
@@ -94,17 +142,19 @@ class Freshness:
                 if a.status == "deleted":
                     return True, path, None
                 return False, a.current_path, marker(a) if a.status == "changed" else None
+        gone = self.is_gone(path)
         moved = self.by_path.get(path)
         if moved is not None and moved.renamed and moved.status != "deleted":
             return False, moved.current_path, None
-        return path in self.gone, path, None
+        return gone, path, None
 
     def code_file(self, location: str) -> tuple[str, str]:
         """(retired reason or "", the location to show) of a code reference."""
         path, _ = split_location(location)
+        gone = self.is_gone(path)
         a = self.by_path.get(path)
         if a is None:
-            return (f"retired: file not in the work tree: {path}" if path in self.gone else ""), location
+            return (f"retired: file not in the work tree: {path}" if gone else ""), location
         if a.status == "deleted":
             return retired_reason(a), location
         return "", _moved(location, a)
@@ -142,4 +192,4 @@ def relocate(text: str, start_line: int, end_line: int, current: str) -> tuple[i
     return lo + 1, hi, "\n".join(new[lo:hi]), False
 
 
-__all__ = ["MEMORY_MARK", "STALE_FACTOR", "Freshness", "marker", "relocate", "retired_reason"]
+__all__ = ["MEMORY_MARK", "STALE_FACTOR", "FileCheck", "Freshness", "marker", "relocate", "retired_reason"]

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ctxgraph.core.anchors import anchor_id, blob_id, lines_hash, verdict
-from ctxgraph.core.models import Anchor
+from ctxgraph.core.models import Anchor, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -156,15 +156,23 @@ class CheckResult:
         return sum(1 for a in self.anchors if a.status == "unchanged")
 
 
-def check(root: Path, anchors: Sequence[Anchor], now: str, *, renames: bool = True, head: str | None = None,
-          progress: Callable[[int], None] | None = None) -> CheckResult:
-    """Each anchor against the work tree under ``root`` (see the module's text).
+def check(root: Path, anchors: Sequence[Anchor], now: str | None = None, *, renames: bool = True,
+          head: str | None = None, progress: Callable[[int], None] | None = None) -> CheckResult:
+    """Each anchor against the work tree under ``root`` (see the module's text),
+    as of ``now`` (None: the time when an anchor first differs).
     ``renames``: look for the files gone with git, from the commit where the
     file was last seen (``seen_commit``), then from the anchor's commit.
     ``head``: the work tree's HEAD, kept as ``seen_commit`` of the anchors
     read. ``progress`` is called with the number of anchors checked, every
     1,000 and at the end."""
     result = CheckResult()
+    stamp = [now] if now is not None else []
+
+    def at() -> str:
+        if not stamp:
+            stamp.append(utcnow())
+        return stamp[0]
+
     out: list[Anchor | None] = []
     missing: list[int] = []
     top = str(root)
@@ -177,7 +185,7 @@ def check(root: Path, anchors: Sequence[Anchor], now: str, *, renames: bool = Tr
         elif st == (a.seen_size, a.seen_mtime_ns) and a.status != "deleted":
             out.append(a)
         else:
-            out.append(_rehash(result, a, root / posixpath.normpath(a.current_path), st, now, head))
+            out.append(_rehash(result, a, root / posixpath.normpath(a.current_path), st, at(), head))
         if progress and n % 1000 == 0:
             progress(n)
     if missing:
@@ -197,12 +205,13 @@ def check(root: Path, anchors: Sequence[Anchor], now: str, *, renames: bool = Tr
             if new and file is not None and st is not None:
                 result.renamed += 1
                 moved = a.model_copy(update={"current_path": new, "seen_size": -1, "seen_mtime_ns": -1})
-                out[i] = _rehash(result, moved, file, st, now, head, force=True)
+                out[i] = _rehash(result, moved, file, st, at(), head, force=True)
             else:
                 result.deleted += 1
+                when = at()
                 out[i] = a.model_copy(update={
-                    "status": "deleted", "reason": f"file deleted: {a.current_path}", "changed_at": now,
-                    "checked_at": now, "seen_size": -1, "seen_mtime_ns": -1})
+                    "status": "deleted", "reason": f"file deleted: {a.current_path}", "changed_at": when,
+                    "checked_at": when, "seen_size": -1, "seen_mtime_ns": -1})
     if progress:
         progress(len(anchors))
     result.anchors = [a for a in out if a is not None]

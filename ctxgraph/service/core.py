@@ -346,11 +346,11 @@ class ContextService(AdminMixin, KnowledgeMixin, IngestMixin, VectorsMixin, Feed
             config = ContextConfig.model_validate({**config.model_dump(), **update})
         from ctxgraph.compute.context import compute_context  # here: commands computing no context skip it
 
-        candidates = self._fresh(self.gather(task, signals, stored=stored, query_vector=known, memory=memory,
-                                             memory_project=memory_project, config=config))
+        candidates, files = self._fresh(self.gather(task, signals, stored=stored, query_vector=known,
+                                                    memory=memory, memory_project=memory_project, config=config))
         ctx = compute_context(
             task, signals, candidates, lim.limits_for(tier), complexity=tier.value, config=config,
-            now=now, debug=debug, template=template, explain=explain,
+            now=now, debug=debug, template=template, explain=explain, files=files,
         )
         if record:
             self.record_delivery(ctx)

@@ -113,41 +113,84 @@ class FreshnessMixin(ServiceBase):
         a root, unless ``check_anchors`` is off."""
         return self.root is not None and self.check_anchors
 
-    def _fresh(self, candidates: Candidates) -> Candidates:
-        """``candidates`` with the anchors of what they may show, checked now
+    def _fresh(self, candidates: Candidates) -> tuple[Candidates, WorkTreeFiles | None]:
+        """``candidates`` with the anchors of what they may show checked now
         against the work tree (stat only for a file as last seen; nothing is
         stored: ``sync`` does): the anchors of the dependencies' handoffs and
         of the knowledge with a location — the gather read them
         (``GatherQuery.anchors``, asked by :meth:`gather` when
         :meth:`_checks_anchors`), so a context pays no read of its own for
-        them — and those of the candidate files (code references,
-        dependencies' files) that are gone from the work tree, read here
-        (only when a file is gone). The files gone are listed too
-        (``gone_files``) when the root holds some of the candidate files: a
-        root holding none of them is not this project's, and nothing is left
-        out then. Unchanged without a root."""
+        them; and the candidate files (code references, dependencies' files)
+        as :class:`WorkTreeFiles`, for the context to ask which are gone as it
+        walks them (only those it may show). Unchanged, and no files, without
+        a root."""
         if self.root is None or not self.check_anchors:
-            return candidates
+            return candidates, None
         root = Path(self.root.path)
-        paths = {e.path for e in candidates.context_map}
-        if candidates.history is not None:
-            paths |= {f.entry.path for f in candidates.history.files}
-        paths |= {f.file for d in candidates.dependencies for f in (*d.files_to_read, *d.files_created)}
-        top = str(root)
-        gone = sorted(p for p in paths if not is_file(top, p))
-        anchors = list(candidates.anchors)
-        if not anchors and not gone:
-            return candidates
-        if gone:
-            try:
-                found = {a.id: a for a in (*anchors, *self.store.read_anchors([], gone))}
-            except StoreUnavailableError as exc:
-                log.warning("anchors not checked: %s", exc)
-                return candidates.model_copy(update={"anchors": ()})
-            anchors = [found[k] for k in sorted(found)]
-        checked = check(root, anchors, utcnow()).anchors if anchors else []
-        return candidates.model_copy(update={"anchors": tuple(checked),
-                                             "gone_files": tuple(gone) if len(gone) < len(paths) else ()})
+        files = WorkTreeFiles(self, root, candidates)
+        if not candidates.anchors:
+            return candidates, files
+        checked = check(root, candidates.anchors).anchors
+        return candidates.model_copy(update={"anchors": tuple(checked)}), files
 
 
-__all__ = ["FreshnessMixin", "NoRootError", "SyncReport"]
+class WorkTreeFiles:
+    """The candidate files of one context against the work tree
+    (:class:`ctxgraph.compute.freshness.FileCheck`), asked one at a time as
+    the context walks what it may show: a ``stat`` each, once. When one of
+    them is not there, every candidate file is looked at then, as a whole:
+    those gone are gone only when the root holds some of the others (a root
+    holding none of them is not this project's, and nothing is left out
+    then), and the anchors on them are read (they may say where a file went)
+    and checked, in one read."""
+
+    def __init__(self, service: FreshnessMixin, root: Path, candidates: Candidates) -> None:
+        self._service = service
+        self._root = root
+        self._top = str(root)
+        self._candidates = candidates
+        self._there: dict[str, bool] = {}
+        self._gone: frozenset[str] | None = None
+        self._paths: set[str] | None = None
+
+    def paths(self) -> set[str]:
+        """The candidate files: the context map's, the history's, the
+        dependencies' (to read, created). Made when a file is not there."""
+        if self._paths is None:
+            c = self._candidates
+            paths = {e.path for e in c.context_map}
+            if c.history is not None:
+                paths |= {f.entry.path for f in c.history.files}
+            self._paths = paths | {f.file for d in c.dependencies for f in (*d.files_to_read, *d.files_created)}
+        return self._paths
+
+    @property
+    def asked(self) -> list[str]:
+        """The files looked at so far, in turn."""
+        return list(self._there)
+
+    def _is_file(self, path: str) -> bool:
+        there = self._there.get(path)
+        if there is None:
+            there = self._there[path] = is_file(self._top, path)
+        return there
+
+    def gone(self, path: str) -> tuple[bool, Sequence[Anchor]]:
+        if self._gone is not None:
+            return path in self._gone, ()
+        if self._is_file(path):
+            return False, ()
+        paths = self.paths()
+        if path not in paths:  # not a candidate (a file the associative memory adds)
+            return False, ()
+        missing = sorted(p for p in paths if not self._is_file(p))
+        self._gone = frozenset(missing) if len(missing) < len(paths) else frozenset()
+        try:
+            found = self._service.store.read_anchors([], missing)
+        except StoreUnavailableError as exc:
+            log.warning("anchors of the files gone not read: %s", exc)
+            return path in self._gone, ()
+        return path in self._gone, check(self._root, found).anchors if found else ()
+
+
+__all__ = ["FreshnessMixin", "NoRootError", "SyncReport", "WorkTreeFiles"]

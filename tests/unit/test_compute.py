@@ -293,3 +293,41 @@ def test_an_exact_tokenizer_can_be_plugged_in() -> None:
     finally:
         use_tokenizer(None)
     assert estimate_tokens("three plain words") == 5
+
+
+# ------------------------------------------------ the just-in-time file check
+
+
+class _Tree:
+    """A work tree as the context asks about it (compute.freshness.FileCheck):
+    the files named ``gone`` are not there; the paths asked, in turn."""
+
+    def __init__(self, *gone: str) -> None:
+        self.missing, self.asked = set(gone), []  # type: list[str]
+
+    def gone(self, path: str) -> tuple[bool, tuple[()]]:
+        self.asked.append(path)
+        return path in self.missing, ()
+
+
+def test_the_context_asks_only_about_the_files_it_may_show() -> None:
+    from ctxgraph.compute.limits import CONTEXT_MAP_TOP
+    from ctxgraph.core.models import FileEvidence, HistoryEvidence
+
+    history = HistoryEvidence(n_tasks=40, tasks=(), files=tuple(
+        FileEvidence(entry=FileEntry(path=f"src/jwt/f{i:02d}.ts", component="jwt"), touches=40 - i)
+        for i in range(30)))
+    cands = Candidates(history=history)
+
+    def shown(ctx: ComputedContext) -> list[str]:
+        return [r.file for r in ctx.code_references]
+
+    plain, tree = run(cands), _Tree()
+    assert shown(run(cands, files=tree)) == shown(plain) == [f"src/jwt/f{i:02d}.ts" for i in range(CONTEXT_MAP_TOP)]
+    assert tree.asked == shown(plain)  # not the 20 ranked below the cut
+    # a file gone among them is left out (explained) and the next one up takes its place
+    tree = _Tree("src/jwt/f03.ts")
+    ctx = run(cands, files=tree, explain=True)
+    assert shown(ctx) == [p for p in shown(plain) if p != "src/jwt/f03.ts"] + [f"src/jwt/f{CONTEXT_MAP_TOP:02d}.ts"]
+    assert len(tree.asked) == CONTEXT_MAP_TOP + 1
+    assert any("f03.ts" in str(e) and "not in the work tree" in str(e) for e in ctx.explain or ())

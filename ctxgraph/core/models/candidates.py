@@ -151,11 +151,8 @@ class Candidates(BaseModel):
     #: the code anchors of the candidates: as stored, those of
     #: :meth:`anchor_owners` read by the gather (``GatherQuery.anchors``), by id;
     #: then as the work tree has them now (``ContextService`` checks them just
-    #: in time, adding those on gone files; ``compute.freshness`` applies them)
+    #: in time; ``compute.freshness`` applies them, with those on gone files)
     anchors: tuple[Anchor, ...] = ()
-    #: candidate files (code references, dependencies' files) not in the work
-    #: tree, when the root holds some of the others (``compute.freshness``)
-    gone_files: tuple[str, ...] = ()
 
     def anchor_owners(self) -> list[str]:
         """The owners whose code anchors a context checks, sorted: the
