@@ -134,14 +134,18 @@ class FreshnessMixin(ServiceBase):
         return candidates.model_copy(update={"anchors": tuple(checked)}), files
 
 
+#: A root holding fewer than one in this many of a context's candidate files is not the project's.
+HELD_SHARE = 10
+
+
 class WorkTreeFiles:
     """The candidate files of one context against the work tree
     (:class:`ctxgraph.compute.freshness.FileCheck`), asked one at a time as
     the context walks what it may show: a ``stat`` each, once. When one of
     them is not there, every candidate file is looked at then, as a whole:
-    those gone are gone only when the root holds some of the others (a root
-    holding none of them is not this project's, and nothing is left out
-    then), and the anchors on them are read (they may say where a file went)
+    those gone are gone only when the root holds a tenth of them at least
+    (:data:`HELD_SHARE`; a root holding fewer is another project's, and
+    nothing is left out then), and the anchors on them are read (they may say where a file went)
     and checked, in one read."""
 
     def __init__(self, service: FreshnessMixin, root: Path, candidates: Candidates) -> None:
@@ -184,7 +188,12 @@ class WorkTreeFiles:
         if path not in paths:  # not a candidate (a file the associative memory adds)
             return False, ()
         missing = sorted(p for p in paths if not self._is_file(p))
-        self._gone = frozenset(missing) if len(missing) < len(paths) else frozenset()
+        # This root is the project's when it holds a tenth of the candidate files at least: a
+        # tree sharing a few common names with the project (README.md, setup.py) among its ~180
+        # is another project's (a Neo4j store read from an unrelated checkout); nothing is left
+        # out then.
+        held = len(paths) - len(missing)
+        self._gone = frozenset(missing) if held and held * HELD_SHARE >= len(paths) else frozenset()
         try:
             found = self._service.store.read_anchors([], missing)
         except StoreUnavailableError as exc:

@@ -123,3 +123,31 @@ def test_the_gather_reads_the_anchors_the_check_needs(project: tuple[ContextServ
 def test_sync_needs_a_root(svc: ContextService) -> None:
     with pytest.raises(NoRootError, match="no project root"):
         svc.sync()
+
+
+def test_a_root_holding_few_of_the_candidate_files_is_another_projects(svc: ContextService,
+                                                                       tmp_path: Path) -> None:
+    """A Neo4j store read from an unrelated checkout: the checkout shares a
+    README.md with the project and nothing else, and is not taken for the
+    project's work tree (its files are not left out as gone); a tree holding a
+    tenth of them is, and what it lacks is left out."""
+    names = [f"pkg/mod_{i:02d}.py" for i in range(12)]
+    svc.memory = False
+    svc.add_tasks([{"id": "t-mods", "name": "Split the parser into modules", "objective": "Parser modules"},
+                   {"id": "t-use", "name": "Use the parser modules", "objective": "Parser modules",
+                    "depends_on": ["t-mods"]}])
+    svc.ingest_handoff({"task_id": "t-mods", "summary": "Split the parser", "completed_at": "2026-03-01T10:00:00Z",
+                        "files_created": [{"path": p, "purpose": "a parser module"} for p in ["README.md", *names]]},
+                       source="h.yaml")
+
+    def shown(tree: list[str]) -> list[str]:
+        root = tmp_path / f"tree{len(tree)}"
+        for name in tree:
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text("x = 1\n", encoding="utf-8")
+        svc.root = ProjectRoot(root.resolve(), "--root")
+        md = svc.compute("t-use", record=False).markdown
+        return [p for p in names if p in md]
+
+    assert len(shown(["README.md"])) >= 10  # 1 of 13: another project's tree, nothing left out
+    assert shown(["README.md", names[0]]) == [names[0]]  # 2 of 13: this project's, the rest gone
