@@ -12,8 +12,8 @@
 // statement's time (issue 18).
 // The tasks are read as the properties the Task model takes
 // (records.task_from_props; tests/unit/test_cypher_files.py holds the list):
-// not their vectors, terms or documents (two 384-float lists on a finished
-// task: most of its properties' bytes, read and sent for nothing).
+// not their vectors, terms or documents (a finished task's 384-float
+// embedding is most of its properties' bytes, read and sent for nothing).
 CALL () {
   // Knowledge by keyword tags ($keyword_weighted: [[tag, rarity weight], ...]
   // of the keyword tags under the degree cap, from ctxgraph.core.rarity).
