@@ -10,6 +10,10 @@
 // fewer): at a million nodes a tag reaches hundreds of items, and reading two
 // properties of each (a walk along the node's property chain) was most of the
 // statement's time (issue 18).
+// The tasks are read as the properties the Task model takes
+// (records.task_from_props; tests/unit/test_cypher_files.py holds the list):
+// not their vectors, terms or documents (a finished task's 384-float
+// embedding is most of its properties' bytes, read and sent for nothing).
 CALL () {
   // Knowledge by keyword tags ($keyword_weighted: [[tag, rarity weight], ...]
   // of the keyword tags under the degree cap, from ctxgraph.core.rarity).
@@ -40,7 +44,9 @@ CALL () {
   OPTIONAL MATCH (d)-[:HANDED_OFF]->(h:Handoff)
   WITH d, h ORDER BY d.id
   RETURN collect({
-    task: properties(d),
+    task: d {.id, .name, .objective, .acceptance_criteria, .type, .complexity, .status, .blocked_reason, .blocked_at,
+      .requires_context, .outcome_summary, .success, .completed_at, .created_at, .updated_at, .signal_keywords,
+      .signal_domains, .signal_files, .signal_types},
     deps: [(d)-[:DEPENDS_ON]->(x:Task) | x.id],
     summary: h.summary,
     to_read: CASE WHEN h IS NULL THEN [] ELSE [(h)-[r:READ_NEXT]->(f:File) | {file: f.path, reason: r.reason}] END,
@@ -82,7 +88,10 @@ CALL (excluded) {
   WITH x.t AS t, x.matched AS matched, x.score AS score
   ORDER BY score DESC, coalesce(t.completed_at, '') DESC, t.id ASC
   LIMIT $related_limit
-  RETURN collect({props: properties(t), matched: matched, deps: [(t)-[:DEPENDS_ON]->(d:Task) | d.id]}) AS related
+  RETURN collect({props: t {.id, .name, .objective, .acceptance_criteria, .type, .complexity, .status, .blocked_reason, .blocked_at,
+    .requires_context, .outcome_summary, .success, .completed_at, .created_at, .updated_at, .signal_keywords,
+    .signal_domains, .signal_files, .signal_types},
+                  matched: matched, deps: [(t)-[:DEPENDS_ON]->(d:Task) | d.id]}) AS related
 }
 CALL () {
   // The working memory's newest finished tasks: read in completed_at order from
@@ -95,7 +104,9 @@ CALL () {
     WHERE t.completed_at > '' AND t.status IN ['completed', 'failed']
     WITH t ORDER BY t.completed_at DESC, t.id DESC
     LIMIT $recent_limit
-    RETURN collect(properties(t)) AS dated
+    RETURN collect(t {.id, .name, .objective, .acceptance_criteria, .type, .complexity, .status, .blocked_reason, .blocked_at,
+      .requires_context, .outcome_summary, .success, .completed_at, .created_at, .updated_at, .signal_keywords,
+      .signal_domains, .signal_files, .signal_types}) AS dated
   }
   CALL (dated) {
     // (the statuses as a list that is empty when not needed: no index seek then)
@@ -103,7 +114,9 @@ CALL () {
     MATCH (t:Task {status: status})
     WHERE coalesce(t.completed_at, '') = ''
     WITH t ORDER BY t.id DESC
-    RETURN collect(properties(t)) AS undated
+    RETURN collect(t {.id, .name, .objective, .acceptance_criteria, .type, .complexity, .status, .blocked_reason, .blocked_at,
+      .requires_context, .outcome_summary, .success, .completed_at, .created_at, .updated_at, .signal_keywords,
+      .signal_domains, .signal_files, .signal_types}) AS undated
   }
   RETURN dated + undated[..($recent_limit - size(dated))] AS recent
 }

@@ -6,12 +6,8 @@
 // - the number of finished tasks (the count store's count of the Completed
 //   label), whether a context map is loaded;
 // - the chosen tasks, each with the files its handoffs created or modified;
-// - with $vector (the query's embedding; null: none), the $dense_top finished
-//   tasks nearest to it (the task_embedding index, $dense_fetch candidates;
-//   the index scores (1 + cosine) / 2, turned back into the cosine, rounded to
-//   $cosine_decimals; ties: newer, then smaller id), each with the query terms
-//   it mentions and its files;
-// - `voted`: each path the chosen tasks and the neighbours touched with,
+// - `voted`: each path the chosen tasks and the neighbours touched with
+//   ($near_files: the files of each neighbour, history_near.cypher),
 //   for a module gone from the map, the files of the folder it became
 //   (pkg/data.py -> pkg/data/, as records.moved_folder);
 // - the files, each once, in path order: the chosen by text, the paths voted
@@ -39,27 +35,10 @@ CALL () {
   MATCH (f:File {path: path})
   RETURN collect({f: f}) AS by_text
 }
-// the finished tasks nearest to the query's embedding
-CALL () {
-  WITH $vector AS vector
-  WHERE vector IS NOT NULL
-  CALL db.index.vector.queryNodes('task_embedding', $dense_fetch, vector) YIELD node, score
-  WITH node AS t, round(2 * score - 1, $cosine_decimals) AS cosine
-  WHERE t.status = 'completed'
-  WITH t, cosine
-  ORDER BY cosine DESC, coalesce(t.completed_at, '') DESC, t.id
-  LIMIT $dense_top
-  RETURN collect({
-    id: t.id, score: cosine, completed_at: coalesce(t.completed_at, ''),
-    matched: [(t)-[:MENTIONS]->(tm:Term) WHERE tm.name IN $terms | tm.name],
-    files: reduce(seen = [], p IN [(t)-[:HANDED_OFF]->(:Handoff)-[:MODIFIED|CREATED]->(f:File) | f.path] |
-      CASE WHEN p IN seen THEN seen ELSE seen + p END)
-  }) AS near
-}
 // the paths the candidate tasks and the neighbours touched, with the files of
 // the folders touched modules gone from the map became
-CALL (tasks, near, mapped) {
-  UNWIND [task IN tasks | task.files] + [n IN near | n.files] AS paths
+CALL (tasks, mapped) {
+  UNWIND [task IN tasks | task.files] + $near_files AS paths
   UNWIND paths AS path
   WITH DISTINCT path
   OPTIONAL MATCH (gone:File {path: path})
@@ -115,4 +94,4 @@ CALL (by_text, voted, most_touched, mapped) {
   ORDER BY f.path
   RETURN collect({props: f {.path, .component, .notes, .in_map}, touches: coalesce(f.touches, 0)}) AS files
 }
-RETURN n, mapped, tasks, near, voted, files, [f IN most_touched | f.path] AS most_touched
+RETURN n, mapped, tasks, voted, files, [f IN most_touched | f.path] AS most_touched

@@ -139,7 +139,17 @@ _TASK_FIELDS = frozenset(k for k in Task.model_fields if not k.startswith("signa
 _KNOWLEDGE_FIELDS = frozenset(KnowledgeItem.model_fields)
 
 
+#: The stored properties ``task_from_props`` reads (gather.cypher reads a task
+#: as these: tests/unit/test_cypher_files.py).
+TASK_READ_PROPERTIES = frozenset(_TASK_FIELDS - {"depends_on"} | {
+    "signal_keywords", "signal_domains", "signal_files", "signal_types"})
+
+
 def task_from_props(props: dict[str, Any], depends_on: list[str] | None = None) -> Task:
+    """A task of its stored properties, or of a map projection of them (whose
+    absent properties are nulls: dropped, as no property is stored null)."""
+    if None in props.values():
+        props = {k: v for k, v in props.items() if v is not None}
     signals = None
     if "signal_keywords" in props:
         signals = TaskSignals(

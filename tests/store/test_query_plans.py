@@ -1,7 +1,7 @@
 """The query plans of the hot statements use the indexes the schema creates.
 
 Neo4j: ``EXPLAIN`` of the statements a context runs (``tag_stats``, ``gather``,
-``history_text``, ``history``) and of the ingestion statements, as the store loads them. Every
+``history_text``, ``history``, ``history_near``) and of the ingestion statements, as the store loads them. Every
 anchor lookup (tags, terms, tasks, handoffs, files, knowledge by key) must be
 an index seek; no statement may scan all nodes. Two label scans are known
 and kept on purpose: the context-map candidates (substring matches on path,
@@ -51,7 +51,7 @@ GATHER = {
     "recent_limit": 5,
     "anchors": True,
 }
-HISTORY = {"terms": ["api", "cache"]}
+HISTORY = {"terms": ["api", "cache"], "near_files": [["src/api/a.ts"]]}
 WRITES: dict[str, dict[str, Any]] = {
     "task_upsert": {"rows": [{"props": {"id": "t1", "terms": ["api"]}, "tags": ["api"], "deps": ["t0"]}]},
     "tasks_missing": {"ids": ["t0"]},
@@ -146,8 +146,14 @@ def test_history_anchors_are_index_seeks(explain: Any) -> None:
     # the most touched files: read from the file_touches index in descending order
     assert any(op == "NodeIndexSeekByRange" and "f:File(touches)" in d for op, d in ops), ops
     assert "t:Task(id) WHERE id = id" in seeks  # the tasks chosen by text, by key
-    assert "ProcedureCall" in {op for op, _ in ops}  # the neighbours: the vector index
     assert _label_scans(ops) <= KNOWN_LABEL_SCANS["history"]
+
+
+def test_history_near_reads_the_vector_index(explain: Any) -> None:
+    """The neighbours by vector, a statement of their own (run beside the text ranking)."""
+    ops = explain("history_near", {"terms": ["api"], "vector": [0.1] * 384})
+    assert "ProcedureCall" in {op for op, _ in ops}  # the neighbours: the vector index
+    assert "AllNodesScan" not in {op for op, _ in ops} and not _label_scans(ops)
 
 
 def test_history_text_reads_the_full_text_indexes_and_the_kept_statistics(explain: Any) -> None:

@@ -250,7 +250,8 @@ def test_knowledge_chains_keep_the_latest_version(svc: ContextService) -> None:
 def test_one_context_waits_for_one_round_trip_on_neo4j(neo4j_store: object, extractor: object) -> None:
     """The history beside the tags' degrees and the gather: four statements in
     two read transactions, the history's two (its text candidates, then the
-    evidence of those chosen) on the calling thread."""
+    evidence of those chosen) on the calling thread; with task vectors a fifth,
+    the neighbours, on the worker in a third."""
     import threading
 
     from ctxgraph.graph.neo4j_store import Neo4jStore
@@ -286,18 +287,28 @@ def test_one_context_waits_for_one_round_trip_on_neo4j(neo4j_store: object, extr
     assert f"history_text@{main}" in threads and f"history@{main}" in threads
     beside = {t.split("@")[1] for t in threads if t.startswith(("gather@", "tag_stats@"))}
     assert len(beside) == 1 and main not in beside  # one transaction on the worker, beside the history
-    # With task vectors the neighbours come from the same history statement.
+    # With task vectors the neighbours are a statement of their own, on the
+    # worker (a read transaction before the gather's), while the text ranks.
     svc.embed_tasks()
     svc.compute(task)
-    before = neo4j_store.statements_run
-    ctx = svc.compute(task)
-    assert ctx.prior_work and neo4j_store.statements_run - before == 4
+    threads.clear()
+    neo4j_store._rows = spy  # type: ignore[method-assign]
+    try:
+        before, reads = neo4j_store.statements_run, neo4j_store.transactions["read"]
+        ctx = svc.compute(task)
+    finally:
+        del neo4j_store._rows
+    assert ctx.prior_work and neo4j_store.statements_run - before == 5
+    assert neo4j_store.transactions["read"] - reads == 3
+    assert sorted(t.split("@")[0] for t in threads) == ["gather", "history", "history_near", "history_text",
+                                                        "tag_stats"]
+    assert {t.split("@")[1] for t in threads if t.startswith("history_near@")} == beside
     # By id, the task's stored query vector comes with the task's own read.
     svc.compute("t-refresh")  # made and stored here (a task added before any vector)
     before = neo4j_store.statements_run
     svc.embedder = object()  # not embedded again: it would fail
     ctx = svc.compute("t-refresh", debug=True)
-    assert ctx.prior_work and neo4j_store.statements_run - before == 5
+    assert ctx.prior_work and neo4j_store.statements_run - before == 6
     assert "embedding the task failed" not in ctx.markdown
     neo4j_store.clear()
 

@@ -78,3 +78,24 @@ def test_every_part_is_included_and_every_statement_expands_whole() -> None:
         text = cypher.load(path.stem)
         assert "// include:" not in text and "{{" not in text, path.name
     assert parts and included == parts, "a part no statement includes, or an include without its part"
+
+
+def test_gather_reads_a_task_as_the_properties_the_task_model_takes() -> None:
+    """gather.cypher reads tasks by a map projection (not their vectors, terms
+    or documents): it lists exactly what records.task_from_props reads, every
+    property a task is stored with but its terms."""
+    from ctxgraph.core.models import Task
+    from ctxgraph.graph.records import TASK_READ_PROPERTIES, task_props
+    from ctxgraph.signals import TaskSignals
+
+    full = Task(id="t", name="n", objective="o", acceptance_criteria=("a",), type="feature", blocked_reason="r",
+                blocked_at="2026-01-01T00:00:00Z", outcome_summary="s", success=True,
+                completed_at="2026-01-01T00:00:00Z", created_at="2026-01-01T00:00:00Z",
+                updated_at="2026-01-01T00:00:00Z",
+                signals=TaskSignals(keywords=("k",), domains=("d",), files_mentioned=("f",), task_types=("t",)))
+    assert set(task_props(full)) - {"terms", "term_count"} == TASK_READ_PROPERTIES
+    text = cypher.load("gather")
+    projections = re.findall(r"\b[dt] \{(\.id,[^}]*\.signal_types)\}", text)
+    assert len(projections) == 4  # the dependencies, the related tasks, the dated and undated recent ones
+    for found in projections:
+        assert {k.strip().lstrip(".") for k in found.split(",")} == TASK_READ_PROPERTIES

@@ -1,13 +1,13 @@
 """The history of finished tasks: its evidence for a context (the best tasks and
 files by BM25 — found by the full-text indexes, ``history_text.cypher``, and
 scored from the statistics the graph keeps exact, ``text.py`` — then the
-chosen ones' evidence and the nearest tasks by vector, bounded on the server,
-``history.cypher``), the task vectors it searches
+chosen ones' evidence, bounded on the server, ``history.cypher``, and the
+nearest tasks by vector, ``history_near.cypher``), the task vectors it searches
 (``embed-tasks``), and the corpus ``ctxgraph tune`` replays."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from neo4j import ManagedTransaction
@@ -37,21 +37,31 @@ class History(Neo4jConnection):
 
         return self._read(work)
 
+    def _near(self, tx: ManagedTransaction, terms: Sequence[str], vector: Sequence[float]) -> list[dict[str, Any]]:
+        """The ``history_near`` statement's neighbours of ``vector`` (the query's
+        embedding), each with the query ``terms`` it mentions and its files."""
+        rows = self._rows(tx, "history_near", terms=query_terms(terms), vector=[float(x) for x in vector],
+                          dense_top=evidence.DENSE_VOTERS, dense_fetch=4 * evidence.DENSE_VOTERS,
+                          cosine_decimals=COSINE_DECIMALS)
+        near: list[dict[str, Any]] = rows[0]["near"]
+        return near
+
     def _history_row(self, tx: ManagedTransaction, terms: Sequence[str], top_files: int,
-                     vector: Sequence[float] | None) -> tuple[dict[str, Any], TextTop]:
-        """The ``history`` statement's row and the exact text ranking it was
+                     near: Callable[[], list[dict[str, Any]]]) -> tuple[dict[str, Any], TextTop]:
+        """The ``history`` statement's row, with the neighbours ``near`` gives
+        (``_near``'s, asked for once the text ranking is done: it may run on
+        another thread meanwhile) as ``near``, and the exact text ranking it was
         asked with: ``history_text`` finds and describes the candidates, run
         again with more while a cut fails its check (``text.py``); ``history``
-        then reads the chosen tasks' and files' evidence, the neighbours and
-        the most touched files."""
+        then reads the chosen tasks' and files' evidence, the files the
+        neighbours touched and the most touched files."""
         query = query_terms(terms)
         top = self._text_top(tx, query) if query and self._text_indexes() else TextTop()
+        neighbours = near()
         row: dict[str, Any] = self._rows(
             tx, "history", terms=query, tasks=[t.id for t in top.tasks], text_paths=sorted(top.files),
-            top_files=top_files, vector=None if vector is None else [float(x) for x in vector],
-            dense_top=evidence.DENSE_VOTERS, dense_fetch=4 * evidence.DENSE_VOTERS,
-            cosine_decimals=COSINE_DECIMALS)[0]
-        return row, top
+            top_files=top_files, near_files=[n["files"] for n in neighbours])[0]
+        return {**row, "near": neighbours}, top
 
     def _text_top(self, tx: ManagedTransaction, query: Sequence[str]) -> TextTop:
         """The exact best tasks and files for the distinct terms ``query``."""

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import wait
+from concurrent.futures import Future, wait
+from typing import Any
 
 from neo4j import ManagedTransaction
 
@@ -40,11 +41,13 @@ class Neo4jStore(Writes, Reads, History, Memory, Outcomes, Anchors, Backup):
         vector: Sequence[float] | None = None,
     ) -> tuple[Candidates, HistoryEvidence]:
         # The history on this thread and, beside it on the store's worker, the
-        # query tags' degrees and the gather (whose rarity weights need them) in
-        # one read transaction: a context waits for the longer of the two, not
-        # for both (benchmarks/README.md, issue 18 steps 5 and 6). The context
-        # map's candidates are only wanted when the history has no files (an
-        # empty graph): then the gather runs again with them.
+        # neighbours by vector (which the history asks for once its text
+        # ranking is done), then the query tags' degrees and the gather (whose
+        # rarity weights need them) in one read transaction: a context waits
+        # for the longer of the two, not for both (benchmarks/README.md, issue
+        # 18 steps 5 and 6; issue 28 for the neighbours). The context map's
+        # candidates are only wanted when the history has no files (an empty
+        # graph): then the gather runs again with them.
         tags = [*query.keywords, *query.domains]
         plain = query.model_copy(update={"context_map": False})
 
@@ -52,11 +55,22 @@ class Neo4jStore(Writes, Reads, History, Memory, Outcomes, Anchors, Backup):
             dfs, total = self._tag_stats(tx, tags)
             return self._gather(tx, plain, dfs, total), dfs, total
 
-        pending = self._pool().submit(self._read, gather)
+        pool = self._pool()
+        neighbours: Future[list[dict[str, Any]]] | None = None
+        if vector is not None:
+            given = vector
+            neighbours = pool.submit(self._read, lambda tx: self._near(tx, terms, given))
+        pending = pool.submit(self._read, gather)
+
+        def near() -> list[dict[str, Any]]:
+            return [] if neighbours is None else neighbours.result()
+
         try:
-            history = history_of_row(*self._read(lambda tx: self._history_row(tx, terms, top_files, vector)))
+            history = history_of_row(*self._read(lambda tx: self._history_row(tx, terms, top_files, near)))
         except BaseException:
-            wait([pending])  # not left running on the store; the history's error is the one raised
+            # not left running on the store; the history's error is the one raised
+            running: list[Future[Any]] = [pending] if neighbours is None else [neighbours, pending]
+            wait(running)
             raise
         found, dfs, total = pending.result()
         if query.context_map and not history.files:
