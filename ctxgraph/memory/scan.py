@@ -29,9 +29,10 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, get_origin
 
 from ctxgraph.core.models import FileStat
+from ctxgraph.core.models.documents import HandoffDoc
 
 MAX_FILE_BYTES = 500 * 1024
 SNIFF_BYTES = 8192
@@ -48,12 +49,12 @@ TEXT_SUFFIXES = frozenset({
     ".lua", ".r", ".jl", ".ex", ".exs", ".erl", ".hs", ".ml", ".tf", ".proto", ".graphql", ".cypher",
 })
 TEXT_NAMES = frozenset({"Dockerfile", "Makefile", "README", "LICENSE", "CHANGES", "Justfile"})
-#: A handoff's keys (core.models.HandoffDoc) as a YAML or JSON file writes them: a file
-#: with ``task_id``, ``summary`` and one of the lists is a handoff, knowledge the graph
-#: holds already (``ctxgraph ingest handoff``), not the project's code.
-_HANDOFF_KEY = re.compile(r"""(?:^|[\s{,"'-])["']?(task_id|summary|files_created|files_modified|"""
-                          r"""dependencies_for_next|patterns_discovered|gotchas|decisions|open_questions)["']?\s*:""",
-                          re.MULTILINE)
+#: A handoff's lists (core.models.HandoffDoc's list fields): a YAML or JSON file with
+#: ``task_id``, ``summary`` and one of them is a handoff, knowledge the graph holds
+#: already (``ctxgraph ingest handoff``), not the project's code.
+_HANDOFF_LISTS = tuple(name for name, f in HandoffDoc.model_fields.items() if get_origin(f.annotation) is list)
+_HANDOFF_KEY = re.compile(r"""(?:^|[\s{,"'-])["']?(""" + "|".join(("task_id", "summary", *_HANDOFF_LISTS))
+                          + r""")["']?\s*:""", re.MULTILINE)
 _HANDOFF_SUFFIXES = frozenset({".yaml", ".yml", ".json"})
 #: A file modified this close to the scan (ns) is not trusted by its stat next time.
 RACY_NS = 2_000_000_000

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from ctxgraph.compute.output import ComputedContext
 from ctxgraph.core.models import Task, TaskStatus
 from ctxgraph.demo import DEMO_TASK, load_project
 from ctxgraph.errors import DependencyCycleError, InvalidDocumentError, UnknownTaskError
@@ -274,14 +275,21 @@ def test_one_context_waits_for_one_round_trip_on_neo4j(neo4j_store: object, extr
         threads.append(f"{name}@{threading.current_thread().name}")
         return rows(tx, name, **params)  # type: ignore[arg-type]
 
-    neo4j_store._rows = spy  # type: ignore[method-assign]
-    try:
-        before, reads = neo4j_store.statements_run, neo4j_store.transactions["read"]
-        ctx = svc.compute(task)
-    finally:
-        del neo4j_store._rows
-    assert ctx.prior_work and neo4j_store.statements_run - before == 4
-    assert neo4j_store.transactions["read"] - reads == 2
+    def spied() -> tuple[ComputedContext, int, int]:
+        """A context with its statements recorded in ``threads``: it, and the
+        statements and read transactions it ran."""
+        threads.clear()
+        neo4j_store._rows = spy  # type: ignore[method-assign]
+        try:
+            before, reads = neo4j_store.statements_run, neo4j_store.transactions["read"]
+            ctx = svc.compute(task)
+        finally:
+            del neo4j_store._rows
+        return ctx, neo4j_store.statements_run - before, neo4j_store.transactions["read"] - reads
+
+    ctx, statements, reads = spied()
+    assert ctx.prior_work and statements == 4
+    assert reads == 2
     main = threading.current_thread().name
     assert sorted(t.split("@")[0] for t in threads) == ["gather", "history", "history_text", "tag_stats"]
     assert f"history_text@{main}" in threads and f"history@{main}" in threads
@@ -291,15 +299,9 @@ def test_one_context_waits_for_one_round_trip_on_neo4j(neo4j_store: object, extr
     # worker (a read transaction before the gather's), while the text ranks.
     svc.embed_tasks()
     svc.compute(task)
-    threads.clear()
-    neo4j_store._rows = spy  # type: ignore[method-assign]
-    try:
-        before, reads = neo4j_store.statements_run, neo4j_store.transactions["read"]
-        ctx = svc.compute(task)
-    finally:
-        del neo4j_store._rows
-    assert ctx.prior_work and neo4j_store.statements_run - before == 5
-    assert neo4j_store.transactions["read"] - reads == 3
+    ctx, statements, reads = spied()
+    assert ctx.prior_work and statements == 5
+    assert reads == 3
     assert sorted(t.split("@")[0] for t in threads) == ["gather", "history", "history_near", "history_text",
                                                         "tag_stats"]
     assert {t.split("@")[1] for t in threads if t.startswith("history_near@")} == beside

@@ -241,13 +241,13 @@ class History:
         query = np.asarray(vector, dtype=np.float32)
         if query.shape != (corpus.vectors.shape[1],) or not np.linalg.norm(query):
             return ()
-        # One BLAS thread: the product reads the whole matrix once (memory-bound);
-        # OpenBLAS's default threads on a busy machine wait for a CPU instead
-        # (16,559 vectors: p50 4.7 ms, p95 20 ms on two threads; 0.9 / 9 on one).
         query = query / np.linalg.norm(query)
         # On a large store the exact scores are those of a shortlist (core.shortlist).
         short = corpus.signs.shortlist(query, shortlist_size(len(corpus.signs))) if corpus.signs is not None \
             else None
+        # One BLAS thread: the product reads the whole matrix once (memory-bound);
+        # OpenBLAS's default threads on a busy machine wait for a CPU instead
+        # (16,559 vectors: p50 4.7 ms, p95 20 ms on two threads; 0.9 / 9 on one).
         blas = _blas.find()
         with blas.single() if blas is not None else contextlib.nullcontext():
             sims = (corpus.vectors if short is None else corpus.vectors[short]) @ query
