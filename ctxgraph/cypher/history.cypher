@@ -1,5 +1,6 @@
 // The history's evidence for one query, bounded as core/evidence.py says, in
-// one round trip after the text ranking's (history_text.cypher, scored exactly
+// one round trip after the text ranking's (history_text_tasks.cypher and
+// history_text_files.cypher, scored exactly
 // by graph/neo4j_store/text.py). $tasks are the ids of the finished tasks that
 // text ranking chose, $text_paths the paths of the files it chose; $terms the
 // query's terms.

@@ -1,9 +1,10 @@
 """The query plans of the hot statements use the indexes the schema creates.
 
 Neo4j: ``EXPLAIN`` of the statements a context runs (``tag_stats``, ``gather``,
-``history_text``, ``history``, ``history_near``) and of the ingestion statements, as the store loads them. Every
-anchor lookup (tags, terms, tasks, handoffs, files, knowledge by key) must be
-an index seek; no statement may scan all nodes. Two label scans are known
+``history_text_tasks``, ``history_text_files``, ``history``, ``history_near``)
+and of the ingestion statements, as the store loads them. Every anchor lookup
+(tags, terms, tasks, handoffs, files, knowledge by key) must be an index
+seek; no statement may scan all nodes. Two label scans are known
 and kept on purpose: the context-map candidates (substring matches on path,
 component and notes cannot use a range index) and the history's every-file
 evidence. They are listed here so that a new scan fails the test.
@@ -33,7 +34,8 @@ from ctxgraph.signals import SignalExtractor
 
 #: Label scans that are known and accepted (see the module docstring), per statement.
 #: (Project: a handful of nodes.)
-KNOWN_LABEL_SCANS: dict[str, set[str]] = {"gather": {"File", "Project"}, "history": {"File"}, "history_text": set()}
+KNOWN_LABEL_SCANS: dict[str, set[str]] = {"gather": {"File", "Project"}, "history": {"File"},
+                                          "history_text_tasks": set(), "history_text_files": set()}
 
 GATHER = {
     "keywords": ["api", "cache"],
@@ -156,14 +158,15 @@ def test_history_near_reads_the_vector_index(explain: Any) -> None:
     assert "AllNodesScan" not in {op for op, _ in ops} and not _label_scans(ops)
 
 
-def test_history_text_reads_the_full_text_indexes_and_the_kept_statistics(explain: Any) -> None:
-    ops = explain("history_text", HISTORY)
+@pytest.mark.parametrize("name", ["history_text_tasks", "history_text_files"])
+def test_history_text_reads_the_full_text_indexes_and_the_kept_statistics(explain: Any, name: str) -> None:
+    ops = explain(name, HISTORY)
     seeks = " | ".join(_seeks(ops))
     assert "ProcedureCall" in {op for op, _ in ops}  # the candidates: the full-text indexes
     assert "term:Term(name) WHERE name = name" in seeks  # the query terms' document frequencies
     assert "c:Corpus(id) WHERE id =" in seeks  # the corpora's statistics
     assert "AllNodesScan" not in {op for op, _ in ops}
-    assert _label_scans(ops) <= KNOWN_LABEL_SCANS["history_text"]
+    assert _label_scans(ops) <= KNOWN_LABEL_SCANS[name]
 
 
 def test_tag_stats_reads_the_degree_and_count_stores(explain: Any) -> None:

@@ -249,10 +249,11 @@ def test_knowledge_chains_keep_the_latest_version(svc: ContextService) -> None:
 
 
 def test_one_context_waits_for_one_round_trip_on_neo4j(neo4j_store: object, extractor: object) -> None:
-    """The history beside the tags' degrees and the gather: four statements in
-    two read transactions, the history's two (its text candidates, then the
-    evidence of those chosen) on the calling thread; with task vectors a fifth,
-    the neighbours, on the worker in a third."""
+    """The history beside the files' text candidates and the tags' degrees and
+    the gather: five statements in three read transactions, the history's two
+    (its tasks' text candidates, then the evidence of those chosen) on the
+    calling thread, the files' candidates and the gather each on a worker;
+    with task vectors a sixth, the neighbours, on a worker in a fourth."""
     import threading
 
     from ctxgraph.graph.neo4j_store import Neo4jStore
@@ -267,7 +268,7 @@ def test_one_context_waits_for_one_round_trip_on_neo4j(neo4j_store: object, extr
     # were added (their query vectors are made then when some task has one).
     before = neo4j_store.statements_run
     svc.compute(task)
-    assert neo4j_store.statements_run - before == 4
+    assert neo4j_store.statements_run - before == 5
     threads: list[str] = []
     rows = neo4j_store._rows
 
@@ -288,29 +289,31 @@ def test_one_context_waits_for_one_round_trip_on_neo4j(neo4j_store: object, extr
         return ctx, neo4j_store.statements_run - before, neo4j_store.transactions["read"] - reads
 
     ctx, statements, reads = spied()
-    assert ctx.prior_work and statements == 4
-    assert reads == 2
+    assert ctx.prior_work and statements == 5
+    assert reads == 3
     main = threading.current_thread().name
-    assert sorted(t.split("@")[0] for t in threads) == ["gather", "history", "history_text", "tag_stats"]
-    assert f"history_text@{main}" in threads and f"history@{main}" in threads
+    assert sorted(t.split("@")[0] for t in threads) == ["gather", "history", "history_text_files",
+                                                        "history_text_tasks", "tag_stats"]
+    assert f"history_text_tasks@{main}" in threads and f"history@{main}" in threads
     beside = {t.split("@")[1] for t in threads if t.startswith(("gather@", "tag_stats@"))}
-    assert len(beside) == 1 and main not in beside  # one transaction on the worker, beside the history
-    # With task vectors the neighbours are a statement of their own, on the
-    # worker (a read transaction before the gather's), while the text ranks.
+    assert len(beside) == 1 and main not in beside  # one transaction on a worker, beside the history
+    assert f"history_text_files@{main}" not in threads
+    # With task vectors the neighbours are a statement of their own, on a
+    # worker (a read transaction of its own), while the text ranks.
     svc.embed_tasks()
     svc.compute(task)
     ctx, statements, reads = spied()
-    assert ctx.prior_work and statements == 5
-    assert reads == 3
-    assert sorted(t.split("@")[0] for t in threads) == ["gather", "history", "history_near", "history_text",
-                                                        "tag_stats"]
-    assert {t.split("@")[1] for t in threads if t.startswith("history_near@")} == beside
+    assert ctx.prior_work and statements == 6
+    assert reads == 4
+    assert sorted(t.split("@")[0] for t in threads) == ["gather", "history", "history_near", "history_text_files",
+                                                        "history_text_tasks", "tag_stats"]
+    assert f"history_near@{main}" not in threads
     # By id, the task's stored query vector comes with the task's own read.
     svc.compute("t-refresh")  # made and stored here (a task added before any vector)
     before = neo4j_store.statements_run
     svc.embedder = object()  # not embedded again: it would fail
     ctx = svc.compute("t-refresh", debug=True)
-    assert ctx.prior_work and neo4j_store.statements_run - before == 6
+    assert ctx.prior_work and neo4j_store.statements_run - before == 7
     assert "embedding the task failed" not in ctx.markdown
     neo4j_store.clear()
 
@@ -390,8 +393,9 @@ def test_a_neo4j_graph_without_the_task_vector_index_has_no_vectors(neo4j_store:
 def test_a_tied_text_cut_runs_only_the_text_statement_again(neo4j_store: object, tmp_path: Path) -> None:
     """Equal scores at both text cuts (120 finished tasks and 250 files with the
     same words) make Neo4j's first candidates (80 tasks, 200 files) fail their
-    check: only ``history_text`` runs again, with more, then ``history`` once for
-    the 40 tasks and 100 files chosen, the embedded store's choice."""
+    check: only ``history_text_tasks`` and ``history_text_files`` run again, with
+    more, then ``history`` once for the 40 tasks and 100 files chosen, the
+    embedded store's choice."""
     from ctxgraph.core.models import FileEntry
     from ctxgraph.graph.local import LocalStore
     from ctxgraph.graph.neo4j_store import Neo4jStore
@@ -419,7 +423,9 @@ def test_a_tied_text_cut_runs_only_the_text_statement_again(neo4j_store: object,
         got = history_of(neo4j_store, terms)
         del neo4j_store._rows
         # (the gather beside it asks for nothing but runs its own statements)
-        assert [n for n in names if n.startswith("history")] == ["history_text", "history_text", "history"]
+        text = [n for n in names if n.startswith("history_text")]
+        assert sorted(text) == ["history_text_files"] * 2 + ["history_text_tasks"] * 2
+        assert names[-1] == "history"
         assert len(got.tasks) == 40 and sum(f.text > 0 for f in got.files) == 100
         assert got.model_dump() == history_of(local, terms).model_dump()
     finally:

@@ -40,6 +40,8 @@ _SCHEMES = NEO4J_SCHEMES
 #: Default for how long the driver retries a transaction that failed transiently.
 DEFAULT_MAX_RETRY_TIME = 15.0
 RETRY_TIME_ENV = "CTXGRAPH_NEO4J_RETRY_SECONDS"
+#: Threads a store runs reads on beside the calling thread's (``_pool``).
+WORKERS = 2
 
 
 @dataclass(frozen=True)
@@ -189,10 +191,11 @@ class Neo4jConnection:
         self._workers: ThreadPoolExecutor | None = None
 
     def _pool(self) -> ThreadPoolExecutor:
-        """A thread for a read that runs beside another (made on first use)."""
+        """Threads for reads that run beside another (made on first use): a
+        context's files ranked by text, its neighbours by vector and its gather."""
         with self._lock:
             if self._workers is None:
-                self._workers = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ctxgraph-neo4j")
+                self._workers = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="ctxgraph-neo4j")
             return self._workers
 
     def close(self) -> None:

@@ -1,6 +1,7 @@
 """The history of finished tasks: its evidence for a context (the best tasks and
-files by BM25 — found by the full-text indexes, ``history_text.cypher``, and
-scored from the statistics the graph keeps exact, ``text.py`` — then the
+files by BM25 — found by the full-text indexes, ``history_text_tasks.cypher``
+and ``history_text_files.cypher`` side by side, and scored from the statistics
+the graph keeps exact, ``text.py`` — then the
 chosen ones' evidence, bounded on the server, ``history.cypher``, and the
 nearest tasks by vector, ``history_near.cypher``), the task vectors it searches
 (``embed-tasks``), and the corpus ``ctxgraph tune`` replays."""
@@ -8,7 +9,7 @@ nearest tasks by vector, ``history_near.cypher``), the task vectors it searches
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from neo4j import ManagedTransaction
 from neo4j import exceptions as neo4j_errors
@@ -20,8 +21,12 @@ from ctxgraph.core.models import FileEvidence, HistoryEvidence, NeighbourEvidenc
 from ctxgraph.core.vectors import COSINE_DECIMALS, DIMENSIONS
 from ctxgraph.graph.memory_records import fulltext_query
 from ctxgraph.graph.neo4j_store.connection import Neo4jConnection, _first_line, log
-from ctxgraph.graph.neo4j_store.text import FETCH, GROWTH, TextTop, text_top
+from ctxgraph.graph.neo4j_store.text import FETCH, GROWTH, TextTop, file_top, task_top
 from ctxgraph.graph.records import file_from_props, replay_task, task_text, text_hash
+
+R = TypeVar("R")
+#: A text candidates statement's row for distinct query terms and a limit (``_text_tasks``, ``_text_files``).
+TextFetch = Callable[[ManagedTransaction, Sequence[str], int], dict[str, Any]]
 
 
 class History(Neo4jConnection):
@@ -47,35 +52,69 @@ class History(Neo4jConnection):
         return near
 
     def _history_row(self, tx: ManagedTransaction, terms: Sequence[str], top_files: int,
-                     near: Callable[[], list[dict[str, Any]]]) -> tuple[dict[str, Any], TextTop]:
+                     near: Callable[[], list[dict[str, Any]]],
+                     files: Callable[[], dict[str, Any] | None]) -> tuple[dict[str, Any], TextTop]:
         """The ``history`` statement's row, with the neighbours ``near`` gives
-        (``_near``'s, asked for once the text ranking is done: it may run on
-        another thread meanwhile) as ``near``, and the exact text ranking it was
-        asked with: ``history_text`` finds and describes the candidates, run
-        again with more while a cut fails its check (``text.py``); ``history``
-        then reads the chosen tasks' and files' evidence, the files the
-        neighbours touched and the most touched files."""
+        (``_near``'s) as ``near``, and the exact text ranking it was asked with:
+        ``history_text_tasks`` and ``history_text_files`` find and describe the
+        candidates (the files' first row is the one ``files`` gives,
+        ``_file_candidates``'), each run again with more while its cut fails
+        its check (``text.py``). The callables are asked only once the tasks
+        are ranked: their statements may run on other threads meanwhile, and
+        the scoring stays on this one (a worker that held the interpreter
+        would keep this thread waiting for it). ``history`` then reads the
+        chosen tasks' and files' evidence, the files the neighbours touched
+        and the most touched files."""
         query = query_terms(terms)
-        top = self._text_top(tx, query) if query and self._text_indexes() else TextTop()
+        top = TextTop()
+        if self._text_ready(query):
+            top.tasks = self._ranked(tx, self._text_tasks, query, FETCH * evidence.TASK_TOP, task_top)
+            top.files = self._ranked(tx, self._text_files, query, FETCH * evidence.FILE_TOP, file_top,
+                                     first=files())
         neighbours = near()
         row: dict[str, Any] = self._rows(
             tx, "history", terms=query, tasks=[t.id for t in top.tasks], text_paths=sorted(top.files),
             top_files=top_files, near_files=[n["files"] for n in neighbours])[0]
         return {**row, "near": neighbours}, top
 
-    def _text_top(self, tx: ManagedTransaction, query: Sequence[str]) -> TextTop:
-        """The exact best tasks and files for the distinct terms ``query``."""
-        task_fetch, file_fetch = FETCH * evidence.TASK_TOP, FETCH * evidence.FILE_TOP
+    def _text_ready(self, query: Sequence[str]) -> bool:
+        """Whether ``query`` (distinct terms) is ranked by text: it has terms
+        and the store its full-text indexes."""
+        return bool(query) and self._text_indexes()
+
+    def _file_candidates(self, tx: ManagedTransaction, terms: Sequence[str]) -> dict[str, Any] | None:
+        """The first ``history_text_files`` row for ``terms`` (None: no text
+        ranking), fetched beside the tasks' ranking."""
+        query = query_terms(terms)
+        if not self._text_ready(query):
+            return None
+        return self._text_files(tx, query, FETCH * evidence.FILE_TOP)
+
+    def _text_tasks(self, tx: ManagedTransaction, query: Sequence[str], fetch: int) -> dict[str, Any]:
+        """The ``history_text_tasks`` row: ``fetch`` task candidates for the distinct terms ``query``."""
+        row: dict[str, Any] = self._rows(tx, "history_text_tasks", **_text_params(query, fetch))[0]
+        return row
+
+    def _text_files(self, tx: ManagedTransaction, query: Sequence[str], fetch: int) -> dict[str, Any]:
+        """The ``history_text_files`` row: ``fetch`` file candidates for the distinct terms ``query``."""
+        row: dict[str, Any] = self._rows(tx, "history_text_files", **_text_params(query, fetch))[0]
+        return row
+
+    def _ranked(self, tx: ManagedTransaction, candidates: TextFetch, query: Sequence[str], fetch: int,
+                cut: Callable[[dict[str, Any], Sequence[str], int], tuple[R, bool]],
+                first: dict[str, Any] | None = None) -> R:
+        """The best of the ``candidates`` for the distinct terms ``query`` by
+        ``cut`` (``text.task_top`` or ``file_top``): ``fetch`` of them first
+        (the row ``first`` when given), ``GROWTH`` x as many again while the
+        cut fails its check."""
+        row = first if first is not None else candidates(tx, query, fetch)
         while True:
-            row = self._rows(tx, "history_text", terms=list(query), wanted=dict.fromkeys(query, True),
-                             query=fulltext_query(query), task_fetch=task_fetch, file_fetch=file_fetch)[0]
-            top = text_top(row, query, task_fetch, file_fetch)
-            if top.tasks_done and top.files_done:
-                return top
-            log.debug("history: a text cut failed its check; %d/%d tasks, %d/%d files fetched again",
-                      task_fetch, GROWTH * task_fetch, file_fetch, GROWTH * file_fetch)
-            task_fetch *= 1 if top.tasks_done else GROWTH
-            file_fetch *= 1 if top.files_done else GROWTH
+            best, done = cut(row, query, fetch)
+            if done:
+                return best
+            log.debug("history: a text cut failed its check; %d fetched, %d next", fetch, GROWTH * fetch)
+            fetch *= GROWTH
+            row = candidates(tx, query, fetch)
 
     def _text_indexes(self) -> bool:
         """Whether the history's full-text indexes exist: always when the
@@ -139,6 +178,11 @@ class History(Neo4jConnection):
 
 
 _TEXT_INDEXES = ("task_text", "file_text")
+
+
+def _text_params(query: Sequence[str], fetch: int) -> dict[str, Any]:
+    """A text candidates statement's parameters (``history_text_tasks.cypher``)."""
+    return {"terms": list(query), "wanted": dict.fromkeys(query, True), "query": fulltext_query(query), "fetch": fetch}
 
 
 def history_of_row(row: dict[str, Any], top: TextTop) -> HistoryEvidence:

@@ -120,6 +120,11 @@ class Reads(Neo4jConnection):
 
     def _gather(self, tx: ManagedTransaction, query: GatherQuery, dfs: dict[str, int], total: int) -> Candidates:
         """``gather.cypher`` given the query tags' degrees and the taggable items (the tag rarity's evidence)."""
+        return candidates_of_row(query, self._gather_row(tx, query, dfs, total), dfs, total)
+
+    def _gather_row(self, tx: ManagedTransaction, query: GatherQuery, dfs: dict[str, int],
+                    total: int) -> dict[str, Any]:
+        """``gather.cypher``'s one row, as ``_gather`` asks for it."""
         def under_cap(tags: Sequence[str]) -> list[tuple[str, float]]:
             return rarity.weighted(tags, dfs, total, query.max_tag_df)
 
@@ -132,7 +137,7 @@ class Reads(Neo4jConnection):
             recent_limit=query.recent_limit, context_map=query.context_map,
             concurrent_of=query.concurrent_of, concurrent_limit=query.concurrent_limit, anchors=query.anchors,
         )[0]
-        return _candidates(query, row, dfs, total)
+        return row
 
     def stats(self) -> Stats:
         def work(tx: ManagedTransaction) -> Stats:
@@ -143,7 +148,7 @@ class Reads(Neo4jConnection):
         return self._read(work)
 
 
-def _candidates(query: GatherQuery, r: dict[str, Any], dfs: dict[str, int], total: int) -> Candidates:
+def candidates_of_row(query: GatherQuery, r: dict[str, Any], dfs: dict[str, int], total: int) -> Candidates:
     """The ``gather`` statement's one row as candidates."""
     recent = [task_from_props(p) for p in r["recent"]]
     return Candidates(

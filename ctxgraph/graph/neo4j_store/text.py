@@ -5,7 +5,8 @@ Lucene's BM25 counts the documents a write replaced until its segments merge
 (their terms in ``docFreq``, their lengths in the average), so after a real
 write history its scores drift from the embedded store's, and which of two
 near-equal documents it ranks first depends on what was rewritten. Here
-Lucene's full-text indexes only find the candidates (``history_text.cypher``);
+Lucene's full-text indexes only find the candidates (``history_text_tasks.cypher``
+and ``history_text_files.cypher``, run side by side);
 each candidate is scored again by :func:`ctxgraph.core.bm25.score_documents`
 from its document (length, the query terms' frequencies) and the statistics
 the store keeps exact at write time (``tasks_doc``, ``files_refresh``), and
@@ -58,48 +59,40 @@ class TaskHit:
 @dataclass
 class TextTop:
     """The best finished tasks (``core.evidence.best_first`` order, at most
-    ``TASK_TOP``; None: the cut failed its check) and the best files by text
-    (path -> score, at most ``FILE_TOP``; None: likewise), of one ``history_text`` row."""
+    ``TASK_TOP``) and the best files by text (path -> score, at most
+    ``FILE_TOP``) of one query."""
 
     tasks: list[TaskHit] = field(default_factory=list)
     files: dict[str, float] = field(default_factory=dict)
-    #: Whether each cut passed its check (or can fetch no more: ``MOST``).
-    tasks_done: bool = True
-    files_done: bool = True
 
 
-def text_top(row: dict[str, Any], terms: Sequence[str], task_fetch: int, file_fetch: int) -> TextTop:
-    """The exact best tasks and files for the distinct query ``terms`` among
-    the candidates of a ``history_text`` row fetched with these limits."""
-    tasks, tasks_done = _best_tasks(row, terms, task_fetch)
-    files, files_done = _best_files(row, terms, file_fetch)
-    return TextTop(tasks=tasks, files=files,
-                   tasks_done=tasks_done or task_fetch >= MOST * evidence.TASK_TOP,
-                   files_done=files_done or file_fetch >= MOST * evidence.FILE_TOP)
-
-
-def _best_tasks(row: dict[str, Any], terms: Sequence[str], fetched: int) -> tuple[list[TaskHit], bool]:
-    found = row["tasks"]
-    count, total = row["task_corpus"]
-    df = {name: task_df for name, task_df, _ in row["df"]}
+def task_top(row: dict[str, Any], terms: Sequence[str], fetched: int) -> tuple[list[TaskHit], bool]:
+    """The exact best finished tasks for the distinct query ``terms`` among
+    the candidates of a ``history_text_tasks`` row fetched with this limit,
+    and whether the cut passed its check (or can fetch no more: ``MOST``)."""
+    found = row["found"]
+    count, total = row["corpus"]
     scores = score_documents(terms, [(dict.fromkeys(t["matched"], 1), t["length"]) for t in found],
-                             count=count, total=total, df=df) if count else _lucene(found)
+                             count=count, total=total, df=dict(row["df"])) if count else _lucene(found)
     hits = [TaskHit(t["id"], s, t["completed_at"], tuple(sorted(set(t["matched"]))))
             for t, s in zip(found, scores, strict=True) if s > 0]
     best = evidence.best_first(hits)[:evidence.TASK_TOP]
-    return best, _complete(found, scores, fetched, best[-1].score if len(best) == evidence.TASK_TOP else None)
+    last = best[-1].score if len(best) == evidence.TASK_TOP else None
+    return best, _complete(found, scores, fetched, last) or fetched >= MOST * evidence.TASK_TOP
 
 
-def _best_files(row: dict[str, Any], terms: Sequence[str], fetched: int) -> tuple[dict[str, float], bool]:
-    found = row["text_files"]
-    count, total = row["file_corpus"]
-    df = {name: file_df for name, _, file_df in row["df"]}
+def file_top(row: dict[str, Any], terms: Sequence[str], fetched: int) -> tuple[dict[str, float], bool]:
+    """The exact best files (path -> score) for the distinct query ``terms``
+    among the candidates of a ``history_text_files`` row fetched with this
+    limit, and whether the cut passed its check (or can fetch no more)."""
+    found = row["found"]
+    count, total = row["corpus"]
     scores = score_documents(terms, [(Counter(f["hits"]), f["length"]) for f in found],
-                             count=count, total=total, df=df) if count else _lucene(found)
+                             count=count, total=total, df=dict(row["df"])) if count else _lucene(found)
     best = evidence.best_files(((f["path"], s) for f, s in zip(found, scores, strict=True) if s > 0),
                                evidence.FILE_TOP)
     last = min(best.values()) if len(best) == evidence.FILE_TOP else None
-    return best, _complete(found, scores, fetched, last)
+    return best, _complete(found, scores, fetched, last) or fetched >= MOST * evidence.FILE_TOP
 
 
 def _lucene(found: Sequence[dict[str, Any]]) -> list[float]:
@@ -120,4 +113,4 @@ def _complete(found: Sequence[dict[str, Any]], scores: Sequence[float], fetched:
     return lowest * ratio * (1 + SPREAD) < last - _UNIT
 
 
-__all__ = ["FETCH", "GROWTH", "MOST", "SPREAD", "TaskHit", "TextTop", "text_top"]
+__all__ = ["FETCH", "GROWTH", "MOST", "SPREAD", "TaskHit", "TextTop", "file_top", "task_top"]
