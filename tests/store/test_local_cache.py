@@ -3,6 +3,8 @@ another process (another connection) must invalidate the cache."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from ctxgraph.graph.local import LocalStore
@@ -12,7 +14,10 @@ from tests._reads import gathered, history_of
 from tests.store.test_store import record, task
 
 
-def test_history_cache_sees_own_and_other_connections_writes(tmp_path: Path, extractor: SignalExtractor) -> None:
+@contextmanager
+def two_connections(tmp_path: Path, extractor: SignalExtractor) -> Iterator[tuple[ContextService, ContextService]]:
+    """Two services on one store file, each on its own connection (as two
+    processes are): tasks t1 and t2, t1 finished, the history read by the first."""
     path = tmp_path / "g.db"
     first, second = LocalStore.open(path), LocalStore.open(path)
     try:
@@ -20,15 +25,49 @@ def test_history_cache_sees_own_and_other_connections_writes(tmp_path: Path, ext
         a.add_tasks([{"id": "t1", "objective": "parse cookies"}, {"id": "t2", "objective": "parse headers"}])
         a.ingest_handoff({"task_id": "t1", "summary": "s", "files_modified": [{"path": "cookies.py"}]})
         assert history_of(first, ["parse"]).n_tasks == 1
+        yield a, b
+    finally:
+        first.close()
+        second.close()
+
+
+def test_history_cache_sees_own_and_other_connections_writes(tmp_path: Path, extractor: SignalExtractor) -> None:
+    with two_connections(tmp_path, extractor) as (a, b):
+        first = a.store
         b.ingest_handoff({"task_id": "t2", "summary": "s", "files_modified": [{"path": "headers.py"}]})
         seen = history_of(first, ["parse"])
         assert seen.n_tasks == 2
         assert {f.entry.path: f.touches for f in seen.files} == {"cookies.py": 1, "headers.py": 1}
         a.add_files([])  # an own write that changes nothing still leaves the answers right
         assert history_of(first, ["headers"]).tasks[0].id == "t2"
-    finally:
-        first.close()
-        second.close()
+
+
+def test_other_processes_contexts_and_chunks_leave_the_history_cache_as_it_is(
+    tmp_path: Path, extractor: SignalExtractor,
+) -> None:
+    """The cache is keyed on the graph's generation, not on every change of the
+    file: another connection's recorded contexts, chunks and index runs leave
+    it as it is (at a million nodes each rebuild of the corpus took ~25 s),
+    while its graph writes, and an own one, make a new one."""
+    from ctxgraph.core.models import MemoryChunk, MemoryProject
+
+    with two_connections(tmp_path, extractor) as (a, b):
+        first, second = a.store, b.store
+        assert isinstance(first, LocalStore) and isinstance(second, LocalStore)
+        cached = first._corpus_cache
+        b.compute("t2")
+        assert b.flush_outcomes(10) and second.deliveries()  # recorded by the other connection
+        chunk = MemoryChunk(path="cookies.py", start_line=1, end_line=2, text="def parse():\n    pass",
+                            text_hash="h", token_estimate=3, file_sha256="s")
+        second.write_memory(MemoryProject(id="p", root=str(tmp_path), indexed_at="2026-01-01T00:00:00Z",
+                                          embeddings=False), [chunk], [])
+        assert history_of(first, ["parse"]).n_tasks == 1 and first._corpus_cache is cached
+        b.ingest_handoff({"task_id": "t2", "summary": "s", "files_modified": [{"path": "headers.py"}]})
+        assert history_of(first, ["parse"]).n_tasks == 2 and first._corpus_cache is not cached
+        cached = first._corpus_cache
+        a.add_tasks([{"id": "t3", "objective": "parse forms"}])
+        history_of(first, ["parse"])
+        assert first._corpus_cache is not cached
 
 
 def test_a_store_from_before_task_vectors_reads_without_them(tmp_path: Path, extractor: SignalExtractor) -> None:

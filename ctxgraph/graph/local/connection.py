@@ -181,6 +181,8 @@ class Connection:
                 raise StoreUnavailableError(
                     f"{self.path} was written by a newer ctxgraph (schema {row[0]})"
                 )
+            for statement in sql.GRAPH_GENERATION_MAKE:
+                cur.execute(statement)
             # the kept counts (sql.AGGREGATES): made and filled once, in this transaction
             kept = cur.execute(sql.AGGREGATES_VERSION_GET).fetchone()
             if kept is None or kept[0] != sql.AGGREGATES_VERSION:
@@ -270,7 +272,12 @@ class Connection:
                 cur.close()
 
     def version(self, cur: sqlite3.Cursor) -> tuple[int, int]:
-        """What the caches are keyed on: changes by other connections, and own counted commits."""
+        """What the caches are keyed on: the graph's generation (``sql.GRAPH_GENERATION``);
+        in a store without one (an older store opened read-only), every change
+        by other connections and own counted commits."""
+        row = cur.execute(sql.GRAPH_GENERATION).fetchone()
+        if row is not None:
+            return int(row[0]), -1
         return int(cur.execute(sql.DATA_VERSION).fetchone()[0]), self._writes
 
     def has_index(self, cur: sqlite3.Cursor, name: str) -> bool:

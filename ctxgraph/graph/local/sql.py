@@ -77,6 +77,39 @@ CREATE INDEX IF NOT EXISTS tasks_blocked ON nodes (coalesce(json_extract(props, 
 CREATE INDEX IF NOT EXISTS tasks_in_progress ON nodes (coalesce(json_extract(props, '$.updated_at'), '') DESC, id)
     WHERE label = 'Task' AND json_extract(props, '$.status') = 'in_progress';
 """
+#: The graph's generation: what the caches of the history and the tags are
+#: keyed on (``Connection.version``). Bumped by triggers on every change of a
+#: node, an edge or a task vector (so also when another process or program
+#: writes the file), except the associative memory's chunks and index runs
+#: (``Chunk`` and ``Project`` nodes: their own generation, ``MEMORY_GENERATION``)
+#: and what no cache holds (the deliveries log, the anchors, the tasks' query
+#: vectors): keyed on every change (``PRAGMA data_version``), a context another
+#: process recorded, or a batch it indexed, made this one's next context
+#: rebuild the history's corpus (about 25 s at 1,000,000 nodes). Made, when
+#: missing, by every writing open; a store without it (an older one opened
+#: read-only) is keyed on ``PRAGMA data_version``.
+GRAPH_GENERATION = "SELECT value FROM meta WHERE key = 'graph_generation'"
+
+
+_BUMP = " BEGIN UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) WHERE key = 'graph_generation'; END"
+_NEW_NODE = " WHEN NEW.label NOT IN ('Chunk', 'Project')"
+_OLD_NODE = " WHEN OLD.label NOT IN ('Chunk', 'Project')"
+_NEW_EDGE = " WHEN NEW.src_label NOT IN ('Chunk', 'Project')"
+_OLD_EDGE = " WHEN OLD.src_label NOT IN ('Chunk', 'Project')"
+GRAPH_GENERATION_MAKE = (
+    "INSERT INTO meta (key, value) VALUES ('graph_generation', '0') ON CONFLICT (key) DO NOTHING",
+    "CREATE TRIGGER IF NOT EXISTS graph_generation_node_add AFTER INSERT ON nodes" + _NEW_NODE + _BUMP,
+    "CREATE TRIGGER IF NOT EXISTS graph_generation_node_change AFTER UPDATE ON nodes" + _NEW_NODE + _BUMP,
+    "CREATE TRIGGER IF NOT EXISTS graph_generation_node_remove AFTER DELETE ON nodes" + _OLD_NODE + _BUMP,
+    "CREATE TRIGGER IF NOT EXISTS graph_generation_edge_add AFTER INSERT ON edges" + _NEW_EDGE + _BUMP,
+    "CREATE TRIGGER IF NOT EXISTS graph_generation_edge_change AFTER UPDATE ON edges" + _NEW_EDGE + _BUMP,
+    "CREATE TRIGGER IF NOT EXISTS graph_generation_edge_remove AFTER DELETE ON edges" + _OLD_EDGE + _BUMP,
+    "CREATE TRIGGER IF NOT EXISTS graph_generation_vector_add AFTER INSERT ON task_vectors" + _BUMP,
+    "CREATE TRIGGER IF NOT EXISTS graph_generation_vector_change AFTER UPDATE ON task_vectors" + _BUMP,
+    "CREATE TRIGGER IF NOT EXISTS graph_generation_vector_remove AFTER DELETE ON task_vectors" + _BUMP,
+)
+
+
 #: What the store keeps at write time, by triggers (so also when another program
 #: writes the file): nodes per label and TAGGED edges per tag (the tag rarity's
 #: ``n`` and ``df``, the context map's size), read by key instead of counted per
