@@ -1,10 +1,10 @@
 """The history of finished tasks: its evidence for a context (the best tasks and
 files by BM25 — found by the full-text indexes, ``history_text_tasks.cypher``
 and ``history_text_files.cypher`` side by side, and scored from the statistics
-the graph keeps exact, ``text.py`` — then the
-chosen ones' evidence, bounded on the server, ``history.cypher``, and the
-nearest tasks by vector, ``history_near.cypher``), the task vectors it searches
-(``embed-tasks``), and the corpus ``ctxgraph tune`` replays."""
+the graph keeps exact, ``text.py`` — then the chosen ones' evidence, bounded
+on the server, ``history.cypher``, and the nearest tasks by vector,
+``history_near.cypher``), the task vectors it searches (``embed-tasks``), and
+the corpus ``ctxgraph tune`` replays."""
 
 from __future__ import annotations
 

@@ -6,11 +6,11 @@ Lucene's BM25 counts the documents a write replaced until its segments merge
 write history its scores drift from the embedded store's, and which of two
 near-equal documents it ranks first depends on what was rewritten. Here
 Lucene's full-text indexes only find the candidates (``history_text_tasks.cypher``
-and ``history_text_files.cypher``, run side by side);
-each candidate is scored again by :func:`ctxgraph.core.bm25.score_documents`
-from its document (length, the query terms' frequencies) and the statistics
-the store keeps exact at write time (``tasks_doc``, ``files_refresh``), and
-the best are cut in the one order both stores use (``core.evidence``).
+and ``history_text_files.cypher``, run side by side); each candidate is scored
+again by :func:`ctxgraph.core.bm25.score_documents` from its document (length,
+the query terms' frequencies) and the statistics the store keeps exact at
+write time (``tasks_doc``, ``files_refresh``), and the best are cut in the one
+order both stores use (``core.evidence``).
 
 The candidates are the ``FETCH`` x as many as wanted that Lucene ranks best.
 They hold the exact best unless a document Lucene ranked lower scores, with
