@@ -2,8 +2,8 @@
 
 One row per anchor (``id``, ``owner``, ``path``, ``current_path`` and the
 anchor's JSON), indexed by owner and by both paths; made by the first write
-of anchors. Like the deliveries log its writes do not count as changes of
-the graph (the history and tag caches never read it), and it is not part of
+of anchors. Like the deliveries log its writes leave the graph's generation
+as it is (the history and tag caches never read it), and it is not part of
 ``stats`` or an export: anchors describe the work tree, not the knowledge.
 """
 
@@ -37,7 +37,7 @@ class Anchors:
         """Create or replace ``anchors`` (by id), in one transaction."""
         if not anchors:
             return
-        with self.db.write(counted=False) as cur:
+        with self.db.write() as cur:
             for statement in sql.ANCHORS_TABLE:
                 cur.execute(statement)
             cur.executemany(sql.ANCHOR_PUT, [

@@ -91,7 +91,6 @@ class Connection:
         self.read_only = read_only
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.RLock()
-        self._writes = 0  # own commits (PRAGMA data_version only counts other connections')
         self._indexes: set[str] | None = None  # index names, read once per open
         self._aggregates: bool | None = None  # whether the kept counts exist, read once per open
 
@@ -209,11 +208,9 @@ class Connection:
                 self._conn = None
 
     @contextmanager
-    def write(self, *, counted: bool = True) -> Iterator[sqlite3.Cursor]:
+    def write(self) -> Iterator[sqlite3.Cursor]:
         """One write transaction: committed on clean exit, rolled back on error
-        (and by SQLite on the next open if the process dies inside it).
-        ``counted=False``: a write that changes nothing the caches hold (the
-        deliveries log), so they stay valid."""
+        (and by SQLite on the next open if the process dies inside it)."""
         if self.read_only:
             raise StoreUnavailableError(f"the embedded store at {self.path} was opened read-only")
         with self._lock:
@@ -243,7 +240,6 @@ class Connection:
                     if self.conn.in_transaction:
                         cur.execute(sql.ROLLBACK)
                     raise StoreUnavailableError(_open_failure(self.path, exc)) from None
-                self._writes += counted
             finally:
                 cur.close()
 
@@ -272,13 +268,14 @@ class Connection:
                 cur.close()
 
     def version(self, cur: sqlite3.Cursor) -> tuple[int, int]:
-        """What the caches are keyed on: the graph's generation (``sql.GRAPH_GENERATION``);
-        in a store without one (an older store opened read-only), every change
-        by other connections and own counted commits."""
+        """What the caches are keyed on: the graph's generation (``sql.GRAPH_GENERATION``,
+        made by every writing open); in a store without one (an older store
+        opened read-only, so never written by this connection), every change
+        by other connections."""
         row = cur.execute(sql.GRAPH_GENERATION).fetchone()
         if row is not None:
-            return int(row[0]), -1
-        return int(cur.execute(sql.DATA_VERSION).fetchone()[0]), self._writes
+            return int(row[0]), 0
+        return int(cur.execute(sql.DATA_VERSION).fetchone()[0]), -1
 
     def has_index(self, cur: sqlite3.Cursor, name: str) -> bool:
         if self._indexes is None:

@@ -309,8 +309,8 @@ class History:
                 for tid, digest, blob in cur.execute(sql.TASK_QUERIES_AMONG, (json.dumps(list(ids)),))}
 
     def write_task_query_vectors(self, rows: Sequence[tuple[str, str, Sequence[float]]]) -> None:
-        # Not counted as a change of the history: its cached corpus stays valid.
-        with self.db.write(counted=False) as cur:
+        # (no change of the graph's generation: the cached corpus stays valid)
+        with self.db.write() as cur:
             known = {tid for (tid,) in cur.execute(sql.TASK_IDS_AMONG, (json.dumps([r[0] for r in rows]),))}
             cur.executemany(
                 sql.TASK_QUERIES_PUT,

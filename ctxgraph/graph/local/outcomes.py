@@ -2,12 +2,11 @@
 
 One row per delivered context (``id``, ``task_id``, ``at`` and the record's
 compact JSON; ``score`` once its task's handoff scored it), indexed by task
-and by time. Its writes do not count as changes of the graph
-(``Connection.write(counted=False)``): the history and tag caches, which
-never read this table, stay valid, so recording a context does not make the
-next one rebuild them. (Another process on the same file still sees the file
-change, as with any write.) A store written before this table existed gets
-it on its next writing open; read-only, it reads as empty.
+and by time. Its writes leave the graph's generation as it is
+(``sql.GRAPH_GENERATION``): the history and tag caches, which never read this
+table, stay valid, so recording a context does not make the next one, in
+this process or another, rebuild them. A store written before this table
+existed gets it on its next writing open; read-only, it reads as empty.
 """
 
 from __future__ import annotations
@@ -49,7 +48,7 @@ class Outcomes:
         newest ``keep``, in one transaction."""
         if not deliveries:
             return
-        with self.db.write(counted=False) as cur:
+        with self.db.write() as cur:
             cur.executemany(sql.DELIVERY_INSERT, [(d.id, d.task_id, d.at, record_json(d)) for d in deliveries])
             if trim_due(int(cur.execute(sql.DELIVERY_COUNT).fetchone()[0]), max(1, keep)):
                 cur.execute(sql.DELIVERY_TRIM, (max(1, keep),))
@@ -71,7 +70,7 @@ class Outcomes:
         """Set each delivery's score (deliveries gone since are skipped)."""
         if not scores:
             return
-        with self.db.write(counted=False) as cur:
+        with self.db.write() as cur:
             cur.executemany(sql.DELIVERY_SCORE, [(score_json(s), delivery_id) for delivery_id, s in scores])
 
     def handoff_files(self, task_ids: Sequence[str]) -> dict[str, list[str]]:

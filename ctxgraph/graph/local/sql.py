@@ -23,7 +23,7 @@ JOURNAL_DELETE = "PRAGMA journal_mode = DELETE"
 SYNCHRONOUS_NORMAL = "PRAGMA synchronous = NORMAL"
 FOREIGN_KEYS_OFF = "PRAGMA foreign_keys = OFF"
 PROBE = "SELECT count(*) FROM sqlite_master"
-#: Changes by other connections (own commits are counted by the store).
+#: Changes by other connections: what a store without the graph's generation (below) is keyed on.
 DATA_VERSION = "PRAGMA data_version"
 BEGIN = "BEGIN"
 BEGIN_IMMEDIATE = "BEGIN IMMEDIATE"
