@@ -392,10 +392,11 @@ def test_a_neo4j_graph_without_the_task_vector_index_has_no_vectors(neo4j_store:
 
 def test_a_tied_text_cut_runs_only_the_text_statement_again(neo4j_store: object, tmp_path: Path) -> None:
     """Equal scores at both text cuts (120 finished tasks and 250 files with the
-    same words) make Neo4j's first candidates (80 tasks, 200 files) fail their
+    same words) make Neo4j's first candidates (40 tasks, 200 files) fail their
     check: only ``history_text_tasks`` and ``history_text_files`` run again, with
-    more, then ``history`` once for the 40 tasks and 100 files chosen, the
+    more, then ``history`` once for the 20 tasks and 100 files chosen, the
     embedded store's choice."""
+    from ctxgraph.core import evidence
     from ctxgraph.core.models import FileEntry
     from ctxgraph.graph.local import LocalStore
     from ctxgraph.graph.neo4j_store import Neo4jStore
@@ -426,7 +427,7 @@ def test_a_tied_text_cut_runs_only_the_text_statement_again(neo4j_store: object,
         text = [n for n in names if n.startswith("history_text")]
         assert sorted(text) == ["history_text_files"] * 2 + ["history_text_tasks"] * 2
         assert names[-1] == "history"
-        assert len(got.tasks) == 40 and sum(f.text > 0 for f in got.files) == 100
+        assert len(got.tasks) == evidence.TASK_TOP and sum(f.text > 0 for f in got.files) == 100
         assert got.model_dump() == history_of(local, terms).model_dump()
     finally:
         local.close()
