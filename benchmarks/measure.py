@@ -127,7 +127,10 @@ def measure(
         warm += 1
     if warm:
         say(f"warm-up: {warm} untimed contexts in {warmup:.0f}s")
+    # each row stands for a server process, which settles its heap after its
+    # first context (ctxgraph.service.heap.settle, once per process: here per row)
     gc.collect()
+    gc.freeze()
 
     def order(i: int) -> Sequence[bool]:
         return configs if i % 2 == 0 else configs[::-1]

@@ -5,7 +5,8 @@ service and works through its ``compute`` — no second code path.
 - :func:`compute_within`: ``compute`` with the budget lowered until the
   response built from the context fits a size cap (the warning a context
   computed without the store's answer carries is
-  :func:`ctxgraph.compute.output.store_warning`, the CLI's too).
+  :func:`ctxgraph.compute.output.store_warning`, the CLI's too). After the
+  server's first context its heap is settled (:mod:`ctxgraph.service.heap`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from ctxgraph.compute.budget import BudgetExceededError
 from ctxgraph.compute.output import ComputedContext
 from ctxgraph.errors import CtxgraphError
 from ctxgraph.service import ContextService
+from ctxgraph.service.heap import settle
 
 #: Budget lowerings tried before a context that does not fit the cap is refused.
 MAX_LOWERINGS = 6
@@ -51,6 +53,7 @@ def compute_within(
             raise _too_large(ctx.task_id, cap, lowered) from None
         measured = size(ctx)
     svc.record_delivery(ctx)
+    settle()  # once: the process is warm now (models loaded, caches filled)
     return ctx, (first_budget if tries else None)
 
 
