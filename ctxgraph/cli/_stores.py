@@ -147,6 +147,18 @@ def embedded_path(params: dict[str, Any]) -> Path:
     return Path(params.get("store_path") or os.environ.get("CTXGRAPH_STORE") or ContextService.default_store_path())
 
 
+def new_store_folder(params: dict[str, Any]) -> Path | None:
+    """The ``.ctxgraph`` folder that opening the embedded store ``params``
+    name will make (with its ``.gitignore``); None when it is there already,
+    or for Neo4j."""
+    if params.get("neo4j_uri"):
+        return None
+    from ctxgraph.graph.local.folder import FOLDER
+
+    folder = embedded_path(params).parent
+    return folder if folder.name == FOLDER and not folder.exists() else None
+
+
 def new_paths(store: Path) -> list[Path]:
     """``store`` and the folders above it that do not exist yet (deepest first),
     or nothing when the store exists."""
@@ -169,7 +181,10 @@ def remove_if_empty(created: list[Path]) -> None:
 
     if not ContextService.discard_empty_store(created[0]):
         return
+    from ctxgraph.graph.local.folder import discard_gitignore
+
     for folder in created[1:]:
+        discard_gitignore(folder)  # the one this command wrote with the folder
         try:
             folder.rmdir()  # only when empty
         except OSError:

@@ -90,6 +90,7 @@ class FileReads:
         done = self._done.get(key)
         if done is not None and wanted <= done.lines.keys():
             return done
+        made: Digest | None
         if st.st_size > self.limit:
             made = Digest((st.st_size, st.st_mtime_ns), NOT_READ, dict.fromkeys(wanted))
         else:

@@ -85,7 +85,7 @@ def test_a_file_that_becomes_a_link_out_of_the_root_is_gone_and_not_read(tree: P
 def test_a_file_is_read_once_for_all_its_anchors(tmp_path: Path) -> None:
     big = tmp_path / "data.py"
     big.write_bytes(b"".join(b"value_%d = %d\n" % (i, i) for i in range(200_000)))
-    cited = [("pattern:%d" % i, "t-1", "data.py", f"{i * 1000 + 1}-{i * 1000 + 20}", None, "T") for i in range(100)]
+    cited = [(f"pattern:{i}", "t-1", "data.py", f"{i * 1000 + 1}-{i * 1000 + 20}", None, "T") for i in range(100)]
     reads = FileReads(tmp_path)
     with opened() as seen:
         anchors = make_anchors(tmp_path, cited, reads)
