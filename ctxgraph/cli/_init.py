@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from ctxgraph.cli._common import CliError, F, note, warn
-from ctxgraph.cli._stores import new_store_folder, open_service, store_options, store_params
+from ctxgraph.cli._stores import note_new_gitignore, open_service, store_options, store_params
 from ctxgraph.errors import CtxgraphError
 
 
@@ -51,12 +51,10 @@ def init_command(reset: bool, root: Path | None, index: bool, embeddings: bool, 
 
     failed: CliError | None = None
     params = store_params(kwargs)
-    made = new_store_folder(params)
+    note_new_gitignore(params)
     with open_service(params) as svc:
         svc.initialize(reset=reset)
         click.echo(f"ready: {svc.location}")
-        if made is not None and (made / ".gitignore").is_file():
-            note(f"wrote {made / '.gitignore'}: git ignores the store's folder")
         found = svc.root if root is None else svc.use_root(root)
         if not index:
             return

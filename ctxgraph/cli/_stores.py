@@ -147,16 +147,24 @@ def embedded_path(params: dict[str, Any]) -> Path:
     return Path(params.get("store_path") or os.environ.get("CTXGRAPH_STORE") or ContextService.default_store_path())
 
 
-def new_store_folder(params: dict[str, Any]) -> Path | None:
-    """The ``.ctxgraph`` folder that opening the embedded store ``params``
-    name will make (with its ``.gitignore``); None when it is there already,
-    or for Neo4j."""
+def note_new_gitignore(params: dict[str, Any]) -> None:
+    """When opening the embedded store ``params`` name makes its ``.ctxgraph``
+    folder (with a ``.gitignore``: :mod:`ctxgraph.graph.local.folder`), say so
+    once, last, as the command ends (not when it failed and removed the folder)."""
     if params.get("neo4j_uri"):
-        return None
+        return
     from ctxgraph.graph.local.folder import FOLDER
 
     folder = embedded_path(params).parent
-    return folder if folder.name == FOLDER and not folder.exists() else None
+    if folder.name != FOLDER or folder.exists():
+        return
+    ignore = folder / ".gitignore"
+
+    def say() -> None:
+        if ignore.is_file():
+            note(f"wrote {ignore}: git ignores the store's folder")
+
+    click.get_current_context().call_on_close(say)
 
 
 def new_paths(store: Path) -> list[Path]:
