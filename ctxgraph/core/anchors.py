@@ -169,7 +169,8 @@ def judge(anchor: Anchor, blob: str, lines: str | None, stat: tuple[int, int]) -
     if blob == NOT_READ or anchor.blob == NOT_READ:
         if blob == anchor.blob and stat == (anchor.size, anchor.mtime_ns):
             return "unchanged", None
-        return "changed", "file changed (too big to read: its size or time differs)"
+        return "changed", "file changed (too big to read: its size or time differs)" if blob == NOT_READ \
+            else "file changed"
     if blob == anchor.blob:
         return "unchanged", None
     if anchor.lines_hash is not None:

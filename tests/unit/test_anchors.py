@@ -115,7 +115,7 @@ def test_a_file_too_big_to_read_is_judged_by_its_stat() -> None:
     big = anchor(blob=NOT_READ, lines_hash=None, size=3 << 30, mtime_ns=5)
     assert judge(big, NOT_READ, None, (3 << 30, 5)) == ("unchanged", None)
     assert judge(big, NOT_READ, None, (3 << 30, 6))[0] == "changed"
-    assert judge(big, blob_id(b"small now\n"), None, (10, 5))[0] == "changed"
+    assert judge(big, blob_id(b"small now\n"), None, (10, 5)) == ("changed", "file changed")
     # read when anchored, too big to read now
     assert judge(anchor(), NOT_READ, None, (3 << 30, 1)) == (
         "changed", "file changed (too big to read: its size or time differs)")
