@@ -83,3 +83,11 @@ def test_the_wal_files_have_the_database_files_mode(tmp_path: Path) -> None:
         assert {n: mode(tmp_path / ".ctxgraph" / n) for n in names[1:]} == dict.fromkeys(names[1:], 0o600)
     finally:
         store.close()
+
+
+def test_the_cli_knows_the_folder_and_the_gitignore_the_store_writes() -> None:
+    from ctxgraph.cli import _stores
+    from ctxgraph.graph.local import folder
+
+    assert (_stores.STORE_FOLDER, _stores.GITIGNORE) == (folder.FOLDER, folder.GITIGNORE)
+    assert _stores.DEMO_STORE.parent.name == folder.FOLDER

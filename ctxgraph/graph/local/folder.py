@@ -50,15 +50,6 @@ def write_gitignore(folder: Path) -> None:
             f.write(GITIGNORE)
 
 
-def discard_gitignore(folder: Path) -> None:
-    """Delete the ``.gitignore`` :func:`make_folder` wrote in ``folder`` (for a
-    command that made the folder and failed: it leaves nothing); any other is kept."""
-    ignore = folder / ".gitignore"
-    with contextlib.suppress(OSError):
-        if folder.name == FOLDER and ignore.read_text(encoding="ascii") == GITIGNORE:
-            ignore.unlink()
-
-
 def private_file(path: Path) -> None:
     """Create the empty file ``path`` with mode ``0600`` when there is none
     (an empty file is an empty SQLite database)."""
@@ -91,5 +82,5 @@ def prepare(db: Path, *, create: bool) -> None:
         tighten(path)
 
 
-__all__ = ["FOLDER", "GITIGNORE", "discard_gitignore", "make_folder", "prepare", "private_file", "tighten",
+__all__ = ["FOLDER", "GITIGNORE", "make_folder", "prepare", "private_file", "tighten",
            "write_gitignore"]
