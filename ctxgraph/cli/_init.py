@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from ctxgraph.cli._common import CliError, F, note, warn
-from ctxgraph.cli._stores import open_service, store_options, store_params
+from ctxgraph.cli._stores import note_new_gitignore, open_service, store_options, store_params
 from ctxgraph.errors import CtxgraphError
 
 
@@ -50,7 +50,9 @@ def init_command(reset: bool, root: Path | None, index: bool, embeddings: bool, 
     from ctxgraph.memory.embed import EmbeddingUnavailableError
 
     failed: CliError | None = None
-    with open_service(store_params(kwargs)) as svc:
+    params = store_params(kwargs)
+    note_new_gitignore(params)
+    with open_service(params) as svc:
         svc.initialize(reset=reset)
         click.echo(f"ready: {svc.location}")
         found = svc.root if root is None else svc.use_root(root)

@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 
 #: Where the demo goes when no store is named: its own file, never the project's graph.
 DEMO_STORE = Path(".ctxgraph") / "demo.db"
+#: The folder of the project's store, and what the ``.gitignore`` the store writes
+#: when it makes that folder holds (``ctxgraph.graph.local.folder``'s ``FOLDER``, ``GITIGNORE``).
+STORE_FOLDER, GITIGNORE = ".ctxgraph", "*\n"
 
 
 def store_options(fn: F) -> F:
@@ -147,6 +150,24 @@ def embedded_path(params: dict[str, Any]) -> Path:
     return Path(params.get("store_path") or os.environ.get("CTXGRAPH_STORE") or ContextService.default_store_path())
 
 
+def note_new_gitignore(params: dict[str, Any]) -> None:
+    """When opening the embedded store ``params`` name makes its ``.ctxgraph``
+    folder (with a ``.gitignore``: :mod:`ctxgraph.graph.local.folder`), say so
+    once, last, as the command ends (not when it failed and removed the folder)."""
+    if params.get("neo4j_uri"):
+        return
+    folder = embedded_path(params).parent
+    if folder.name != STORE_FOLDER or folder.exists():
+        return
+    ignore = folder / ".gitignore"
+
+    def say() -> None:
+        if ignore.is_file():
+            note(f"wrote {ignore}: git ignores the store's folder")
+
+    click.get_current_context().call_on_close(say)
+
+
 def new_paths(store: Path) -> list[Path]:
     """``store`` and the folders above it that do not exist yet (deepest first),
     or nothing when the store exists."""
@@ -170,10 +191,22 @@ def remove_if_empty(created: list[Path]) -> None:
     if not ContextService.discard_empty_store(created[0]):
         return
     for folder in created[1:]:
+        _discard_gitignore(folder)  # the one this command wrote with the folder
         try:
             folder.rmdir()  # only when empty
         except OSError:
             return
+
+
+def _discard_gitignore(folder: Path) -> None:
+    """Delete the ``.gitignore`` the store wrote when it made ``folder`` (a
+    command that made the folder and failed leaves nothing); any other is kept."""
+    ignore = folder / ".gitignore"
+    try:
+        if folder.name == STORE_FOLDER and ignore.read_text(encoding="ascii") == GITIGNORE:
+            ignore.unlink()
+    except (OSError, UnicodeDecodeError):
+        pass
 
 
 def demo_hint(params: dict[str, Any]) -> str | None:

@@ -26,13 +26,19 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ctxgraph.errors import ConfigurationError
+from ctxgraph.graph.local.folder import FOLDER, make_folder
 
 _SPEC = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*==[A-Za-z0-9][A-Za-z0-9.+!_-]*")
 _FOLDER = re.compile(r"([A-Za-z0-9._-]+/)+")
 
 
 def cache_dir() -> Path:
-    return Path(os.environ.get("CTXGRAPH_CACHE_DIR") or Path(".ctxgraph") / "cache")
+    """``$CTXGRAPH_CACHE_DIR``, else ``.ctxgraph/cache`` (``.ctxgraph`` made as a store's folder is: git ignores it)."""
+    given = os.environ.get("CTXGRAPH_CACHE_DIR")
+    if given:
+        return Path(given)
+    make_folder(Path(FOLDER))
+    return Path(FOLDER) / "cache"
 
 
 def release_of(meta: dict[str, Any], set_name: str) -> tuple[str, str, str]:

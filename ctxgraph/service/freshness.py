@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 from ctxgraph.core.models import Anchor, Candidates, split_location, utcnow
 from ctxgraph.errors import CtxgraphError, StoreUnavailableError
 from ctxgraph.graph.records import HandoffRecord
-from ctxgraph.service.anchors import check, git_head, is_file, make_anchor
+from ctxgraph.service.anchors import Wanted, check, git_head, is_file, make_anchors
 from ctxgraph.service.base import ServiceBase
 
 log = logging.getLogger(__name__)
@@ -62,28 +62,28 @@ class FreshnessMixin(ServiceBase):
         """Anchor the files the handoffs name (their links, their patterns'
         locations), given each record with its handoff's ``commit``; the
         number of anchors written. Nothing without a root or for a file not in
-        the work tree."""
+        the work tree (a link out of the root included: it is not read).
+        Each file is read once, whatever the number of anchors on it, and a
+        file over the read limit not at all (:mod:`ctxgraph.service.anchor_files`)."""
         root = self.root.path if self.root is not None else None
         if root is None or not records:
             return 0
         head: list[str | None] = []
-        anchors: dict[str, Anchor] = {}
+        wanted: list[Wanted] = []
         for record, commit in records:
             if commit is None:
                 if not head:
                     head.append(git_head(root))
                 commit = head[0]
             at = record.completed_at or utcnow()
-            wanted = [(record.task_id, link.path, link.lines) for link in record.links]
+            named = [(record.task_id, link.path, link.lines) for link in record.links]
             for item in record.knowledge:
                 if item.location:
                     path, lines = split_location(item.location)
-                    wanted.append((item.id, path, lines))
-            for owner, path, lines in wanted:
-                made = make_anchor(root, owner=owner, task_id=record.task_id, path=path, lines=lines,
-                                   commit=commit, at=at)
-                if made is not None:
-                    anchors[made.id] = made
+                    named.append((item.id, path, lines))
+            wanted += [(owner, record.task_id, path, lines, commit, at) for owner, path, lines in named]
+        # each file read once, however many anchors it gets; nothing outside the root
+        anchors = {a.id: a for a in make_anchors(root, wanted)}
         self.store.write_anchors(list(anchors.values()))
         return len(anchors)
 

@@ -131,7 +131,8 @@ def test_init_without_a_root_says_so_and_no_index_skips(tmp_path: Path) -> None:
     assert "no project root known" in proc.stderr
     tree = work_tree(tmp_path / "t")
     skipped = ctxgraph("init", "--no-index", cwd=tree)
-    assert skipped.stdout == "ready: .ctxgraph/graph.db\n" and skipped.stderr == ""
+    assert skipped.stdout == "ready: .ctxgraph/graph.db\n"
+    assert skipped.stderr == "ctxgraph: note: wrote .ctxgraph/.gitignore: git ignores the store's folder\n"
 
 
 @pytest.mark.parametrize("flag", ["--root"])

@@ -6,11 +6,12 @@ time (no sync) and after ``sync``; a second sync reads nothing."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
-from ctxgraph.core.anchors import blob_id
+from ctxgraph.core.anchors import NOT_READ, blob_id
 from ctxgraph.service import ContextService
 from ctxgraph.service.freshness import NoRootError
 from ctxgraph.service.root import ProjectRoot
@@ -151,3 +152,70 @@ def test_a_root_holding_few_of_the_candidate_files_is_another_projects(svc: Cont
 
     assert len(shown(["README.md"])) >= 10  # 1 of 13: another project's tree, nothing left out
     assert shown(["README.md", names[0]]) == [names[0]]  # 2 of 13: this project's, the rest gone
+
+
+def test_links_out_of_the_root_get_no_anchor(project: tuple[ContextService, Path], tmp_path: Path) -> None:
+    """A handoff naming ``passwd.txt`` (a link to a file outside the root) or
+    ``homedir/.bashrc`` (``homedir`` a link to a folder outside): no anchor,
+    nothing of the outside files stored; a file that becomes such a link
+    after it was anchored is gone, just in time and after a sync."""
+    svc, repo = project
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".bashrc").write_text("export TOKEN=sk-live-1\n")
+    (repo / "passwd.txt").symlink_to("/etc/passwd")
+    (repo / "homedir").symlink_to(home)
+    svc.add_tasks([{"id": "t-links", "name": "Links", "objective": "Read the links"}])
+    svc.ingest_handoff({"task_id": "t-links", "summary": "Named links", "completed_at": "2026-03-02T10:00:00Z",
+                        "files_modified": [{"path": "passwd.txt", "lines": "1", "purpose": "users"},
+                                           {"path": "homedir/.bashrc", "purpose": "shell"},
+                                           {"path": "src/app.py", "purpose": "app"}]}, source="links.yaml")
+    anchors = svc.store.read_anchors(["t-links"], [])
+    assert [a.path for a in anchors] == ["src/app.py"]
+    outside = {blob_id(Path("/etc/passwd").read_bytes()), blob_id((home / ".bashrc").read_bytes())}
+    assert not outside & {a.blob for a in svc.store.read_anchors()}
+
+    (repo / "src" / "app.py").unlink()
+    (repo / "src" / "app.py").symlink_to(home / ".bashrc")
+    assert "`src/app.py`" not in svc.compute("t-next", record=False).markdown
+    svc.sync()
+    gone = {a.reason for a in svc.store.read_anchors() if a.path == "src/app.py"}
+    assert gone == {"file not in the work tree: src/app.py"}
+
+
+def test_a_file_name_that_is_not_utf8_breaks_nothing(project: tuple[ContextService, Path]) -> None:
+    """``caf\\xe9.py`` committed and then changed, beside an anchored file
+    deleted (git's rename detection runs, and lists it), then an anchored
+    file renamed to such a name: contexts and syncs go on, the new name is
+    kept escaped and found again."""
+    svc, repo = project
+    odd = os.fsdecode(b"caf\xe9.py")
+    (repo / odd).write_text("x = 1\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "odd name")
+    (repo / odd).write_text("x = 2\n")
+    (repo / "src" / "legacy.py").unlink()
+    assert LEGACY not in svc.compute("t-next", record=False).markdown
+    assert svc.sync().newly_deleted == 2
+    git(repo, "mv", "src/app.py", os.fsdecode(b"src/\xff-app.py"))
+    git(repo, "commit", "-q", "-am", "rename")
+    assert svc.sync().renamed == 1
+    (moved,) = [a for a in svc.store.read_anchors() if a.path == "src/app.py"]
+    assert (moved.current_path, moved.status) == ("src/\\xff-app.py", "unchanged")
+    assert "`src/\\xff-app.py`" in svc.compute("t-next", record=False).markdown
+    assert svc.sync().hashed == 0  # found again by its escaped name: its stat as seen
+
+
+def test_a_file_too_big_to_read_is_anchored_by_its_stat(project: tuple[ContextService, Path]) -> None:
+    svc, repo = project
+    with open(repo / "dump.sql", "wb") as f:
+        f.truncate(2 * 1024**3)  # sparse: no disk used
+    svc.add_tasks([{"id": "t-dump", "name": "Dump", "objective": "Dump the tables"}])
+    svc.ingest_handoff({"task_id": "t-dump", "summary": "Dumped", "completed_at": "2026-03-02T10:00:00Z",
+                        "files_created": [{"path": "dump.sql", "lines": "1-3", "purpose": "the dump"}]},
+                       source="dump.yaml")
+    (a,) = svc.store.read_anchors(["t-dump"], [])
+    assert (a.blob, a.lines_hash, a.size) == (NOT_READ, None, 2 * 1024**3)
+    os.utime(repo / "dump.sql", ns=(a.mtime_ns, a.mtime_ns + 10))
+    report = svc.sync()
+    assert (report.hashed, report.newly_changed) == (0, 1)

@@ -7,6 +7,9 @@ SQLite still answers "database is locked"). Every write transaction commits
 on clean exit and rolls back on error: a process killed in the middle of one
 leaves the store as it was before it (SQLite rolls the WAL tail back on the
 next open).
+
+The store's folder and files are its owner's alone (``0700``, ``0600``) and
+a ``.ctxgraph`` folder made for it is ignored by git: :mod:`ctxgraph.graph.local.folder`.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from ctxgraph.errors import StoreUnavailableError
-from ctxgraph.graph.local import sql
+from ctxgraph.graph.local import folder, sql
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +104,7 @@ class Connection:
     def _connect(self) -> None:
         self.close()
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            folder.prepare(self.path, create=True)  # 0700 folder, 0600 file (SQLite's WAL files follow it)
             conn = sqlite3.connect(
                 self.path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None,
                 check_same_thread=False,
@@ -131,6 +134,7 @@ class Connection:
             )
         if not self.path.is_file():
             raise StoreUnavailableError(f"cannot open the embedded store at {self.path}: not a file")
+        folder.prepare(self.path, create=False)
         uri = self.path.resolve().as_uri() + "?mode=ro"
         wal = self.path.with_name(self.path.name + "-wal")
         last: sqlite3.Error | None = None
