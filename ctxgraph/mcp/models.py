@@ -117,6 +117,25 @@ class ExplainResult(BaseModel):
     warning: str | None = None
 
 
+def _clipped() -> Any:
+    return Field(default=(), description=(
+        "The fields shortened to fit the response cap: a text keeps its start and end around "
+        "'…(N characters left out)…', a list its first items (`ctxgraph knowledge show ID` prints an item whole)."))
+
+
+class ListedMatch(KnowledgeMatch):
+    """A search hit as a page lists it."""
+
+    clipped: tuple[str, ...] = _clipped()
+
+
+class ListedConflict(Conflict):
+    """A likely conflict as a page lists it."""
+
+    model_config = _OUT
+    clipped: tuple[str, ...] = _clipped()
+
+
 class SearchResult(BaseModel):
     """Knowledge matching a text's signals, best first."""
 
@@ -125,8 +144,9 @@ class SearchResult(BaseModel):
     keywords: tuple[str, ...]
     domains: tuple[str, ...]
     total: int
-    items: list[KnowledgeMatch]
+    items: list[ListedMatch]
     next_cursor: str | None
+    clipped: tuple[str, ...] = _clipped()
 
 
 class TaskResult(BaseModel):
@@ -151,7 +171,7 @@ class ConflictsResult(BaseModel):
     model_config = _OUT
     project: str
     total: int
-    conflicts: list[Conflict]
+    conflicts: list[ListedConflict]
     next_cursor: str | None
 
 

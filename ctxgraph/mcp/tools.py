@@ -59,8 +59,10 @@ from ctxgraph.mcp.models import (
 from ctxgraph.mcp.projects import Projects
 from ctxgraph.mcp.responses import (
     DEFAULT_PAGE,
+    Level,
     Measured,
     capped,
+    clipped_page,
     compact,
     decode_cursor,
     digest,
@@ -68,6 +70,7 @@ from ctxgraph.mcp.responses import (
     error_line,
     ok,
     page,
+    shorten,
     wire_tokens,
 )
 from ctxgraph.mcp.server import CtxgraphServer
@@ -93,6 +96,18 @@ def _target(task_id: str | None, task: InlineTask | None) -> str | Task:
     if (task_id is None) == (task is None):
         raise CtxgraphError("give a task_id or a task (one of them)")
     return task_id if task_id is not None else task.to_task()  # type: ignore[union-attr]
+
+
+#: The fields of a search hit and of a conflict a listing may shorten (:func:`responses.shorten`).
+KNOWLEDGE_FIELDS = ("item.summary", "item.rationale", "item.context", "item.recommendation", "item.location",
+                    "item.replaces", "item.tags", "matched_tags")
+CONFLICT_FIELDS = ("first", "second", "shared_tags")
+
+
+def _listed(entry: dict[str, Any], fields: tuple[str, ...], level: Level) -> dict[str, Any]:
+    """A dumped entry of a listing, shortened to ``level``, with the fields shortened named in ``clipped``."""
+    entry["clipped"] = shorten(entry, fields, level)
+    return entry
 
 
 def _context_options(budget: int | None, complexity: str | None, strategy: str | None) -> dict[str, Any]:
@@ -225,9 +240,12 @@ class CtxgraphTools:
             head = {"project": proj.name, "keywords": list(signals.keywords), "domains": list(signals.domains),
                     "total": len(found)}
 
-            def build(items: list[Any], more: str | None) -> CallToolResult:
-                return ok({**head, "items": [m.model_dump(mode="json") for m in items], "next_cursor": more})
-            return page(found, offset, limit, key, build, self.cap)
+            def build(items: list[Any], more: str | None, level: Level) -> CallToolResult:
+                top = dict(head)
+                clipped = shorten(top, ("keywords", "domains"), level)
+                listed = [_listed(m.model_dump(mode="json"), KNOWLEDGE_FIELDS, level) for m in items]
+                return ok({**top, "items": listed, "next_cursor": more, "clipped": clipped})
+            return clipped_page(found, offset, limit, key, build, self.cap)
         return self.guard(work)
 
     def get_task(self, task_id: RequiredTaskId, project: ProjectArg = None) -> Annotated[CallToolResult, TaskResult]:
@@ -270,10 +288,10 @@ class CtxgraphTools:
             offset = decode_cursor(cursor, key)
             found = proj.call(ContextService.conflicts)
 
-            def build(items: list[Any], more: str | None) -> CallToolResult:
-                return ok({"project": proj.name, "total": len(found),
-                           "conflicts": [c.model_dump(mode="json") for c in items], "next_cursor": more})
-            return page(found, offset, limit, key, build, self.cap)
+            def build(items: list[Any], more: str | None, level: Level) -> CallToolResult:
+                listed = [_listed(c.model_dump(mode="json"), CONFLICT_FIELDS, level) for c in items]
+                return ok({"project": proj.name, "total": len(found), "conflicts": listed, "next_cursor": more})
+            return clipped_page(found, offset, limit, key, build, self.cap)
         return self.guard(work)
 
     def graph_stats(self, project: ProjectArg = None) -> Annotated[CallToolResult, StatsResult]:
