@@ -105,9 +105,10 @@ CONFLICT_FIELDS = ("first", "second", "shared_tags")
 
 
 def _listed(entry: dict[str, Any], fields: tuple[str, ...], level: Level) -> dict[str, Any]:
-    """A dumped entry of a listing, shortened to ``level``, with the fields shortened named in ``clipped``."""
-    entry["clipped"] = shorten(entry, fields, level)
-    return entry
+    """A dumped entry of a listing, shortened to ``level``, with the fields shortened named in ``clipped``
+    (left out when none was: an entry is then the CLI's JSON)."""
+    clipped = shorten(entry, fields, level)
+    return {**entry, "clipped": clipped} if clipped else entry
 
 
 def _context_options(budget: int | None, complexity: str | None, strategy: str | None) -> dict[str, Any]:
@@ -244,7 +245,7 @@ class CtxgraphTools:
                 top = dict(head)
                 clipped = shorten(top, ("keywords", "domains"), level)
                 listed = [_listed(m.model_dump(mode="json"), KNOWLEDGE_FIELDS, level) for m in items]
-                return ok({**top, "items": listed, "next_cursor": more, "clipped": clipped})
+                return ok({**top, "items": listed, "next_cursor": more, **({"clipped": clipped} if clipped else {})})
             return clipped_page(found, offset, limit, key, build, self.cap)
         return self.guard(work)
 

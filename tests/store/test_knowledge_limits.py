@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ctxgraph.core.models import KnowledgeItem
+from ctxgraph.core.models import KIND_LABELS, KnowledgeItem
 from ctxgraph.errors import InvalidArgumentError
 from ctxgraph.service import ContextService
 
@@ -27,10 +27,10 @@ def test_add_knowledge_refuses_a_huge_summary_and_tags(svc: ContextService) -> N
         with pytest.raises(InvalidArgumentError) as one:
             svc.add_knowledge(**args)  # type: ignore[arg-type]
         assert str(one.value).startswith(f"invalid knowledge: {reason}"), str(one.value)
-    assert svc.store.stats().labels.get("Knowledge", 0) == 0
+    assert not any(svc.store.stats().labels.get(label) for label in KIND_LABELS.values())
     item = svc.add_knowledge("pattern", "Wrap handlers with requireAuth", tags="auth")  # one tag as text
     assert "auth" in item.tags
-    assert svc.store.stats().labels.get("Knowledge") == 1
+    assert svc.store.stats().labels.get("Pattern") == 1
 
 
 def test_knowledge_stored_before_the_limits_still_loads(svc: ContextService) -> None:
