@@ -96,7 +96,7 @@ def _limit(message: str) -> PydanticCustomError:
 
 def _unicode(text: str) -> None:
     if not text.isascii() and _SURROGATE.search(text):
-        raise _limit("not valid Unicode (a lone surrogate, e.g. from a file name or an \\ud800 escape)")
+        raise _limit("not valid Unicode (a lone surrogate: bytes that are not UTF-8, or a \\ud800 escape)")
 
 
 class KnowledgeInput(BaseModel):
