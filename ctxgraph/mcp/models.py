@@ -120,7 +120,8 @@ class ExplainResult(BaseModel):
 def _clipped() -> Any:
     return Field(default=(), description=(
         "The fields shortened to fit the response cap: a text keeps its start and end around "
-        "'…(N characters left out)…', a list its first items (`ctxgraph knowledge show ID` prints an item whole)."))
+        "'…(N characters left out)…', a list its first items (`ctxgraph knowledge show` and `task show` print "
+        "one whole)."))
 
 
 class ListedMatch(KnowledgeMatch):
@@ -157,11 +158,18 @@ class TaskResult(BaseModel):
     task: Task
 
 
+class ListedTask(Task):
+    """A task as a page lists it."""
+
+    model_config = _OUT
+    clipped: tuple[str, ...] = _clipped()
+
+
 class TaskListResult(BaseModel):
     model_config = _OUT
     project: str
     total: int
-    tasks: list[Task]
+    tasks: list[ListedTask]
     next_cursor: str | None
 
 

@@ -180,9 +180,11 @@ def shorten(value: dict[str, Any], fields: Iterable[str], level: Level) -> list[
     changed = []
     for name in fields:
         *path, last = name.split(".")
-        holder = value
+        holder: Any = value
         for part in path:
-            holder = holder[part]
+            holder = holder.get(part) if isinstance(holder, dict) else None
+        if not isinstance(holder, dict):
+            continue
         found = holder.get(last)
         if isinstance(found, str) and len(found) > chars:
             holder[last] = clip(found, chars)

@@ -98,10 +98,12 @@ def _target(task_id: str | None, task: InlineTask | None) -> str | Task:
     return task_id if task_id is not None else task.to_task()  # type: ignore[union-attr]
 
 
-#: The fields of a search hit and of a conflict a listing may shorten (:func:`responses.shorten`).
+#: The fields of a search hit, a conflict and a task a listing may shorten (:func:`responses.shorten`).
 KNOWLEDGE_FIELDS = ("item.summary", "item.rationale", "item.context", "item.recommendation", "item.location",
                     "item.replaces", "item.tags", "matched_tags")
 CONFLICT_FIELDS = ("first", "second", "shared_tags")
+TASK_FIELDS = ("name", "objective", "acceptance_criteria", "blocked_reason", "outcome_summary", "depends_on",
+               "signals.keywords", "signals.domains", "signals.files_mentioned")
 
 
 def _listed(entry: dict[str, Any], fields: tuple[str, ...], level: Level) -> dict[str, Any]:
@@ -271,10 +273,10 @@ class CtxgraphTools:
             offset = decode_cursor(cursor, key)
             tasks = proj.call(lambda svc: svc.list_tasks(TaskStatus(status) if status else None))
 
-            def build(items: list[Any], more: str | None) -> CallToolResult:
-                return ok({"project": proj.name, "total": len(tasks),
-                           "tasks": [t.model_dump(mode="json") for t in items], "next_cursor": more})
-            return page(tasks, offset, limit, key, build, self.cap)
+            def build(items: list[Any], more: str | None, level: Level) -> CallToolResult:
+                listed = [_listed(t.model_dump(mode="json"), TASK_FIELDS, level) for t in items]
+                return ok({"project": proj.name, "total": len(tasks), "tasks": listed, "next_cursor": more})
+            return clipped_page(tasks, offset, limit, key, build, self.cap)
         return self.guard(work)
 
     def list_conflicts(

@@ -327,9 +327,10 @@ def test_protocol_errors_over_stdio_are_one_clipped_line(tmp_path: Path) -> None
 
 
 def legacy_store(path: Path) -> Path:
-    """The small store plus what `knowledge add` accepted before it had limits (written through the store):
-    a pattern of 1,000,000 characters with 10,000 tags, and two decisions of 400,000 that conflict."""
-    from ctxgraph.core.models import KnowledgeItem
+    """The small store plus what `knowledge add` and `task add` accepted before they had limits (written
+    through the store): a pattern of 1,000,000 characters with 10,000 tags, two decisions of 400,000
+    characters that conflict, and a task with an objective of 1,000,000."""
+    from ctxgraph.core.models import KnowledgeItem, Task
 
     small_store(path)
     svc = ContextService.open(path)
@@ -342,6 +343,8 @@ def legacy_store(path: Path) -> Path:
             *(KnowledgeItem(id=f"decision:{alg}", kind="decision", status="active", tags=tags,
                             summary=" ".join(f"{alg}{i}" for i in range(50_000)), token_estimate=100_000)
               for alg in ("hs", "rs"))])
+        svc.store.upsert_tasks([Task(id="t-huge", name="n" * 100_000, objective=words,
+                                     acceptance_criteria=tuple(f"criterion {i}" for i in range(5_000)))])
     finally:
         svc.close()
     return path
@@ -388,3 +391,12 @@ def test_a_huge_item_is_listed_shortened(legacy: McpClient, limit: int) -> None:
     [conflict] = pages(legacy, "list_conflicts", {"limit": limit}, "conflicts")
     assert (conflict["first_id"], conflict["second_id"]) == ("decision:hs", "decision:rs")
     assert {"first", "second"} <= set(conflict["clipped"]) and conflict["first"].startswith("hs0 hs1 ")
+
+
+def test_a_huge_task_is_listed_shortened(legacy: McpClient) -> None:
+    tasks = {t["id"]: t for t in pages(legacy, "list_tasks", {"limit": 50}, "tasks")}
+    assert set(tasks) == {"t-auth", "t-huge", "t-refresh"}
+    huge = tasks["t-huge"]
+    assert {"name", "objective", "acceptance_criteria"} <= set(huge["clipped"])
+    assert huge["objective"].startswith("jwt token0 ") and "characters left out)…" in huge["objective"]
+    assert "clipped" not in tasks["t-auth"] and tasks["t-auth"]["name"] == "Add JWT validation middleware"
