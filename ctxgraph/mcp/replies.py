@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from typing import Any
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -101,6 +102,7 @@ async def clip_errors(ctx: ServerRequestContext[Any, Any], call_next: CallNext) 
 
 _NOT_ONE_MESSAGE = ("the body is not one JSON-RPC 2.0 message (an object with \"jsonrpc\": \"2.0\", a \"method\" "
                     "and, for a request, an \"id\")")
+_STATUS_PHRASE = re.compile(r"^[A-Z][a-z]+(?: [A-Z][a-z]+)*: (?=\S)")
 _BATCH = "a JSON-RPC batch (an array of messages) is not served: send one message per request"
 
 
@@ -122,6 +124,8 @@ def rewrite(body: bytes, batch: bool) -> bytes | None:
     elif message.startswith("Parse error"):
         detail = message.partition(":")[2].strip()
         message = "the body is not JSON" + (f": {clip(detail, QUOTE_CHARS)}" if detail else "")
+    else:  # "Not Acceptable: Client must accept ...": the HTTP status says the first part already
+        message = _STATUS_PHRASE.sub("", message)
     error["message"] = as_line(message)
     if "data" in error:
         error["data"] = clip_data(error["data"])

@@ -302,6 +302,8 @@ def test_protocol_errors_over_http_are_one_clipped_line(servers: Servers) -> Non
                                        "params": {"name": "get_task", "arguments": {"task_id": "t-auth"}}}).encode(),
                       session)
     assert reply["result"]["structuredContent"]["task"]["id"] == "t-auth"  # the session still serves
+    status, _, reply = rpc(url, json.dumps({"jsonrpc": "2.0", "id": 8, "method": "ping"}).encode(), "nope")
+    assert status == 404 and check_error_reply(reply, -32600) == "ctxgraph: error: session not found"
 
 
 def test_protocol_errors_over_stdio_are_one_clipped_line(tmp_path: Path) -> None:
