@@ -16,6 +16,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+# Knowledge texts, words and tags, and paths (ctxgraph.core.limits; knowledge
+# added by hand is checked against the same figures).
+from ctxgraph.core.limits import MAX_KNOWLEDGE_CHARS, MAX_PATH_BYTES, MAX_WORD_CHARS
 from ctxgraph.core.models import (
     ContextMapDoc,
     ContextMapEntryDoc,
@@ -36,13 +39,6 @@ MAX_ALIAS_EXPANSION = 100_000
 MAX_DOCUMENT_DEPTH = 200
 #: Digits an integer may have (Python converts at most 4,300).
 MAX_INT_DIGITS = 1_000
-#: Knowledge texts (pattern, issue, decision, question) go through spaCy.
-MAX_KNOWLEDGE_CHARS = 10_000
-#: Runs of non-blank characters in texts whose words become tags, and
-#: ``applies_to`` tags: Neo4j cannot index a Tag name beyond ~8 KB.
-MAX_WORD_CHARS = 1_000
-#: Repository paths, in UTF-8 bytes (PATH_MAX; Neo4j indexes File.path).
-MAX_PATH_BYTES = 4_096
 #: A problem message (or field path) is cut to this many characters.
 MAX_PROBLEM_CHARS = 300
 DOCUMENT_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl")

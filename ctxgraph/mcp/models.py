@@ -117,6 +117,26 @@ class ExplainResult(BaseModel):
     warning: str | None = None
 
 
+def _clipped() -> Any:
+    return Field(default=(), description=(
+        "The fields shortened to fit the response cap: a text keeps its start and end around "
+        "'…(N characters left out)…', a list its first items (`ctxgraph knowledge show` and `task show` print "
+        "one whole)."))
+
+
+class ListedMatch(KnowledgeMatch):
+    """A search hit as a page lists it."""
+
+    clipped: tuple[str, ...] = _clipped()
+
+
+class ListedConflict(Conflict):
+    """A likely conflict as a page lists it."""
+
+    model_config = _OUT
+    clipped: tuple[str, ...] = _clipped()
+
+
 class SearchResult(BaseModel):
     """Knowledge matching a text's signals, best first."""
 
@@ -125,8 +145,9 @@ class SearchResult(BaseModel):
     keywords: tuple[str, ...]
     domains: tuple[str, ...]
     total: int
-    items: list[KnowledgeMatch]
+    items: list[ListedMatch]
     next_cursor: str | None
+    clipped: tuple[str, ...] = _clipped()
 
 
 class TaskResult(BaseModel):
@@ -137,11 +158,18 @@ class TaskResult(BaseModel):
     task: Task
 
 
+class ListedTask(Task):
+    """A task as a page lists it."""
+
+    model_config = _OUT
+    clipped: tuple[str, ...] = _clipped()
+
+
 class TaskListResult(BaseModel):
     model_config = _OUT
     project: str
     total: int
-    tasks: list[Task]
+    tasks: list[ListedTask]
     next_cursor: str | None
 
 
@@ -151,7 +179,7 @@ class ConflictsResult(BaseModel):
     model_config = _OUT
     project: str
     total: int
-    conflicts: list[Conflict]
+    conflicts: list[ListedConflict]
     next_cursor: str | None
 
 

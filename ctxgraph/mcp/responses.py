@@ -15,16 +15,22 @@ size cap and cursors.
   result) with the project's token estimator; nothing over the cap is sent.
 - Cursors are opaque: the offset of the next page and a digest of the
   arguments of the call they came from (a cursor only continues its own list).
+- A listing whose page of one item would not fit the cap (one item with a
+  huge text, stored before the input limits) is shortened instead
+  (:func:`clipped_page`): its long texts keep their start and end around
+  ``…(N characters left out)…``, its long lists their first items, and each
+  entry's ``clipped`` names the fields shortened.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hashlib
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from mcp_types import CallToolResult, TextContent
@@ -41,7 +47,11 @@ EXIT_CODE_META = "ctxgraph/exit_code"
 QUOTE_CHARS = 200
 #: No error line is longer (a safety net beyond the quoted values).
 MAX_ERROR_CHARS = 2_000
+#: How a listing is shortened, tried in turn until a page of at least one item
+#: fits the cap: whole, then at most (characters of a text, items of a list).
+CLIP_LEVELS: tuple[tuple[int, int] | None, ...] = (None, (4_000, 100), (1_000, 20), (200, 5), (40, 2))
 _QUOTED = re.compile(rf"'[^'\n]{{{QUOTE_CHARS + 1},}}'|\"[^\"\n]{{{QUOTE_CHARS + 1},}}\"")
+_LONG_RUN = re.compile(rf"\S{{{QUOTE_CHARS + 1},}}")
 
 
 class Measured(NamedTuple):
@@ -80,10 +90,14 @@ def clip(text: str, limit: int = QUOTE_CHARS) -> str:
     return f"{text[:keep]}…({len(text) - 2 * keep:,} characters left out)…{text[-keep:]}"
 
 
-def clip_message(message: str) -> str:
+def clip_message(message: str, *, words: bool = False) -> str:
     """``message`` with every quoted value over :data:`QUOTE_CHARS` characters
-    clipped, and at most :data:`MAX_ERROR_CHARS` characters in all."""
+    clipped (with ``words``, every other run of non-blank characters over it
+    too: a message not ctxgraph's may repeat a value unquoted), and at most
+    :data:`MAX_ERROR_CHARS` characters in all."""
     message = _QUOTED.sub(lambda m: m.group(0)[0] + clip(m.group(0)[1:-1]) + m.group(0)[0], message)
+    if words:
+        message = _LONG_RUN.sub(lambda m: clip(m.group(0)), message)
     return clip(message, MAX_ERROR_CHARS)
 
 
@@ -150,3 +164,58 @@ def page(
             return Measured(result, size)  # (one item over the cap: an error, by ``capped``)
         # shrink in proportion, at least by one item
         end = offset + max(1, min(end - offset - 1, int((end - offset) * cap / size * 0.9)))
+
+
+Level = tuple[int, int] | None
+
+
+def shorten(value: dict[str, Any], fields: Iterable[str], level: Level) -> list[str]:
+    """Shorten, in place, the named fields of a dumped model (``item.summary``
+    reaches into ``item``) to ``level``: a text to at most ``level[0]``
+    characters (:func:`clip`), a list to its first ``level[1]`` items, each
+    text in it shortened too. Returns the names of the fields changed."""
+    if level is None:
+        return []
+    chars, count = level
+    changed = []
+    for name in fields:
+        *path, last = name.split(".")
+        holder: Any = value
+        for part in path:
+            holder = holder.get(part) if isinstance(holder, dict) else None
+        if not isinstance(holder, dict):
+            continue
+        found = holder.get(last)
+        if isinstance(found, str) and len(found) > chars:
+            holder[last] = clip(found, chars)
+            changed.append(name)
+        elif isinstance(found, list | tuple):
+            short = [clip(v, chars) if isinstance(v, str) else v for v in found[:count]]
+            if len(found) > count or short != list(found):
+                holder[last] = short
+                changed.append(name)
+    return changed
+
+
+def clipped_page(
+    items: Sequence[Any],
+    offset: int,
+    limit: int,
+    key: str,
+    build: Callable[[list[Any], str | None, Level], CallToolResult],
+    cap: int,
+) -> Measured:
+    """:func:`page` with the items whole, or, when not even one fits the cap,
+    shortened at each of :data:`CLIP_LEVELS` in turn (``build(page,
+    next_cursor, level)`` shortens them): one item with a huge text never
+    makes a listing fail."""
+    for level in CLIP_LEVELS:
+        found = page(items, offset, limit, key, functools.partial(_build_at, build, level), cap)
+        if found.tokens <= cap:
+            break
+    return found
+
+
+def _build_at(build: Callable[[list[Any], str | None, Level], CallToolResult], level: Level,
+              part: list[Any], more: str | None) -> CallToolResult:
+    return build(part, more, level)

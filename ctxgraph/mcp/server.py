@@ -13,6 +13,8 @@
   ctxgraph's line, quoting it clipped (the SDK's repeats it whole).
 - A request made with a project's bearer token sees that project only
   (:data:`ctxgraph.mcp.projects.ALLOWED`).
+- Every other error a request ends in (an unknown method, parameters the
+  SDK refuses) is ctxgraph's line too (:mod:`ctxgraph.mcp.replies`).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from pydantic import AnyUrl
 from ctxgraph.mcp.arguments import ArgumentError, StrictTool
 from ctxgraph.mcp.limits import MAX_URI_CHARS
 from ctxgraph.mcp.projects import ALLOWED, PROJECT_CLIENT
+from ctxgraph.mcp.replies import clip_errors
 from ctxgraph.mcp.responses import clip, error, error_line
 
 
@@ -51,6 +54,7 @@ class CtxgraphServer(MCPServer):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._strict: dict[str, StrictTool] = {}
+        self.middleware.insert(0, clip_errors)  # outermost: it sees every error of every request
 
     def add_strict_tool(self, fn: Callable[..., CallToolResult], annotations: ToolAnnotations) -> None:
         self.add_tool(fn, annotations=annotations)

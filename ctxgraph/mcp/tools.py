@@ -59,8 +59,10 @@ from ctxgraph.mcp.models import (
 from ctxgraph.mcp.projects import Projects
 from ctxgraph.mcp.responses import (
     DEFAULT_PAGE,
+    Level,
     Measured,
     capped,
+    clipped_page,
     compact,
     decode_cursor,
     digest,
@@ -68,6 +70,7 @@ from ctxgraph.mcp.responses import (
     error_line,
     ok,
     page,
+    shorten,
     wire_tokens,
 )
 from ctxgraph.mcp.server import CtxgraphServer
@@ -93,6 +96,21 @@ def _target(task_id: str | None, task: InlineTask | None) -> str | Task:
     if (task_id is None) == (task is None):
         raise CtxgraphError("give a task_id or a task (one of them)")
     return task_id if task_id is not None else task.to_task()  # type: ignore[union-attr]
+
+
+#: The fields of a search hit, a conflict and a task a listing may shorten (:func:`responses.shorten`).
+KNOWLEDGE_FIELDS = ("item.summary", "item.rationale", "item.context", "item.recommendation", "item.location",
+                    "item.replaces", "item.tags", "matched_tags")
+CONFLICT_FIELDS = ("first", "second", "shared_tags")
+TASK_FIELDS = ("name", "objective", "acceptance_criteria", "blocked_reason", "outcome_summary", "depends_on",
+               "signals.keywords", "signals.domains", "signals.files_mentioned")
+
+
+def _listed(entry: dict[str, Any], fields: tuple[str, ...], level: Level) -> dict[str, Any]:
+    """A dumped entry of a listing, shortened to ``level``, with the fields shortened named in ``clipped``
+    (left out when none was: an entry is then the CLI's JSON)."""
+    clipped = shorten(entry, fields, level)
+    return {**entry, "clipped": clipped} if clipped else entry
 
 
 def _context_options(budget: int | None, complexity: str | None, strategy: str | None) -> dict[str, Any]:
@@ -225,9 +243,12 @@ class CtxgraphTools:
             head = {"project": proj.name, "keywords": list(signals.keywords), "domains": list(signals.domains),
                     "total": len(found)}
 
-            def build(items: list[Any], more: str | None) -> CallToolResult:
-                return ok({**head, "items": [m.model_dump(mode="json") for m in items], "next_cursor": more})
-            return page(found, offset, limit, key, build, self.cap)
+            def build(items: list[Any], more: str | None, level: Level) -> CallToolResult:
+                top = dict(head)
+                clipped = shorten(top, ("keywords", "domains"), level)
+                listed = [_listed(m.model_dump(mode="json"), KNOWLEDGE_FIELDS, level) for m in items]
+                return ok({**top, "items": listed, "next_cursor": more, **({"clipped": clipped} if clipped else {})})
+            return clipped_page(found, offset, limit, key, build, self.cap)
         return self.guard(work)
 
     def get_task(self, task_id: RequiredTaskId, project: ProjectArg = None) -> Annotated[CallToolResult, TaskResult]:
@@ -252,10 +273,10 @@ class CtxgraphTools:
             offset = decode_cursor(cursor, key)
             tasks = proj.call(lambda svc: svc.list_tasks(TaskStatus(status) if status else None))
 
-            def build(items: list[Any], more: str | None) -> CallToolResult:
-                return ok({"project": proj.name, "total": len(tasks),
-                           "tasks": [t.model_dump(mode="json") for t in items], "next_cursor": more})
-            return page(tasks, offset, limit, key, build, self.cap)
+            def build(items: list[Any], more: str | None, level: Level) -> CallToolResult:
+                listed = [_listed(t.model_dump(mode="json"), TASK_FIELDS, level) for t in items]
+                return ok({"project": proj.name, "total": len(tasks), "tasks": listed, "next_cursor": more})
+            return clipped_page(tasks, offset, limit, key, build, self.cap)
         return self.guard(work)
 
     def list_conflicts(
@@ -270,10 +291,10 @@ class CtxgraphTools:
             offset = decode_cursor(cursor, key)
             found = proj.call(ContextService.conflicts)
 
-            def build(items: list[Any], more: str | None) -> CallToolResult:
-                return ok({"project": proj.name, "total": len(found),
-                           "conflicts": [c.model_dump(mode="json") for c in items], "next_cursor": more})
-            return page(found, offset, limit, key, build, self.cap)
+            def build(items: list[Any], more: str | None, level: Level) -> CallToolResult:
+                listed = [_listed(c.model_dump(mode="json"), CONFLICT_FIELDS, level) for c in items]
+                return ok({"project": proj.name, "total": len(found), "conflicts": listed, "next_cursor": more})
+            return clipped_page(found, offset, limit, key, build, self.cap)
         return self.guard(work)
 
     def graph_stats(self, project: ProjectArg = None) -> Annotated[CallToolResult, StatsResult]:

@@ -12,7 +12,9 @@ On a loopback address (127.0.0.0/8, ::1, localhost) only requests whose
 ``Host`` (and ``Origin``, when sent) name the address the server listens on
 are served (:func:`rebinding_protection`): a page from another site cannot
 reach it by DNS rebinding, token or not. ``--no-auth`` is refused on any
-address that is not loopback.
+address that is not loopback. The error replies the SDK's transport makes
+itself (a body that is not one JSON-RPC message) are ctxgraph's line
+(:class:`~ctxgraph.mcp.replies.ClippedErrorReplies`).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from ctxgraph.errors import ConfigurationError, CtxgraphError
 from ctxgraph.mcp.projects import PROJECT_CLIENT
+from ctxgraph.mcp.replies import ClippedErrorReplies
 from ctxgraph.mcp.startup import check_token, is_loopback, say
 from ctxgraph.service import MAX_DOCUMENT_BYTES
 
@@ -160,7 +163,7 @@ def serve_http(server: MCPServer, sock: socket.socket, *, access_log: bool = Fal
     app = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=host,
                                      transport_security=rebinding_protection(host, port),
                                      max_request_body_size=HTTP_BODY_LIMIT)
-    config = uvicorn.Config(app, log_level="warning", access_log=access_log, lifespan="on",
+    config = uvicorn.Config(ClippedErrorReplies(app), log_level="warning", access_log=access_log, lifespan="on",
                             timeout_graceful_shutdown=5)
     uv = uvicorn.Server(config)
 

@@ -11,9 +11,11 @@ from pydantic import BaseModel, ConfigDict
 
 from ctxgraph.compute import limits as lim
 from ctxgraph.compute.relevance import merge_hits, relevance
+from ctxgraph.core.limits import MAX_ID_CHARS
 from ctxgraph.core.models import FileEntry, KnowledgeItem, utcnow
+from ctxgraph.core.models.knowledge import check_knowledge
 from ctxgraph.core.tokens import estimate_tokens
-from ctxgraph.errors import CtxgraphError
+from ctxgraph.errors import CtxgraphError, InvalidArgumentError
 from ctxgraph.graph.records import stable_id
 from ctxgraph.service.base import ServiceBase
 from ctxgraph.signals import TaskSignals
@@ -57,17 +59,20 @@ class KnowledgeMixin(ServiceBase):
         rationale: str | None = None,
         severity: str | None = None,
     ) -> KnowledgeItem:
-        """Add a pattern, gotcha, decision, ADR, plan, module memory or changelog entry."""
-        fields: dict[str, Any] = {"scope": scope, "importance": importance, "location": location,
-                                  "rationale": rationale}
-        if kind == "gotcha":
-            fields["severity"] = severity or "medium"
-        if kind == "decision":
+        """Add a pattern, gotcha, decision, ADR, plan, module memory or changelog entry.
+
+        The values are checked first, with a handoff's limits
+        (:class:`~ctxgraph.core.models.knowledge.KnowledgeInput`): anything over
+        them is an :class:`~ctxgraph.errors.InvalidArgumentError` and nothing is written."""
+        given = check_knowledge(kind=kind, summary=summary, tags=tags, scope=scope, importance=importance,
+                                location=location, rationale=rationale, severity=severity)
+        fields: dict[str, Any] = {"scope": given.scope, "importance": given.importance,
+                                  "location": given.location, "rationale": given.rationale}
+        if given.kind == "gotcha":
+            fields["severity"] = given.severity or "medium"
+        if given.kind == "decision":
             fields["status"] = "active"
-        try:
-            item = self._knowledge(kind, summary, tags, utcnow(), **fields)
-        except ValueError as exc:  # pydantic: an unknown kind, scope or severity
-            raise CtxgraphError(f"invalid knowledge: {exc}".splitlines()[0]) from None
+        item = self._knowledge(given.kind, given.summary, given.tags, utcnow(), **fields)
         self.store.upsert_knowledge([item])
         return item
 
@@ -76,11 +81,12 @@ class KnowledgeMixin(ServiceBase):
     ) -> KnowledgeItem:
         """A new version of a knowledge node: same chain, version + 1. Only the
         latest version of a chain is ever shown; a revised decision is superseded
-        (``valid_until`` now) and the new one says what it replaces."""
-        found = self.store.get_knowledge([item_id])
-        if not found:
-            raise CtxgraphError(f"unknown knowledge id: {item_id!r}")
-        old = found[0]
+        (``valid_until`` now) and the new one says what it replaces. The new
+        summary, rationale and importance are checked as :meth:`add_knowledge`
+        checks them, before anything is written."""
+        old = self.get_knowledge(item_id)
+        check_knowledge(kind=old.kind, summary=summary, rationale=rationale,
+                        importance=0.5 if importance is None else importance)
         now = utcnow()
         fields: dict[str, Any] = {
             "scope": old.scope, "importance": old.importance if importance is None else importance,
@@ -99,6 +105,8 @@ class KnowledgeMixin(ServiceBase):
         return new
 
     def get_knowledge(self, item_id: str) -> KnowledgeItem:
+        if len(item_id) > MAX_ID_CHARS:
+            raise InvalidArgumentError(f"invalid knowledge id: {len(item_id):,} characters; at most {MAX_ID_CHARS:,}")
         found = self.store.get_knowledge([item_id])
         if not found:
             raise CtxgraphError(f"unknown knowledge id: {item_id!r}")

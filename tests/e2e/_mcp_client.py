@@ -119,9 +119,12 @@ class McpClient:
 
 
 def stdio(args: list[str], *, cwd: Path, env: dict[str, str] | None = None, errlog: IO[str]) -> McpClient:
-    """``ctxgraph mcp ARGS`` over stdio, started by the SDK's stdio client (stderr to ``errlog``)."""
+    """``ctxgraph mcp ARGS`` over stdio, started by the SDK's stdio client (stderr to ``errlog``).
+    The SDK passes on only a few variables of this process's environment; ``PYTHONPATH`` is added,
+    so that the server runs the code under test (a work tree's, not an installed copy)."""
+    path = {"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}
     params = StdioServerParameters(command=sys.executable, args=["-m", "ctxgraph", "mcp", *args],
-                                   env=env or {}, cwd=cwd)
+                                   env={**path, **(env or {})}, cwd=cwd)
     return McpClient(lambda: Client(stdio_client(params, errlog=errlog)))
 
 

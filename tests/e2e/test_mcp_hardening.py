@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from http.client import HTTPConnection
@@ -20,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _mcp_client import SMALL_HANDOFF, HttpServer, McpClient, http, small_store, stdio
+from _mcp_client import SMALL_HANDOFF, HttpServer, McpClient, clean_env, http, small_store, stdio
 
 from ctxgraph.core.documents import MAX_DOCUMENT_BYTES
 from ctxgraph.mcp.responses import wire_tokens
@@ -238,3 +240,165 @@ def test_project_tokens_reach_their_project_only(servers: Servers) -> None:
     finally:
         for c in clients.values():
             c.close()
+
+
+# ------------------------------------------------- the SDK's own error replies
+
+
+def rpc(url: str, body: bytes, session: str | None = None) -> tuple[int, dict[str, str], Any]:
+    """POST ``body`` to the server at ``url``: the status, the headers and the JSON-RPC reply (None without one)."""
+    address = url.split("//", 1)[1].split("/", 1)[0]
+    host, port = address.rsplit(":", 1)
+    conn = HTTPConnection(host.strip("[]"), int(port), timeout=60)
+    try:
+        conn.request("POST", "/mcp", body, headers={
+            "Accept": "application/json, text/event-stream", "Content-Type": "application/json",
+            **({"Mcp-Session-Id": session} if session else {})})
+        response = conn.getresponse()
+        text = response.read().decode("utf-8")
+        headers = {k.lower(): v for k, v in response.getheaders()}
+    finally:
+        conn.close()
+    if headers.get("content-type", "").startswith("text/event-stream"):
+        text = next((line[5:] for line in text.splitlines() if line.startswith("data:")), "")
+    return int(response.status), headers, json.loads(text) if text.strip() else None
+
+
+def check_error_reply(reply: Any, code: int) -> str:
+    """The message of a JSON-RPC error reply that must be ctxgraph's: one line, bounded, no long run of input."""
+    assert reply["jsonrpc"] == "2.0" and reply["error"]["code"] == code, str(reply)[:500]
+    message = reply["error"]["message"]
+    assert message.startswith("ctxgraph: error: ") and "\n" not in message, message[:500]
+    assert len(json.dumps(reply)) <= 3_000 and not any(c * 201 in json.dumps(reply) for c in "xn["), str(reply)[:500]
+    return str(message)
+
+
+def test_protocol_errors_over_http_are_one_clipped_line(servers: Servers) -> None:
+    url = servers.no_auth["localhost"].url
+    status, headers, _ = rpc(url, INITIALIZE.encode())
+    session = headers["mcp-session-id"]
+    assert status == 200
+    rpc(url, json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode(), session)
+    batch = json.dumps([{"jsonrpc": "2.0", "id": n, "method": "tools/list"} for n in range(1_000)]).encode()
+    status, _, reply = rpc(url, batch, session)  # (pydantic's 12-line report before)
+    assert status == 400
+    assert check_error_reply(reply, -32602) == ("ctxgraph: error: a JSON-RPC batch (an array of messages) is not "
+                                                "served: send one message per request")
+    status, _, reply = rpc(url, json.dumps({"id": 3, "method": "tools/list", "x": "x" * LONG}).encode(), session)
+    assert status == 400 and "not one JSON-RPC 2.0 message" in check_error_reply(reply, -32602)
+    status, _, reply = rpc(url, b"{" + b"x" * LONG, session)
+    assert status == 400 and check_error_reply(reply, -32700).startswith("ctxgraph: error: the body is not JSON")
+    _, _, reply = rpc(url, json.dumps({"jsonrpc": "2.0", "id": 4, "method": "x" * 1_000_000}).encode(), session)
+    message = check_error_reply(reply, -32601)  # (the method was echoed whole in data before)
+    assert message.startswith("ctxgraph: error: method not found: 'xxx") and "(999,800 characters left out)" in message
+    assert reply["id"] == 4 and len(reply["error"]["data"]) < 300
+    _, _, reply = rpc(url, json.dumps({"jsonrpc": "2.0", "id": 5, "method": "prompts/get",
+                                       "params": {"name": "n" * LONG}}).encode(), session)
+    assert check_error_reply(reply, 0).startswith("ctxgraph: error: unknown prompt: nnn")
+    _, _, reply = rpc(url, json.dumps({"jsonrpc": "2.0", "id": 6, "method": "tools/call",
+                                       "params": {"name": 5, "arguments": "x" * LONG}}).encode(), session)
+    assert check_error_reply(reply, -32602).startswith("ctxgraph: error: invalid parameters of 'tools/call': ")
+    _, _, reply = rpc(url, json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                                       "params": {"name": "get_task", "arguments": {"task_id": "t-auth"}}}).encode(),
+                      session)
+    assert reply["result"]["structuredContent"]["task"]["id"] == "t-auth"  # the session still serves
+    status, _, reply = rpc(url, json.dumps({"jsonrpc": "2.0", "id": 8, "method": "ping"}).encode(), "nope")
+    assert status == 404 and check_error_reply(reply, -32600) == "ctxgraph: error: session not found"
+
+
+def test_protocol_errors_over_stdio_are_one_clipped_line(tmp_path: Path) -> None:
+    store = small_store(tmp_path / "graph.db")
+    lines = [{"jsonrpc": "2.0", "id": 1, "method": "x" * 1_000_000},
+             [{"jsonrpc": "2.0", "id": n, "method": "ping"} for n in range(1_000)],  # no reply (dropped by the SDK)
+             {"jsonrpc": "2.0", "id": 2, "method": "ping"}]
+    with (tmp_path / "stderr.log").open("w+b") as errors, subprocess.Popen(
+            [sys.executable, "-m", "ctxgraph", "mcp", "--store", str(store)], cwd=tmp_path, env=clean_env(),
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
+        proc.stdin.flush()
+        first, second = json.loads(proc.stdout.readline()), json.loads(proc.stdout.readline())
+        proc.stdin.close()
+        assert proc.wait(60) == 0
+    assert first["id"] == 1 and check_error_reply(first, -32601).startswith("ctxgraph: error: method not found: 'x")
+    assert second == {"jsonrpc": "2.0", "id": 2, "result": {}}
+    assert "Traceback" not in (tmp_path / "stderr.log").read_text(encoding="utf-8")
+
+
+# ------------------------------------------ listings of items stored before the limits
+
+
+def legacy_store(path: Path) -> Path:
+    """The small store plus what `knowledge add` and `task add` accepted before they had limits (written
+    through the store): a pattern of 1,000,000 characters with 10,000 tags, two decisions of 400,000
+    characters that conflict, and a task with an objective of 1,000,000."""
+    from ctxgraph.core.models import KnowledgeItem, Task
+
+    small_store(path)
+    svc = ContextService.open(path)
+    try:
+        words = " ".join(f"jwt token{i}" for i in range(100_000))[:1_000_000]
+        tags = ("jwt", "signing", "keys")
+        svc.store.upsert_knowledge([
+            KnowledgeItem(id="pattern:huge", kind="pattern", summary=words, rationale="r" * 300_000,
+                          tags=(*tags, *(f"tag{i}" for i in range(10_000))), token_estimate=325_000),
+            *(KnowledgeItem(id=f"decision:{alg}", kind="decision", status="active", tags=tags,
+                            summary=" ".join(f"{alg}{i}" for i in range(50_000)), token_estimate=100_000)
+              for alg in ("hs", "rs"))])
+        svc.store.upsert_tasks([Task(id="t-huge", name="n" * 100_000, objective=words,
+                                     acceptance_criteria=tuple(f"criterion {i}" for i in range(5_000)))])
+    finally:
+        svc.close()
+    return path
+
+
+@pytest.fixture(scope="module")
+def legacy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpClient]:
+    folder = tmp_path_factory.mktemp("mcp-legacy")
+    store = legacy_store(folder / "graph.db")
+    with (folder / "stdio.log").open("w", encoding="utf-8") as errlog:
+        c = stdio(["--store", str(store), "--max-response-tokens", str(CAP)], cwd=folder, errlog=errlog)
+        try:
+            yield c
+        finally:
+            c.close()
+
+
+def pages(c: McpClient, tool: str, arguments: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    """Every entry of a paginated listing, each page within the cap."""
+    found: list[dict[str, Any]] = []
+    cursor = None
+    while True:
+        result = c.call(tool, {**arguments, **({"cursor": cursor} if cursor else {})})
+        assert not result.is_error, result.content
+        assert wire_tokens(result) <= CAP and isinstance(result.structured_content, dict)
+        found += result.structured_content[key]
+        cursor = result.structured_content["next_cursor"]
+        if cursor is None:
+            return found
+
+
+@pytest.mark.parametrize("limit", [1, 50])
+def test_a_huge_item_is_listed_shortened(legacy: McpClient, limit: int) -> None:
+    """(search_knowledge failed with `response (94,813 tokens) exceeds the cap` before, even with limit 1.)"""
+    found = {m["item"]["id"]: m for m in pages(legacy, "search_knowledge", {"text": "jwt signing", "limit": limit},
+                                               "items")}
+    assert {"pattern:huge", "decision:hs", "decision:rs"} <= set(found)
+    huge = found["pattern:huge"]
+    assert {"item.summary", "item.rationale", "item.tags"} <= set(huge["clipped"])
+    assert huge["item"]["summary"].startswith("jwt token0 ") and "characters left out)…" in huge["item"]["summary"]
+    assert huge["item"]["tags"][:3] == ["jwt", "signing", "keys"] and len(huge["item"]["tags"]) < 100
+    gotcha = next(m for m in found.values() if m["item"]["kind"] == "gotcha")
+    assert gotcha["item"]["summary"] == "Clock skew breaks exp checks"  # what fits is listed whole
+    [conflict] = pages(legacy, "list_conflicts", {"limit": limit}, "conflicts")
+    assert (conflict["first_id"], conflict["second_id"]) == ("decision:hs", "decision:rs")
+    assert {"first", "second"} <= set(conflict["clipped"]) and conflict["first"].startswith("hs0 hs1 ")
+
+
+def test_a_huge_task_is_listed_shortened(legacy: McpClient) -> None:
+    tasks = {t["id"]: t for t in pages(legacy, "list_tasks", {"limit": 50}, "tasks")}
+    assert set(tasks) == {"t-auth", "t-huge", "t-refresh"}
+    huge = tasks["t-huge"]
+    assert {"name", "objective", "acceptance_criteria"} <= set(huge["clipped"])
+    assert huge["objective"].startswith("jwt token0 ") and "characters left out)…" in huge["objective"]
+    assert "clipped" not in tasks["t-auth"] and tasks["t-auth"]["name"] == "Add JWT validation middleware"
