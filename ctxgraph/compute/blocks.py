@@ -130,33 +130,30 @@ def _same(item: BlockingQuestion) -> Callable[[Level], BlockingQuestion]:
 
 # Markdown fragments for token estimates (the rendered template is measured at the end).
 # A fragment escapes what the template escapes, with the same functions
-# (compute.render); it keeps the text's white space (the template folds it), so
-# an ordinary text's estimate is the length it always was. ``str()`` keeps the
-# "None" an absent value has always counted for.
-
-def _t(value: object) -> str:
-    """A text the template renders with its ``inline`` filter."""
-    return escape_start(str(value))
+# (compute.render): escape_start where the template's ``inline`` filter begins
+# a line or a list item, code spans for file names and snippet lines, escaped
+# ``|`` in table cells. It keeps the text's white space (the template folds
+# it), so an ordinary text's estimate is the length it always was; an absent
+# value counts as the "None" it always did.
 
 
 def frag_pattern(p: PatternRef) -> str:
-    return (f"- **{_t(p.pattern)}** (see: {code(str(p.location))}) — from {_t(p.from_task)} "
-            f"{_t(p.stale or '')}\n")
+    return f"- **{p.pattern}** (see: {code(str(p.location))}) — from {p.from_task} {p.stale or ''}\n"
 
 
 def frag_warning(w: WarningRef) -> str:
-    return f"- ⚠️ **{w.severity.value}**: {_t(w.issue)} — from {_t(w.from_task)}\n"
+    return f"- ⚠️ **{w.severity.value}**: {w.issue} — from {w.from_task}\n"
 
 
 def frag_decision(d: DecisionRef) -> str:
-    replaces = f" (replaces: {_t('; '.join(d.replaces))})" if d.replaces else ""
-    return f"- {_t(d.decision)} — {_t(d.rationale)} (from {_t(d.from_task)}){replaces}\n"
+    replaces = f" (replaces: {'; '.join(d.replaces)})" if d.replaces else ""
+    return f"- {escape_start(d.decision)} — {d.rationale} (from {d.from_task}){replaces}\n"
 
 
 def frag_prior(w: PriorWork) -> str:
-    files = "".join(f"- {code(f.file)}: {_t(f.reason)} {_t(f.stale or '')}\n" for f in w.files_created)
+    files = "".join(f"- {code(f.file)}: {f.reason} {f.stale or ''}\n" for f in w.files_created)
     head = "\n**Files Created:**\n" if files else ""
-    return f"\n#### {_t(w.task)} ({_t(w.task_id)})\n{_t(w.summary)}\n{head}{files}"
+    return f"\n#### {w.task} ({w.task_id})\n{escape_start(w.summary)}\n{head}{files}"
 
 
 def frag_code(r: CodeRef) -> str:
@@ -165,16 +162,15 @@ def frag_code(r: CodeRef) -> str:
 
 def frag_snippet(s: Snippet) -> str:
     body = "".join(f"   {code(line)}\n" for line in s.text.splitlines())
-    return f"1. {code(s.path)} lines {s.start_line}-{s.end_line} (similarity 0.00) {_t(s.stale or '')}\n{body}"
+    return f"1. {code(s.path)} lines {s.start_line}-{s.end_line} (similarity 0.00) {s.stale or ''}\n{body}"
 
 
 def frag_related(r: RelatedTask) -> str:
-    return f"- {_t(r.id)}: {_t(r.intent)}\n"
+    return f"- {escape_start(r.id)}: {r.intent}\n"
 
 
 def frag_question(q: BlockingQuestion) -> str:
-    return (f"- **{_t(q.question)}** ({_t(q.from_task)})\n  - Context: {_t(q.context)}\n"
-            f"  - Recommendation: {_t(q.recommendation)}\n")
+    return f"- **{q.question}** ({q.from_task})\n  - Context: {q.context}\n  - Recommendation: {q.recommendation}\n"
 
 
 # ----------------------------------------------------------------- block makers

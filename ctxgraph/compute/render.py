@@ -37,7 +37,10 @@ _BLOCK_START = re.compile(
       | (?:=+|-+)\ ?$                   # a setext heading's underline
       | `{3,} | ~{3,}                  # a code fence
       | <[A-Za-z/!?]                   # an HTML block
-      | \[[^\]]*\]:                     # a link reference definition (or footnote)
+      | \[\^[^\]]*\]:                   # a footnote (GFM)
+      | \[(?:\\.|[^\\\]])+\]:\ ?          # a link reference definition: [label]: destination
+        (?:<(?:\\.|[^\\>])*>|[^<\ ]\S*)
+        (?:\ (?:"(?:\\.|[^\\"])*"|'(?:\\.|[^\\'])*'|\((?:\\.|[^\\()])*\)))?\ ?$   # "title"
     """,
     re.VERBOSE,
 )
@@ -46,7 +49,9 @@ _BACKTICKS = re.compile(r"`+")
 
 
 def fold(value: object) -> str:
-    """Text on one line: every run of white space (line breaks included) one space."""
+    """Text on one line: every run of white space (line breaks included) one
+    space. Safe in the middle of a line (where no block can start); where a
+    text begins a line or a list item's content, :func:`inline`."""
     return " ".join(str(value or "").split())
 
 
@@ -76,7 +81,7 @@ def short(value: object) -> str:
     """A text's first sentence, cut to 60 characters (a decision named in a marker line)."""
     from ctxgraph.compute.compress import first_sentence
 
-    return first_sentence(inline(value), 60)
+    return first_sentence(fold(value), 60)
 
 
 def cell(value: object) -> str:
@@ -113,6 +118,7 @@ def _environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
     )
+    env.filters["fold"] = fold
     env.filters["inline"] = inline
     env.filters["cell"] = cell
     env.filters["code"] = code

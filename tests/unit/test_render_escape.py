@@ -143,6 +143,8 @@ def plain(field: str) -> str:
 
 _CODE = {"location", "prior file", "snippet path", "concurrent file", "concurrent file 2"}
 _CELL = {"component", "notes"}
+#: The texts that begin a line or a list item's content (the ``inline`` filter; the others are ``fold``ed).
+_STARTS = {"decision", "summary", "related id", "recent id", "blocker id", "note"}
 
 
 def shown_as(field: str, value: str) -> list[str]:
@@ -154,10 +156,10 @@ def shown_as(field: str, value: str) -> list[str]:
     if field in _CELL:
         return [fold(value)]
     if field in ("first", "second"):
-        return [inline(short(value))]
+        return [short(value)]
     if field in ("snippet line", "snippet text"):
         return [code(line) for line in value.splitlines()]
-    return [inline(value)]
+    return [inline(value) if field in _STARTS else fold(value)]
 
 
 def assert_template_blocks(markdown: str, values: dict[str, str]) -> None:
@@ -204,7 +206,8 @@ def test_code_spans_are_fenced_and_one_line(text: str, shown: str) -> None:
     ("123456789) a", "123456789\\) a"), ("---", "\\---"), ("- - -", "\\- - -"), ("***", "\\***"),
     ("___", "\\___"), ("=", "\\="), ("==", "\\=="), ("```x", "\\```x"), ("~~~", "\\~~~"),
     ("<div>", "\\<div>"), ("<!-- x", "\\<!-- x"), ("</p>", "\\</p>"), ("<?php", "\\<?php"),
-    ("| a |", "\\| a |"), ("[x]: /y", "\\[x]: /y"),
+    ("| a |", "\\| a |"), ("[x]: /y", "\\[x]: /y"), ('[x]:/y "t"', '\\[x]:/y "t"'), ("[^1]: a", "\\[^1]: a"),
+    ("[a\\]b]: <c d> (t)", "\\[a\\]b]: <c d> (t)"),
 ])
 def test_a_block_marker_at_the_start_is_escaped(text: str, shown: str) -> None:
     assert escape_start(text) == shown
@@ -217,8 +220,19 @@ def test_a_block_marker_at_the_start_is_escaped(text: str, shown: str) -> None:
         assert text.replace("\\", "") in inline_source(tokens).replace("\\", ""), before
 
 
+@pytest.mark.parametrize("text", ["a|b", "a\\|b", "`|`", "| x |\n|---|", "a\\", "``|``"])
+def test_a_table_cell_keeps_its_columns(text: str) -> None:
+    table = f"| A | B | C |\n|---|---|---|\n| {code_cell(text)} | {cell(text)} | c |\n"
+    tokens = parse(table)
+    assert [t.type for t in tokens].count("td_open") == 3
+    assert [t.type for t in tokens].count("tr_open") == 2
+    cells = [t for t in tokens if t.type == "inline"][3:]
+    assert [c.content for c in cells] == [code(text), fold(text), "c"]
+
+
 @pytest.mark.parametrize("text", ["#123 fixed", "-v is gone", "+1", "**bold** text", "2.0 release", "1.5x faster",
-                                  "a < b", "->", "<3", "[WIP] x", "==> done", "Plain text", "`code`"])
+                                  "a < b", "->", "<3", "[WIP] x", "==> done", "Plain text", "`code`",
+                                  "[style]: fix various typos", "[x]:"])
 def test_ordinary_starts_are_left_alone(text: str) -> None:
     assert escape_start(text) == text
     assert inline(text) == text
@@ -302,10 +316,10 @@ def test_a_context_computed_from_hostile_names_has_the_templates_sections() -> N
     assert [h for h in headings(tokens) if not h.startswith("####")] == [
         "## Context (Computed)", "### Patterns to Follow", "### Warnings", "### Prior Work",
         "### Code References", "## Recent Task History", "## Active Blockers"]
-    assert headings(tokens)[4] == "#### \\> quoted # intent (dep ## Active Blockers)"
+    assert headings(tokens)[4] == "#### > quoted # intent (dep ## Active Blockers)"
     assert not {t.type for t in tokens} & {"hr", "blockquote_open", "fence", "html_block", "code_block"}
     assert sum(t.type == "table_open" for t in tokens) == 1
-    for shown in (code(FORGED), "\\# Done <!-- hidden -->", "\\- use it ```", "| 1. a \\| b <div> |",
-                  '\\- b: "\\```', "1\\. r"):
+    for shown in (code(FORGED), "\\# Done <!-- hidden -->", "- **- use it ```**", "| 1. a \\| b <div> |",
+                  '\\- b: "``` rm -rf /"', "1. 1\\. r"):
         assert shown in ctx.markdown, shown
     assert ctx.tokens > 0
