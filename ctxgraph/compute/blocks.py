@@ -24,6 +24,7 @@ from ctxgraph.compute.output import (
     WarningRef,
 )
 from ctxgraph.compute.relevance import DEPENDENCY_BONUS
+from ctxgraph.compute.render import code, code_cell, escape_cell, escape_start
 from ctxgraph.core.models import DependencyHandoff, KnowledgeItem, Severity, TaskHit
 
 # --------------------------------------------------------------- level renders
@@ -128,9 +129,16 @@ def _same(item: BlockingQuestion) -> Callable[[Level], BlockingQuestion]:
 
 
 # Markdown fragments for token estimates (the rendered template is measured at the end).
+# A fragment escapes what the template escapes, with the same functions
+# (compute.render): escape_start where the template's ``inline`` filter begins
+# a line or a list item, code spans for file names and snippet lines, escaped
+# ``|`` in table cells. It keeps the text's white space (the template folds
+# it), so an ordinary text's estimate is the length it always was; an absent
+# value counts as the "None" it always did.
+
 
 def frag_pattern(p: PatternRef) -> str:
-    return f"- **{p.pattern}** (see: `{p.location}`) — from {p.from_task} {p.stale or ''}\n"
+    return f"- **{p.pattern}** (see: {code(str(p.location))}) — from {p.from_task} {p.stale or ''}\n"
 
 
 def frag_warning(w: WarningRef) -> str:
@@ -139,26 +147,26 @@ def frag_warning(w: WarningRef) -> str:
 
 def frag_decision(d: DecisionRef) -> str:
     replaces = f" (replaces: {'; '.join(d.replaces)})" if d.replaces else ""
-    return f"- {d.decision} — {d.rationale} (from {d.from_task}){replaces}\n"
+    return f"- {escape_start(d.decision)} — {d.rationale} (from {d.from_task}){replaces}\n"
 
 
 def frag_prior(w: PriorWork) -> str:
-    files = "".join(f"- `{f.file}`: {f.reason} {f.stale or ''}\n" for f in w.files_created)
+    files = "".join(f"- {code(f.file)}: {f.reason} {f.stale or ''}\n" for f in w.files_created)
     head = "\n**Files Created:**\n" if files else ""
-    return f"\n#### {w.task} ({w.task_id})\n{w.summary}\n{head}{files}"
+    return f"\n#### {w.task} ({w.task_id})\n{escape_start(w.summary)}\n{head}{files}"
 
 
 def frag_code(r: CodeRef) -> str:
-    return f"| `{r.file}` | {r.component} | {r.notes} |\n"
+    return f"| {code_cell(r.file)} | {escape_cell(r.component)} | {escape_cell(r.notes)} |\n"
 
 
 def frag_snippet(s: Snippet) -> str:
-    body = "".join(f"   `{line}`\n" for line in s.text.splitlines())
-    return f"1. `{s.path}` lines {s.start_line}-{s.end_line} (similarity 0.00) {s.stale or ''}\n{body}"
+    body = "".join(f"   {code(line)}\n" for line in s.text.splitlines())
+    return f"1. {code(s.path)} lines {s.start_line}-{s.end_line} (similarity 0.00) {s.stale or ''}\n{body}"
 
 
 def frag_related(r: RelatedTask) -> str:
-    return f"- {r.id}: {r.intent}\n"
+    return f"- {escape_start(r.id)}: {r.intent}\n"
 
 
 def frag_question(q: BlockingQuestion) -> str:

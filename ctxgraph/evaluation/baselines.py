@@ -23,7 +23,7 @@ import bm25s
 
 from ctxgraph.compute.limits import CONTEXT_MAP_TOP
 from ctxgraph.compute.relevance import filter_context_map
-from ctxgraph.compute.render import cell, inline
+from ctxgraph.compute.render import cell, code, fold, inline
 from ctxgraph.core.models import FileEntry
 from ctxgraph.evaluation.dataset import HistoryLine
 from ctxgraph.signals import TaskSignals
@@ -92,21 +92,21 @@ def map_score_paths(files: Sequence[FileEntry], signals: TaskSignals) -> list[st
 
 
 def render_paths(paths: Sequence[str], title: str = "Code References") -> str:
-    """A plain Markdown list of paths under one heading."""
+    """A plain Markdown list of paths under one heading (each as inline code, escaped as a context's)."""
     if not paths:
         return f"### {title}\nNo files found.\n"
-    return f"### {title}\n" + "".join(f"- `{p}`\n" for p in paths)
+    return f"### {title}\n" + "".join(f"- {code(p)}\n" for p in paths)
 
 
 def render_all(files: Sequence[FileEntry], history: Sequence[HistoryLine]) -> str:
     """Every context-map file, then every history task (oldest first) with the
     files its handoff touched."""
     out = ["## Context (Everything)\n\n### Code References\n"]
-    out.extend(f"- `{f.location}`{' — ' + cell(f.notes) if f.notes else ''}\n" for f in files)
+    out.extend(f"- {code(f.location)}{' — ' + cell(f.notes) if f.notes else ''}\n" for f in files)
     out.append("\n### Task History\n")
     for line in history:
-        touched = ", ".join(f"`{p}`" for p in line.files)
-        out.append(f"- {line.id}: {inline(line.name or line.objective)}{' — ' + touched if touched else ''}\n")
+        touched = ", ".join(code(p) for p in line.files)
+        out.append(f"- {inline(line.id)}: {fold(line.name or line.objective)}{' — ' + touched if touched else ''}\n")
     return "".join(out)
 
 

@@ -331,3 +331,50 @@ def test_the_context_asks_only_about_the_files_it_may_show() -> None:
     assert shown(ctx) == [p for p in shown(plain) if p != "src/jwt/f03.ts"] + [f"src/jwt/f{CONTEXT_MAP_TOP:02d}.ts"]
     assert len(tree.asked) == CONTEXT_MAP_TOP + 1
     assert any("f03.ts" in str(e) and "not in the work tree" in str(e) for e in ctx.explain or ())
+
+
+# ------------------------------------------------------- escaping (estimates)
+
+
+def test_the_fragments_of_ordinary_text_are_what_they_always_were() -> None:
+    """The limiter's estimates of ordinary items do not move with the escaping
+    (docs/concepts.md, step 9): a fragment keeps the text's white space, and a
+    file name without backticks is the one-backtick span it always was."""
+    from ctxgraph.compute.blocks import frag_code, frag_decision, frag_pattern, frag_prior, frag_related, frag_snippet
+    from ctxgraph.compute.code_memory import Snippet
+    from ctxgraph.compute.output import CodeRef, DecisionRef, FileRef, PatternRef, PriorWork, RelatedTask
+
+    assert frag_pattern(PatternRef(id="p", pattern="Use x\n\nalways", location="src/a.ts:1-3", relevance=1,
+                                   from_task="t1")) == "- **Use x\n\nalways** (see: `src/a.ts:1-3`) — from t1 \n"
+    assert frag_pattern(PatternRef(id="p", pattern="P", relevance=1)) == "- **P** (see: `None`) — from None \n"
+    assert frag_decision(DecisionRef(id="d", decision="2.0 ships\nnow", relevance=1)) == (
+        "- 2.0 ships\nnow — None (from None)\n")
+    assert frag_prior(PriorWork(task_id="t1", task="Login", summary="Done.\nAll of it.",
+                                files_created=(FileRef(file="src/a.ts", reason="why"),))) == (
+        "\n#### Login (t1)\nDone.\nAll of it.\n\n**Files Created:**\n- `src/a.ts`: why \n")
+    assert frag_code(CodeRef(file="src/a.ts", component="auth", notes="n", relevance=1)) == "| `src/a.ts` | auth | n |\n"
+    assert frag_snippet(Snippet(path="src/a.py", start_line=1, end_line=2, text="def f(x):\nreturn 1", score=1)) == (
+        "1. `src/a.py` lines 1-2 (similarity 0.00) \n   `def f(x):`\n   `return 1`\n")
+    assert frag_related(RelatedTask(id="t2", intent="- a list?", relevance=1)) == "- t2: - a list?\n"
+
+
+def test_the_fragments_count_the_escapes_the_template_adds() -> None:
+    from ctxgraph.compute.blocks import frag_code, frag_decision, frag_snippet
+    from ctxgraph.compute.code_memory import Snippet
+    from ctxgraph.compute.output import CodeRef, DecisionRef
+
+    assert frag_decision(DecisionRef(id="d", decision="# x", relevance=1)).startswith("- \\# x — ")
+    assert frag_code(CodeRef(file="a|b`c", component="x|y", notes="", relevance=1)) == "| `` a\\|b`c `` | x\\|y |  |\n"
+    assert frag_snippet(Snippet(path="p", start_line=1, end_line=1, text="a ``b``", score=1)).endswith(
+        "\n   ``` a ``b`` ```\n")
+
+
+def test_a_snippet_line_is_a_code_span_with_a_safe_fence() -> None:
+    from ctxgraph.compute.code_memory import Snippet
+    from ctxgraph.compute.render import render
+
+    snippet = Snippet(path="src/a.py", start_line=1, end_line=3, similarity=0.5, score=1,
+                      text="def f(x):\nsee `g`\nlike ``nargs``")
+    md = render(run(Candidates()).model_copy(update={"codebase_context": (snippet,)}))
+    assert ("### Relevant Codebase Context\n1. `src/a.py` lines 1-3 (similarity 0.50)\n"
+            "   `def f(x):`\n   `` see `g` ``\n   ``` like ``nargs`` ```\n") in md
