@@ -49,7 +49,9 @@ def init_command(reset: bool, root: Path | None, index: bool, embeddings: bool, 
     from ctxgraph.cli._index import ProgressLine, _print_report
     from ctxgraph.memory.embed import EmbeddingUnavailableError
 
-    failed: CliError | None = None
+    # The store is made before the index: an index that fails (or is stopped) leaves it
+    # made, and says why after the store is closed — never removed as a failed command's store.
+    failed: BaseException | None = None
     with open_service(store_params(kwargs)) as svc:
         svc.initialize(reset=reset)
         click.echo(f"ready: {svc.location}")
@@ -74,6 +76,8 @@ def init_command(reset: bool, root: Path | None, index: bool, embeddings: bool, 
         except CtxgraphError as exc:
             # The store stays initialized: only the index failed.
             failed = CliError(f"indexing {found.path}: {exc}", exc.exit_code)
+        except BaseException as exc:  # unexpected, or Ctrl-C: raised once the store is closed, and kept
+            failed = exc
     if failed is not None:
         raise failed
     _print_report(report, "markdown")

@@ -35,6 +35,7 @@ from ctxgraph.errors import CtxgraphError
 from ctxgraph.graph.store import KnowledgeStore
 from ctxgraph.memory.embed import QUERY_PIECES, Vectors
 from ctxgraph.memory.scan import Skipped, inside, read
+from ctxgraph.memory.secrets import DEFAULT, SecretFilter
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +43,7 @@ log = logging.getLogger(__name__)
 TOP_K = 5
 
 
-def check(root: Path, hit: MemoryHit) -> MemoryHit | str:
+def check(root: Path, hit: MemoryHit, secrets: SecretFilter = DEFAULT) -> MemoryHit | str:
     """The hit as its file is now, or why it may not be shown. Its file must
     still exist, resolve (symlinks followed) inside the indexed root and be
     a text file the index would read. A file with the size and mtime it was
@@ -50,7 +51,8 @@ def check(root: Path, hit: MemoryHit) -> MemoryHit | str:
     content is not the indexed one (sha256) the chunk is placed in it as it
     is now (:func:`ctxgraph.compute.freshness.relocate`): moved when its text
     is still there, else the lines in its place with ``changed`` set; a place
-    past the file's end drops the hit ("lines gone")."""
+    past the file's end drops the hit ("lines gone"). A file read goes through
+    ``secrets`` as the index's did: left out by its name, its values redacted."""
     chunk = hit.chunk
     if chunk.file_mtime_ns and _clean(chunk.path):  # one stat, nothing read (nor resolved: nothing is read)
         try:
@@ -63,7 +65,7 @@ def check(root: Path, hit: MemoryHit) -> MemoryHit | str:
     target = inside(root, chunk.path)
     if target is None:
         return "missing" if not (root / chunk.path).exists() else "outside the indexed root"
-    source = read(target, chunk.path)
+    source = read(target, chunk.path, secrets)
     if isinstance(source, Skipped):
         return source.reason
     if source.sha256 == chunk.file_sha256:
@@ -117,6 +119,7 @@ def recall(
     now: datetime | None = None,
     query_vector: Sequence[float] | None = None,
     check_files: bool = True,
+    secrets: SecretFilter = DEFAULT,
 ) -> tuple[MemoryRecall | None, list[str]]:
     """(what the memory found, notes for the debug section); ``projects`` are
     the indexed projects (:attr:`Candidates.memory_projects`). ``query_vector``:
@@ -166,7 +169,7 @@ def recall(
         for hit in hits:
             key = (hit.chunk.path, hit.chunk.start_line)
             if key not in seen:  # a chunk in both lists is checked once
-                seen[key] = got = check(root, hit)
+                seen[key] = got = check(root, hit, secrets)
                 if isinstance(got, MemoryHit) and got is not hit:
                     placed += 1
                     changed += got.changed
