@@ -13,8 +13,11 @@ leaves out what the ``.gitignore`` files inside it do (read with
 
 A path is bytes until proven text: git's output is split on NUL bytes and
 decoded with ``surrogateescape`` to name the file on disk; the name it is
-known by (:func:`shown`: reports, the store's key) escapes what is not UTF-8
-(``caf\\xe9.py``, with a backslash), and :func:`on_disk` turns that back.
+known by (:func:`shown`: reports, the store's key) escapes, as ``%XX``, the
+bytes that are not UTF-8 (``caf%E9.py``), a backslash, and white space at
+either end — what a stored path's normal form (``clean_path``: a backslash
+made a slash, the ends stripped) would otherwise change, so the key stays
+the same in every store; :func:`on_disk` turns it back.
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ TEXT_NAMES = frozenset({"Dockerfile", "Makefile", "README", "LICENSE", "CHANGES"
 #: Seconds git may take to list a work tree's files (else the walk).
 GIT_TIMEOUT_S = 60.0
 
-_ESCAPED = re.compile(r"\\x([0-9a-f]{2})")
+_ESCAPED = re.compile(r"%([0-9A-F]{2})")
 
 
 def wanted(name: str) -> bool:
@@ -53,24 +56,32 @@ def wanted(name: str) -> bool:
 
 
 def shown(name: str | bytes) -> str:
-    """A file name as text: UTF-8 as it is, any other byte as ``\\xNN``. ``name``
-    is bytes, or a str from the file system (bad bytes as surrogates)."""
+    """A file's path as text and key: UTF-8 as it is; a byte that is not UTF-8,
+    a backslash and white space at either end as ``%XX``. ``name`` is bytes, or
+    a str from the file system (bytes that are not UTF-8 as surrogates)."""
     raw = name if isinstance(name, bytes) else os.fsencode(name)
-    return raw.decode("utf-8", "backslashreplace")
+    text = raw.decode("utf-8", "surrogateescape")
+    if text.isascii() and "\\" not in text and text == text.strip():
+        return text
+    out = [f"%{ord(c) - 0xDC00:02X}" if 0xDC80 <= ord(c) <= 0xDCFF else "%5C" if c == "\\" else c for c in text]
+    for end in (0, -1):
+        if out and out[end].isspace():
+            out[end] = "".join(f"%{b:02X}" for b in out[end].encode("utf-8"))
+    return "".join(out)
 
 
 def on_disk(key: str) -> str | None:
     """The file system's name for a key :func:`shown` escaped, or None when ``key``
-    escapes nothing (a name that really holds ``\\x..`` is tried as it is first)."""
+    escapes nothing (a name that really holds ``%XX`` is tried as it is first)."""
     if not _ESCAPED.search(key):
         return None
     out = bytearray()
     at = 0
     for match in _ESCAPED.finditer(key):
-        out += key[at:match.start()].encode("utf-8", "surrogateescape")
+        out += key[at:match.start()].encode("utf-8")
         out.append(int(match.group(1), 16))
         at = match.end()
-    out += key[at:].encode("utf-8", "surrogateescape")
+    out += key[at:].encode("utf-8")
     return os.fsdecode(bytes(out))
 
 

@@ -19,7 +19,7 @@ else sees its text.
 
 File names are bytes until proven text: a name that is not UTF-8 is kept as
 its file system gives it to read the file, and shown (and stored as the
-file's key) with the bad bytes escaped, ``caf\\xe9.py`` (:func:`shown`;
+file's key) with the bad bytes escaped, ``caf%E9.py`` (:func:`shown`;
 :func:`inside` finds the file from that key again).
 
 :func:`changes` is the stat-then-hash scan that incremental work is built on

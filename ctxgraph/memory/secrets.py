@@ -56,7 +56,7 @@ MAX_KEY_LINES = 400
 #: Never indexed, by name (gitignore syntax; compared in lower case).
 SECRET_FILES: tuple[str, ...] = (
     # dotenv
-    ".env", ".env.*", "*.env", ".envrc",
+    "*.env", ".env", ".env.*", ".envrc",
     # keys and certificates
     "*.pem", "*.key", "*.crt", "*.cer", "*.der", "*.p12", "*.pfx", "*.p8", "*.jks", "*.keystore",
     "*.truststore", "*.ppk", "*.asc", "*.gpg", "*.pgp", "*.kdbx", "*.keytab", "*.ovpn",

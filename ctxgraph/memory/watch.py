@@ -23,7 +23,7 @@ dot-folders) and of files that are neither candidates nor possibly folders
 (a ``.db-wal``, an editor's swap file) are ignored, so that a store kept
 under the root does not wake its own watcher.
 
-A path that is not UTF-8 (``caf\\xe9.py``) is one `watchfiles` cannot give
+A path that is not UTF-8 (``caf\\xe9.py``, known as ``caf%E9.py``) is one `watchfiles` cannot give
 to Python: it stops with "Unable to decode path", and the changes it was
 grouping are lost to it. The watcher then signals a change anyway (the run's
 scan finds what changed, odd names included) and watches again; after
