@@ -49,19 +49,23 @@ def init_command(reset: bool, root: Path | None, index: bool, embeddings: bool, 
     from ctxgraph.cli._index import ProgressLine, _print_report
     from ctxgraph.memory.embed import EmbeddingUnavailableError
 
-    # The store is made before the index: an index that fails (or is stopped) leaves it
-    # made, and says why after the store is closed — never removed as a failed command's store.
-    failed: BaseException | None = None
-    with open_service(store_params(kwargs)) as svc:
+    params = store_params(kwargs)
+    # The store is made, initialized and closed first; the index runs on the store opened
+    # again, so an index that fails (or is stopped) can never remove it as a failed
+    # command's new store: it stays initialized, and the error is said.
+    with open_service(params) as svc:
         svc.initialize(reset=reset)
-        click.echo(f"ready: {svc.location}")
+        location = svc.location
         found = svc.root if root is None else svc.use_root(root)
-        if not index:
-            return
-        if found is None:
-            note("no project root known (no settings file, no git work tree around the store): "
-                 "the code is not indexed; pass --root PATH, or run `ctxgraph index PATH`")
-            return
+    click.echo(f"ready: {location}")
+    if not index:
+        return
+    if found is None:
+        note("no project root known (no settings file, no git work tree around the store): "
+             "the code is not indexed; pass --root PATH, or run `ctxgraph index PATH`")
+        return
+    failed: CliError | None = None
+    with open_service(params) as svc:
         try:
             try:
                 with ProgressLine(quiet=quiet) as line:
@@ -74,12 +78,10 @@ def init_command(reset: bool, root: Path | None, index: bool, embeddings: bool, 
                     report = svc.index_project(found.path, project=found.project, embeddings=False,
                                                progress=line.update)
         except CtxgraphError as exc:
-            # The store stays initialized: only the index failed.
             failed = CliError(f"indexing {found.path}: {exc}", exc.exit_code)
-        except BaseException as exc:  # unexpected, or Ctrl-C: raised once the store is closed, and kept
-            failed = exc
     if failed is not None:
         raise failed
     _print_report(report, "markdown")
+
 
 __all__ = ["init_command", "root_option"]

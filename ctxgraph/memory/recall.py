@@ -17,7 +17,10 @@ when its content differs from the indexed one the hit shows the chunk where
 it is now (:func:`ctxgraph.compute.freshness.relocate`). A file gone, or no
 longer a text file inside the root, drops the hit. When the project's root
 is not a folder on this machine (an index made elsewhere), the hits are
-shown as indexed.
+shown as indexed. Either way no hit is shown unredacted: a chunk stored under
+other secret rules than the service's (an index older than them, an import)
+is redacted again, and a hit on a file they leave out by name is dropped
+(:mod:`ctxgraph.memory.secrets`).
 """
 
 from __future__ import annotations
@@ -54,6 +57,9 @@ def check(root: Path, hit: MemoryHit, secrets: SecretFilter = DEFAULT) -> Memory
     past the file's end drops the hit ("lines gone"). A file read goes through
     ``secrets`` as the index's did: left out by its name, its values redacted."""
     chunk = hit.chunk
+    rule = secrets.secret_file(chunk.path)
+    if rule is not None:  # a file left out by name (under rules newer than the index)
+        return f"secret file (by name): {rule}"
     if chunk.file_mtime_ns and _clean(chunk.path):  # one stat, nothing read (nor resolved: nothing is read)
         try:
             st = os.stat(f"{root}/{chunk.path}")
@@ -77,6 +83,23 @@ def check(root: Path, hit: MemoryHit, secrets: SecretFilter = DEFAULT) -> Memory
     return hit.model_copy(update={"chunk": chunk.model_copy(update={"start_line": start, "end_line": end,
                                                                     "text": text}),
                                   "changed": not same})
+
+
+def _screened(hits: Sequence[MemoryHit], secrets: SecretFilter) -> list[MemoryHit]:
+    """The hits but those on files ``secrets`` leaves out by name, a chunk stored
+    under other rules (an index made before them, an import) redacted as the
+    index would now: none is shown unredacted, whatever the store holds."""
+    out = []
+    for hit in hits:
+        chunk = hit.chunk
+        if secrets.secret_file(chunk.path) is not None:
+            continue
+        if not chunk.file_sha256.startswith(secrets.tag):
+            text, n = secrets.redact(chunk.path, chunk.text)
+            if n:
+                hit = hit.model_copy(update={"chunk": chunk.model_copy(update={"text": text})})
+        out.append(hit)
+    return out
 
 
 def _clean(path: str) -> bool:
@@ -155,6 +178,7 @@ def recall(
         by_vector, by_text = store.search_memory(found.id, vector, terms, TOP_K)
     except CtxgraphError as exc:
         return None, [*notes, f"associative memory skipped: {exc}"]
+    by_vector, by_text = _screened(by_vector, secrets), _screened(by_text, secrets)
     root = Path(found.root)
     if not check_files:
         return MemoryRecall(project=found.id, by_vector=tuple(by_vector), by_text=tuple(by_text)), notes

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -142,3 +143,25 @@ def test_watch_indexes_edits_and_odd_names_without_a_secret(tmp_path: Path) -> N
         out, err = proc.communicate(timeout=60)
     assert not leaked(out + err)
     assert not leaked((tmp_path / "graph.db").read_bytes())
+
+
+def test_init_stopped_while_indexing_keeps_its_store(tmp_path: Path) -> None:
+    """Ctrl-C (or an unexpected error) during init's index: the store, made and
+    initialized, stays; the next command uses it."""
+    tree = tmp_path / "big"
+    (tree / "pkg").mkdir(parents=True)
+    for i in range(20):  # under one batch of full text first: nothing is written before the vectors
+        (tree / "pkg" / f"mod{i:02d}.py").write_text("".join(f"def f{i}_{j}(x):\n    return x * {j}\n\n"
+                                                             for j in range(60)), encoding="utf-8")
+    git(tree, "init", "-q")
+    inherited = {k: v for k, v in os.environ.items() if not k.startswith(("NEO4J_", "CTXGRAPH_"))}
+    proc = subprocess.Popen([sys.executable, "-m", "ctxgraph", "init"], cwd=tree, env=inherited,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    assert proc.stdout.readline().startswith("ready: ")
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert (tree / ".ctxgraph" / "graph.db").is_file(), (out, err)
+    run("index", ".", "-q", "--no-embeddings", cwd=tree, env={})
+    listed = json.loads(run("index", "--list", "--format", "json", cwd=tree, env={}).stdout)
+    assert [(p["id"], p["files"]) for p in listed] == [("big", 20)]

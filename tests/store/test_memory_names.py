@@ -48,3 +48,29 @@ def test_odd_names_are_indexed_once_under_keys_no_store_changes(store: Knowledge
     _, by_text = store.search_memory("odd", None, ["odd"], 5)
     hits = [h for h in by_text if h.chunk.path in ODD.values()]
     assert hits and all(check(root, h) is h for h in hits)
+
+
+def test_a_chunk_stored_under_older_rules_is_shown_redacted(store: KnowledgeStore, tmp_path: Path) -> None:
+    """An index made before the secret filter (or an old export imported): its
+    chunks are redacted at context time, and a hit on a secret file is dropped."""
+    from ctxgraph.core.models import MemoryChunk, MemoryProject
+    from ctxgraph.memory.recall import recall
+    from ctxgraph.memory.text import search_text
+
+    value = "sk-live-imported-5e6f7a8b9c"
+    old = [MemoryChunk(path=path, start_line=1, end_line=2, text=text, text_hash=path, token_estimate=9,
+                       file_sha256="0" * 64, search_text=search_text(path, text))
+           for path, text in (("config/app.yaml", f"billing:\n  api_key: {value}"),
+                              (".env", f"BILLING_API_KEY={value}"))]
+    project = MemoryProject(id="old", root=str(tmp_path / "elsewhere"), indexed_at="2099-01-01T00:00:00+00:00",
+                            embeddings=False, files=2, files_indexed=2)
+    store.write_memory(project, old, [])
+    found, _ = recall(store, store.memory_projects(), "billing api key", ["billing", "api", "key"],
+                      project="old", stale_hours=1e9)
+    assert found is not None and found.by_text
+    assert [h.chunk.text for h in found.by_text] == ["billing:\n  api_key: [redacted]"]  # .env: not shown
+    root = tmp_path / "here"
+    root.mkdir()
+    (root / ".env").write_text(f"BILLING_API_KEY={value}\n", encoding="utf-8")
+    _, by_text = store.search_memory("old", None, ["billing"], 5)
+    assert check(root, next(h for h in by_text if h.chunk.path == ".env")) == "secret file (by name): .env"
