@@ -23,13 +23,14 @@ dot-folders) and of files that are neither candidates nor possibly folders
 (a ``.db-wal``, an editor's swap file) are ignored, so that a store kept
 under the root does not wake its own watcher.
 
-A path that is not UTF-8 (``caf\\xe9.py``, known as ``caf%E9.py``) is one `watchfiles` cannot give
-to Python: it stops with "Unable to decode path", and the changes it was
-grouping are lost to it. The watcher then signals a change anyway (the run's
-scan finds what changed, odd names included) and watches again; after
-:data:`MAX_RESTARTS` such stops within :data:`RESTART_WINDOW` seconds (a
-folder with such a name stops every watch as it starts) it polls instead,
-logged once.
+A path that is not UTF-8 (``caf\\xe9.py``, known as ``caf%E9.py``) is one
+`watchfiles` cannot give to Python: it stops with "Unable to decode path",
+and the changes it was grouping are lost to it. The watcher then signals a
+change anyway (the run's scan finds what changed, odd names included) and
+watches again; after :data:`MAX_RESTARTS` such stops within
+:data:`RESTART_WINDOW` seconds (a folder with such a name stops every watch
+as it starts) it polls instead, logged once. Hidden files are candidates
+like any other (:mod:`.scan`), so their events count; hidden folders' do not.
 """
 
 from __future__ import annotations
