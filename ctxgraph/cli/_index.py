@@ -142,8 +142,8 @@ def _print_report(report: Any, fmt: str, tasks_embedded: int | None = None, *, l
     if report.redacted:
         values = sum(report.redacted.values())
         click.echo(f"redacted: {values} secret value{'' if values == 1 else 's'} in {len(report.redacted)} "
-                   f"file{'' if len(report.redacted) == 1 else 's'} read" + ("" if explain else
-                                                                            " (--explain lists them)"))
+                   f"file{'' if len(report.redacted) == 1 else 's'} read"
+                   + ("" if explain else " (ctxgraph index PATH --explain lists them)"))
     if explain:
         _explain(report)
 

@@ -39,7 +39,7 @@ from ctxgraph.core.tokens import estimate_tokens
 from ctxgraph.errors import ConfigurationError
 from ctxgraph.graph.store import KnowledgeStore
 from ctxgraph.memory.chunk import Chunk, chunk_file
-from ctxgraph.memory.scan import Skipped, SourceFile, changes
+from ctxgraph.memory.scan import Skipped, SourceFile, changes, shown
 from ctxgraph.memory.secrets import DEFAULT, SecretFilter
 from ctxgraph.memory.text import search_text
 
@@ -204,6 +204,11 @@ def index_project(
     if not base.is_dir():
         raise ConfigurationError(f"{root}: not a folder")
     base = base.resolve()
+    try:
+        str(base).encode("utf-8")
+    except UnicodeEncodeError:  # its files' names may be anything; the root's is stored as text
+        raise ConfigurationError(f"{shown(str(base))}: the root's own path is not UTF-8: rename it to "
+                                 "index it") from None
     pid = project_id_for(base, project)
 
     def tell(phase: str, files_done: int = 0, files_total: int = 0, chunks: int = 0, files_written: int = 0,

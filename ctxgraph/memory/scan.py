@@ -261,7 +261,7 @@ def inside(root: Path, rel: str) -> Path | None:
 def _resolved(base: Path, name: str) -> Path | None:
     try:
         return (base / name).resolve(strict=True)
-    except (OSError, RuntimeError):
+    except (OSError, RuntimeError, ValueError):  # ValueError: a NUL byte (a key's %00)
         return None
 
 

@@ -141,6 +141,14 @@ def test_git_decides_what_is_ignored(tmp_path: Path) -> None:
     assert sorted(rel for _, rel in candidates(root)) == ["app.py", "new.py", "pkg/mod.py", "tracked.log.txt"]
     # a subfolder of the work tree: paths relative to it
     assert [rel for _, rel in candidates(root / "pkg")] == ["mod.py"]
+    # a folder the work tree ignores whole: git lists nothing, the walk reads it (its own .gitignore applied)
+    (root / ".gitignore").write_text("scratch/\n", encoding="utf-8")
+    (root / "scratch").mkdir()
+    (root / "scratch" / "try.py").write_text("x = 1\n", encoding="utf-8")
+    (root / "scratch" / "out.txt").write_text("x\n", encoding="utf-8")
+    (root / "scratch" / ".gitignore").write_text("out.txt\n", encoding="utf-8")
+    assert [rel for _, rel in candidates(root / "scratch")] == ["try.py"]
+    assert "scratch/try.py" not in {rel for _, rel in candidates(root)}
 
 
 def _odd_file(folder: Path, name: bytes, text: str = "def cafe():\n    return 1\n") -> None:
