@@ -16,10 +16,14 @@ Read in the shell (CLI, ``ContextService.open``), never at import::
     path = 0.2
     [domains]                      # extra domains for task signals: name = [trigger words]
     payments = ["stripe", "invoice", "refund"]
+    [index]                        # what the associative memory never takes in, besides the defaults
+    secret_files = ["deploy/keys/", "*.vault.yml"]      # more files never read (gitignore syntax)
+    secret_patterns = ['internal-token-[0-9a-f]{32}']  # more values redacted (regular expressions)
 """
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +43,10 @@ class Settings:
     context: ContextConfig = field(default_factory=ContextConfig)
     domains: dict[str, tuple[str, ...]] | None = None
     source: str | None = None
+    #: ``[index]``: more files never indexed (gitignore syntax) and more values
+    #: redacted (regular expressions), besides the defaults (ctxgraph.memory.secrets)
+    secret_files: tuple[str, ...] = ()
+    secret_patterns: tuple[str, ...] = ()
 
 
 def find_settings_file(start: Path) -> tuple[Path, bool] | None:
@@ -74,6 +82,7 @@ def load_settings(path: Path | None = None, *, start: Path | None = None) -> Set
         raise ConfigurationError(f"{path}: [tool.ctxgraph] must be a table")
     table = dict(table)
     domains_raw = table.pop("domains", None)
+    secret_files, secret_patterns = _index_rules(path, table.pop("index", None))
     try:
         context = ContextConfig.model_validate(table)
     except ValidationError as exc:
@@ -89,7 +98,34 @@ def load_settings(path: Path | None = None, *, start: Path | None = None) -> Set
             raise ConfigurationError(f"{path}: domains must map names to lists of words")
         domains = {**{k: tuple(v) for k, v in DEFAULT_DOMAINS.items()},
                    **{k: tuple(v) for k, v in domains_raw.items()}}
-    return Settings(context=context, domains=domains, source=str(path))
+    return Settings(context=context, domains=domains, source=str(path), secret_files=secret_files,
+                    secret_patterns=secret_patterns)
+
+
+def _index_rules(path: Path, raw: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``[index]``'s ``secret_files`` and ``secret_patterns``: lists of strings,
+    patterns that compile; none may bring back a file the defaults leave out."""
+    if raw is None:
+        return (), ()
+    if not isinstance(raw, dict) or set(raw) - {"secret_files", "secret_patterns"}:
+        raise ConfigurationError(f"{path}: [index] takes secret_files and secret_patterns (lists of strings)")
+    found: dict[str, tuple[str, ...]] = {}
+    for key in ("secret_files", "secret_patterns"):
+        items = raw.get(key, [])
+        if not isinstance(items, list) or not all(isinstance(v, str) and v.strip() for v in items):
+            raise ConfigurationError(f"{path}: index.{key} must be a list of non-empty strings")
+        found[key] = tuple(items)
+    for name in found["secret_files"]:
+        if name.lstrip().startswith(("!", "#")):
+            raise ConfigurationError(f"{path}: index.secret_files: {name!r}: the defaults cannot be turned off; "
+                                     "give patterns of files to leave out")
+    for pattern in found["secret_patterns"]:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ConfigurationError(f"{path}: index.secret_patterns: {pattern!r}: not a regular expression: "
+                                     f"{exc}") from None
+    return found["secret_files"], found["secret_patterns"]
 
 
 def settings_target(start: Path | None = None) -> tuple[Path, bool]:

@@ -115,8 +115,10 @@ class ProgressLine:
             self._rich.stop()
 
 
-def _print_report(report: Any, fmt: str, tasks_embedded: int | None = None, *, lines: bool = False) -> None:
-    """One run's report; ``lines``: JSON on one line (--watch prints one a run: JSON Lines)."""
+def _print_report(report: Any, fmt: str, tasks_embedded: int | None = None, *, lines: bool = False,
+                  explain: bool = False) -> None:
+    """One run's report; ``lines``: JSON on one line (--watch prints one a run: JSON Lines);
+    ``explain``: every file left out and why, and the values redacted per file (never the values)."""
     if fmt == "json":
         found = report.as_dict() | ({} if tasks_embedded is None else {"tasks_embedded": tasks_embedded})
         if lines:
@@ -137,6 +139,28 @@ def _print_report(report: Any, fmt: str, tasks_embedded: int | None = None, *, l
             why = s.reason.split(":")[0]
             reasons[why] = reasons.get(why, 0) + 1
         click.echo("skipped: " + ", ".join(f"{n} {why}" for why, n in sorted(reasons.items())))
+    if report.redacted:
+        values = sum(report.redacted.values())
+        click.echo(f"redacted: {values} secret value{'' if values == 1 else 's'} in {len(report.redacted)} "
+                   f"file{'' if len(report.redacted) == 1 else 's'} read"
+                   + ("" if explain else " (ctxgraph index PATH --explain lists them)"))
+    if explain:
+        _explain(report)
+
+
+def _explain(report: Any) -> None:
+    """``index --explain``: what was left out and why, and the values redacted per file."""
+    click.echo("left out (besides what git ignores, hidden folders and "
+               "node_modules, build, dist, vendored and cache folders):")
+    for s in report.skipped:
+        click.echo(f"  {s.path}: {s.reason}")
+    if not report.skipped:
+        click.echo("  nothing")
+    click.echo("values redacted (replaced by [redacted] in the stored text):")
+    for path, n in sorted(report.redacted.items()):
+        click.echo(f"  {path}: {n}")
+    if not report.redacted:
+        click.echo("  none")
 
 
 @click.command("index")
@@ -162,17 +186,25 @@ def _print_report(report: Any, fmt: str, tasks_embedded: int | None = None, *, l
                    "system's file events (for file systems whose events do not arrive).")
 @click.option("--max-runs", type=click.IntRange(min=1), metavar="N",
               help="With --watch: stop after N runs (for scripts and tests).")
+@click.option("--explain", is_flag=True,
+              help="Read every file (not only the changed ones) and list each file left out and why (a secret "
+                   "by its name, binary, too large, ...) and how many secret values were redacted in each; "
+                   "never the values. With --format json: the summary's skipped and redacted.")
 @click.option("--list", "list_projects", is_flag=True, help="List the indexed projects and exit.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress line on stderr.")
 @store_options
 @format_option
 def index_command(path: Path | None, project: str | None, embeddings: bool, time_limit: float | None,
-                  watch: bool, interval: float, poll: float | None, max_runs: int | None, list_projects: bool,
-                  quiet: bool, fmt: str, **kwargs: Any) -> None:
+                  watch: bool, interval: float, poll: float | None, max_runs: int | None, explain: bool,
+                  list_projects: bool, quiet: bool, fmt: str, **kwargs: Any) -> None:
     """Index a project's files for the associative memory.
 
-    Scans PATH (skipping .git, node_modules, dist, build and vendored folders,
-    binary files, symlinks and files over 500 KB), splits each file into
+    Scans PATH (in a git work tree the files git lists, its ignore rules
+    applied; skipping node_modules, dist, build, vendored and hidden folders,
+    secret files by their name — .env, keys, credential stores, cloud
+    configs, *secret* —, binary files, symlinks and files over 500 KB),
+    redacts secret values in the text it keeps (detect-secrets' detectors:
+    api_key: ..., password = ..., tokens, private keys), splits each file into
     chunks of about 500 tokens on functions, classes or headings, and stores
     them as Chunk nodes linked to their File, with an embedding (384 floats)
     unless --no-embeddings. Incremental: a file whose modification time
@@ -199,6 +231,8 @@ def index_command(path: Path | None, project: str | None, embeddings: bool, time
         return
     if path is None:
         raise CliError("PATH is required (or --list)", 2)
+    if explain and watch:
+        raise CliError("--explain lists one run: not with --watch", 2)
     if not path.is_dir():
         raise CliError(f"{path}: {'not a folder' if path.exists() else 'no such folder'}", 2)
     if watch:
@@ -216,12 +250,12 @@ def index_command(path: Path | None, project: str | None, embeddings: bool, time
             # The limit counts from the command's start: its imports and the store's opening are in it.
             left = None if time_limit is None else max(0.0, time_limit - (time.monotonic() - STARTED))
             report = svc.index_project(path, project=project, embeddings=embeddings, progress=line.update,
-                                       time_limit=left)
+                                       time_limit=left, explain=explain)
     except EmbeddingUnavailableError as exc:
         raise CliError(f"{exc} (or pass --no-embeddings for the lightweight index)", exc.exit_code) from None
     except CtxgraphError as exc:
         raise CliError(str(exc), exc.exit_code) from None
-    _print_report(report, fmt)
+    _print_report(report, fmt, explain=explain)
 
 
 def stop_on_term() -> None:

@@ -49,19 +49,24 @@ def init_command(reset: bool, root: Path | None, index: bool, embeddings: bool, 
     from ctxgraph.cli._index import ProgressLine, _print_report
     from ctxgraph.memory.embed import EmbeddingUnavailableError
 
-    failed: CliError | None = None
     params = store_params(kwargs)
     note_new_gitignore(params)
+    # The store is made, initialized and closed first; the index runs on the store opened
+    # again, so an index that fails (or is stopped) can never remove it as a failed
+    # command's new store: it stays initialized, and the error is said.
     with open_service(params) as svc:
         svc.initialize(reset=reset)
-        click.echo(f"ready: {svc.location}")
+        location = svc.location
         found = svc.root if root is None else svc.use_root(root)
-        if not index:
-            return
-        if found is None:
-            note("no project root known (no settings file, no git work tree around the store): "
-                 "the code is not indexed; pass --root PATH, or run `ctxgraph index PATH`")
-            return
+    click.echo(f"ready: {location}")
+    if not index:
+        return
+    if found is None:
+        note("no project root known (no settings file, no git work tree around the store): "
+             "the code is not indexed; pass --root PATH, or run `ctxgraph index PATH`")
+        return
+    failed: CliError | None = None
+    with open_service(params) as svc:
         try:
             try:
                 with ProgressLine(quiet=quiet) as line:
@@ -74,10 +79,10 @@ def init_command(reset: bool, root: Path | None, index: bool, embeddings: bool, 
                     report = svc.index_project(found.path, project=found.project, embeddings=False,
                                                progress=line.update)
         except CtxgraphError as exc:
-            # The store stays initialized: only the index failed.
             failed = CliError(f"indexing {found.path}: {exc}", exc.exit_code)
     if failed is not None:
         raise failed
     _print_report(report, "markdown")
+
 
 __all__ = ["init_command", "root_option"]

@@ -12,7 +12,7 @@ inclusive) are hashed as the sha1 of those lines' bytes, line ends included
 An anchor on a file too big to read has the blob id :data:`NOT_READ` and no
 lines hash: only its size and mtime say whether it changed.
 
-A path with bytes that are not UTF-8 (``caf\\xe9.py``) is held as the file
+A path with bytes that are not UTF-8 (``caf\\xe9.py`` on disk, ``caf%E9.py`` shown) is held as the file
 system gives it to Python (``surrogateescape``) only on its way to the file
 system; stored and shown, it is :func:`shown_path`'s escaped text.
 """
@@ -24,13 +24,13 @@ import re
 from collections.abc import Iterable
 
 from ctxgraph.core.models.anchors import Anchor
+from ctxgraph.core.names import disk_name, shown_name
 
 _RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+))?\s*$")
 #: The blob id of an anchor on a file not read (over the read limit): no blob id is this.
 NOT_READ = ""
 #: The bytes whose newlines are counted at once when a line is looked for.
 _BLOCK = 1 << 16
-_ESCAPED = re.compile(r"\\x([89a-fA-F][0-9a-fA-F])")
 
 
 def blob_id(data: bytes | memoryview) -> str:
@@ -133,20 +133,14 @@ def lines_hashes(data: bytes, specs: Iterable[str | None]) -> dict[str | None, s
 
 
 def shown_path(path: str) -> str:
-    """``path`` as it is stored and shown: the bytes that are not UTF-8 (held
-    as surrogates, ``surrogateescape``) written ``\\xNN``; any other path as it is."""
-    if path.isascii():
-        return path
-    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    """``path`` as it is stored and shown (:func:`~ctxgraph.core.names.shown_name`)."""
+    return shown_name(path)
 
 
 def fs_path(path: str) -> str:
-    """The name the file system knows a :func:`shown_path` by: each ``\\xNN``
-    of a byte over 0x7f back to the byte (as ``surrogateescape`` holds it).
-    The same text for a path without one."""
-    if "\\x" not in path:
-        return path
-    return _ESCAPED.sub(lambda m: chr(0xDC00 + int(m.group(1), 16)), path)
+    """The name the file system knows a :func:`shown_path` by (the same text for
+    a path that escapes nothing)."""
+    return disk_name(path) or path
 
 
 def anchor_id(owner: str, path: str, lines: str | None) -> str:

@@ -39,7 +39,8 @@ from ctxgraph.core.tokens import estimate_tokens
 from ctxgraph.errors import ConfigurationError
 from ctxgraph.graph.store import KnowledgeStore
 from ctxgraph.memory.chunk import Chunk, chunk_file
-from ctxgraph.memory.scan import Skipped, SourceFile, changes
+from ctxgraph.memory.scan import Skipped, SourceFile, changes, shown
+from ctxgraph.memory.secrets import DEFAULT, SecretFilter
 from ctxgraph.memory.text import search_text
 
 if TYPE_CHECKING:
@@ -119,6 +120,10 @@ class IndexReport:
     #: the files found added, changed and deleted by the scan
     paths: dict[str, list[str]] = field(default_factory=dict)
     indexed_at: str = ""
+    #: values redacted per file read by this run (every file with ``explain``), never the values
+    redacted: dict[str, int] = field(default_factory=dict)
+    #: every file was read (``explain``): ``redacted`` covers them all
+    explained: bool = False
 
     @property
     def chunks_per_s(self) -> float:
@@ -133,6 +138,7 @@ class IndexReport:
             "seconds": round(self.seconds, 3), "chunks_per_s": round(self.chunks_per_s, 1),
             "complete": self.complete, "files_left": self.files - self.unchanged - self.indexed,
             "indexed_at": self.indexed_at, **{k: self.paths.get(k, []) for k in ("added", "changed", "deleted")},
+            "redacted": dict(sorted(self.redacted.items())), "explained": self.explained,
         }
 
 
@@ -172,8 +178,16 @@ def index_project(
     progress: Progress | None = None,
     time_limit: float | None = None,
     cancel: threading.Event | None = None,
+    secrets: SecretFilter | None = None,
+    explain: bool = False,
 ) -> IndexReport:
     """Index (incrementally) the files under ``root`` as project ``project``.
+
+    ``secrets``: the rules of what is never indexed (:mod:`.secrets`; the
+    defaults when None) — files left out by name are reported as skipped, and
+    the values redacted per file read are in the report's ``redacted``.
+    ``explain`` reads every file, as if none were known, so that ``redacted``
+    counts every file's (nothing is written again that did not change).
 
     ``progress`` is called with an :class:`IndexProgress` at each phase and
     after every embedder call (about every :data:`CALL_SECONDS`). With
@@ -190,6 +204,11 @@ def index_project(
     if not base.is_dir():
         raise ConfigurationError(f"{root}: not a folder")
     base = base.resolve()
+    try:
+        str(base).encode("utf-8")
+    except UnicodeEncodeError:  # its files' names may be anything; the root's is stored as text
+        raise ConfigurationError(f"{shown(str(base))}: the root's own path is not UTF-8: rename it to "
+                                 "index it") from None
     pid = project_id_for(base, project)
 
     def tell(phase: str, files_done: int = 0, files_total: int = 0, chunks: int = 0, files_written: int = 0,
@@ -206,8 +225,10 @@ def index_project(
         and previous.root == str(base) else {}
     tell("scanning")
     before = {p: st for p, st in state.file_stats.items() if p in known}
-    scan = changes(base, before)
+    scan = changes(base, before, secrets=secrets or DEFAULT, read_all=explain)
     report.skipped = scan.skipped
+    report.redacted = scan.redacted
+    report.explained = explain
     report.read = scan.read
     report.files = len(scan.stats)
     present = set(scan.stats)

@@ -17,7 +17,10 @@ when its content differs from the indexed one the hit shows the chunk where
 it is now (:func:`ctxgraph.compute.freshness.relocate`). A file gone, or no
 longer a text file inside the root, drops the hit. When the project's root
 is not a folder on this machine (an index made elsewhere), the hits are
-shown as indexed.
+shown as indexed. Either way no hit is shown unredacted: a chunk stored under
+other secret rules than the service's (an index older than them, an import)
+is redacted again, and a hit on a file they leave out by name is dropped
+(:mod:`ctxgraph.memory.secrets`).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from ctxgraph.errors import CtxgraphError
 from ctxgraph.graph.store import KnowledgeStore
 from ctxgraph.memory.embed import QUERY_PIECES, Vectors
 from ctxgraph.memory.scan import Skipped, inside, read
+from ctxgraph.memory.secrets import DEFAULT, SecretFilter
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +46,7 @@ log = logging.getLogger(__name__)
 TOP_K = 5
 
 
-def check(root: Path, hit: MemoryHit) -> MemoryHit | str:
+def check(root: Path, hit: MemoryHit, secrets: SecretFilter = DEFAULT) -> MemoryHit | str:
     """The hit as its file is now, or why it may not be shown. Its file must
     still exist, resolve (symlinks followed) inside the indexed root and be
     a text file the index would read. A file with the size and mtime it was
@@ -50,8 +54,12 @@ def check(root: Path, hit: MemoryHit) -> MemoryHit | str:
     content is not the indexed one (sha256) the chunk is placed in it as it
     is now (:func:`ctxgraph.compute.freshness.relocate`): moved when its text
     is still there, else the lines in its place with ``changed`` set; a place
-    past the file's end drops the hit ("lines gone")."""
+    past the file's end drops the hit ("lines gone"). A file read goes through
+    ``secrets`` as the index's did: left out by its name, its values redacted."""
     chunk = hit.chunk
+    rule = secrets.secret_file(chunk.path)
+    if rule is not None:  # a file left out by name (under rules newer than the index)
+        return f"secret file (by name): {rule}"
     if chunk.file_mtime_ns and _clean(chunk.path):  # one stat, nothing read (nor resolved: nothing is read)
         try:
             st = os.stat(f"{root}/{chunk.path}")
@@ -63,7 +71,7 @@ def check(root: Path, hit: MemoryHit) -> MemoryHit | str:
     target = inside(root, chunk.path)
     if target is None:
         return "missing" if not (root / chunk.path).exists() else "outside the indexed root"
-    source = read(target, chunk.path)
+    source = read(target, chunk.path, secrets)
     if isinstance(source, Skipped):
         return source.reason
     if source.sha256 == chunk.file_sha256:
@@ -75,6 +83,23 @@ def check(root: Path, hit: MemoryHit) -> MemoryHit | str:
     return hit.model_copy(update={"chunk": chunk.model_copy(update={"start_line": start, "end_line": end,
                                                                     "text": text}),
                                   "changed": not same})
+
+
+def _screened(hits: Sequence[MemoryHit], secrets: SecretFilter) -> list[MemoryHit]:
+    """The hits but those on files ``secrets`` leaves out by name, a chunk stored
+    under other rules (an index made before them, an import) redacted as the
+    index would now: none is shown unredacted, whatever the store holds."""
+    out = []
+    for hit in hits:
+        chunk = hit.chunk
+        if secrets.secret_file(chunk.path) is not None:
+            continue
+        if not chunk.file_sha256.startswith(secrets.tag):
+            text, n = secrets.redact(chunk.path, chunk.text)
+            if n:
+                hit = hit.model_copy(update={"chunk": chunk.model_copy(update={"text": text})})
+        out.append(hit)
+    return out
 
 
 def _clean(path: str) -> bool:
@@ -117,6 +142,7 @@ def recall(
     now: datetime | None = None,
     query_vector: Sequence[float] | None = None,
     check_files: bool = True,
+    secrets: SecretFilter = DEFAULT,
 ) -> tuple[MemoryRecall | None, list[str]]:
     """(what the memory found, notes for the debug section); ``projects`` are
     the indexed projects (:attr:`Candidates.memory_projects`). ``query_vector``:
@@ -152,6 +178,7 @@ def recall(
         by_vector, by_text = store.search_memory(found.id, vector, terms, TOP_K)
     except CtxgraphError as exc:
         return None, [*notes, f"associative memory skipped: {exc}"]
+    by_vector, by_text = _screened(by_vector, secrets), _screened(by_text, secrets)
     root = Path(found.root)
     if not check_files:
         return MemoryRecall(project=found.id, by_vector=tuple(by_vector), by_text=tuple(by_text)), notes
@@ -166,7 +193,7 @@ def recall(
         for hit in hits:
             key = (hit.chunk.path, hit.chunk.start_line)
             if key not in seen:  # a chunk in both lists is checked once
-                seen[key] = got = check(root, hit)
+                seen[key] = got = check(root, hit, secrets)
                 if isinstance(got, MemoryHit) and got is not hit:
                     placed += 1
                     changed += got.changed

@@ -1,11 +1,26 @@
 """Which files of a project are indexed, and their text. IO only, no ranking.
 
-A walk of the root that never leaves it: folders of version control, package
-managers, builds and caches are skipped (:data:`SKIP_DIRS`, plus any folder
-whose name starts with a dot, and what the project's ``.gitignore`` files
-leave out), symlinks are not followed, files over
-:data:`MAX_FILE_BYTES` and binary files (a NUL byte or invalid UTF-8 in the
-first 8 KB) are left out, each with a reason the caller can report.
+The candidates: in a git work tree, the files git lists (``git ls-files
+--cached --others --exclude-standard``: tracked, and untracked unless
+ignored by a ``.gitignore``, ``.git/info/exclude`` or ``core.excludesFile``);
+elsewhere, or when git lists nothing, a walk of the root that never leaves
+it and leaves out what the ``.gitignore`` files in it do (``pathspec``).
+Either way, folders of version control, package managers, builds and caches
+(:data:`SKIP_DIRS`) and hidden folders are left out, and a file is a
+candidate when its name says text (:data:`TEXT_SUFFIXES`, :data:`TEXT_NAMES`)
+or a secret. Hidden files are candidates like any other.
+
+Each candidate is then read, or skipped with a reason the caller can report:
+a secret file by its name (:mod:`.secrets`: never opened), a symlink (not
+followed), not a regular file, over :data:`MAX_FILE_BYTES`, binary (a NUL
+byte or invalid UTF-8 in the first 8 KB), or a handoff. A file read has its
+secret values redacted (:meth:`.secrets.SecretFilter.redact`) before anything
+else sees its text.
+
+File names are bytes until proven text: a name that is not UTF-8 is kept as
+its file system gives it to read the file, and shown (and stored as the
+file's key) with the bad bytes escaped, ``caf%E9.py`` (:func:`shown`;
+:func:`inside` finds the file from that key again).
 
 :func:`changes` is the stat-then-hash scan that incremental work is built on
 (the memory's index, ``index --watch``, and any other "what changed under
@@ -16,7 +31,11 @@ read whose sha256 is the one seen before is unchanged (only its stat is new).
 It returns the added, changed and deleted paths and the stats to keep for the
 next call. A file modified within :data:`RACY_NS` of the scan is kept with an
 unknown stat (mtime 0), so that a second write in the same clock tick (same
-size) is still found by the next scan: it is read again, not trusted.
+size) is still found by the next scan: it is read again, not trusted. A
+file's sha256 is that of its bytes, or of its text as redacted when a value
+was (no hash of a secret is kept), prefixed with the tag of the secret rules
+(:attr:`.secrets.SecretFilter.tag`): a file seen under other rules is read
+again, whatever its stat.
 """
 
 from __future__ import annotations
@@ -29,26 +48,18 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, get_origin
+from typing import get_origin
 
 from ctxgraph.core.models import FileStat
 from ctxgraph.core.models.documents import HandoffDoc
+from ctxgraph.core.names import disk_name as on_disk
+from ctxgraph.core.names import shown_name as shown
+from ctxgraph.memory.listing import SKIP_DIRS, TEXT_NAMES, TEXT_SUFFIXES, wanted
+from ctxgraph.memory.listing import candidates as _listed
+from ctxgraph.memory.secrets import DEFAULT, SecretFilter
 
 MAX_FILE_BYTES = 500 * 1024
 SNIFF_BYTES = 8192
-SKIP_DIRS = frozenset({
-    ".git", ".hg", ".svn", "node_modules", "dist", "build", "target", "out", "vendor", "vendored",
-    "third_party", "__pycache__", ".venv", "venv", "env", ".tox", ".nox", ".mypy_cache", ".pytest_cache",
-    ".ruff_cache", ".cache", ".ctxgraph", "site-packages", "bower_components", ".next", ".gradle", ".idea",
-})
-#: Files worth reading as text; others are skipped without being opened.
-TEXT_SUFFIXES = frozenset({
-    ".py", ".pyi", ".md", ".rst", ".txt", ".toml", ".cfg", ".ini", ".yaml", ".yml", ".json", ".js", ".jsx",
-    ".ts", ".tsx", ".mjs", ".cjs", ".go", ".rs", ".java", ".kt", ".c", ".h", ".cc", ".cpp", ".hpp", ".cs",
-    ".rb", ".php", ".sh", ".bash", ".sql", ".html", ".css", ".scss", ".vue", ".svelte", ".swift", ".scala",
-    ".lua", ".r", ".jl", ".ex", ".exs", ".erl", ".hs", ".ml", ".tf", ".proto", ".graphql", ".cypher",
-})
-TEXT_NAMES = frozenset({"Dockerfile", "Makefile", "README", "LICENSE", "CHANGES", "Justfile"})
 #: A handoff's lists (core.models.HandoffDoc's list fields): a YAML or JSON file with
 #: ``task_id``, ``summary`` and one of them is a handoff, knowledge the graph holds
 #: already (``ctxgraph ingest handoff``), not the project's code.
@@ -62,9 +73,10 @@ RACY_NS = 2_000_000_000
 
 @dataclass(frozen=True)
 class SourceFile:
-    path: str  # relative to the root, with forward slashes
-    text: str
-    sha256: str
+    path: str  # relative to the root, with forward slashes (bad bytes escaped: shown())
+    text: str  # secret values redacted
+    sha256: str  # the rules' tag and a sha256 (see the module's text)
+    redacted: int = 0  # values redacted from the text
 
 
 @dataclass(frozen=True)
@@ -84,71 +96,29 @@ def is_binary(head: bytes) -> bool:
     return False
 
 
-def wanted(name: str) -> bool:
-    return Path(name).suffix.lower() in TEXT_SUFFIXES or name in TEXT_NAMES
-
-
-#: A folder's ignore rules: the folder, and its ``.gitignore`` compiled.
-_Rules = tuple[Path, Any]
-
-
-def _gitignore(folder: Path) -> _Rules | None:
-    """``folder``'s ``.gitignore`` as git reads it (pathspec's ``GitIgnoreSpec``), if it has one."""
-    try:
-        lines = (folder / ".gitignore").read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return None
-    import pathspec
-
-    return folder, pathspec.GitIgnoreSpec.from_lines(lines)
-
-
-def _ignored(rules: list[_Rules], full: Path, folder: bool) -> bool:
-    """Whether the ``.gitignore`` files above ``full`` leave it out: the deepest
-    file with a pattern matching it decides (a ``!pattern`` keeps it)."""
-    for base, spec in reversed(rules):
-        rel = full.relative_to(base).as_posix() + ("/" if folder else "")
-        include = spec.check_file(rel).include
-        if include is not None:
-            return bool(include)
-    return False
-
-
-def candidates(root: Path) -> Iterator[tuple[Path, str]]:
+def candidates(root: Path, secrets: SecretFilter = DEFAULT) -> Iterator[tuple[Path, str]]:
     """(full path, path relative to ``root``) of every candidate file, in path
-    order. Besides :data:`SKIP_DIRS` and dot folders, what the ``.gitignore``
-    files in the root and its folders leave out is left out (as git would: an
-    ignored folder is not entered)."""
-    root = root.resolve()
-    rules_of: dict[str, list[_Rules]] = {}
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        here = Path(dirpath)
-        parent = rules_of.pop(dirpath, None)
-        rules = list(parent) if parent is not None else []
-        if ".gitignore" in filenames and (own := _gitignore(here)) is not None:
-            rules.append(own)
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith(".")
-                             and not (rules and _ignored(rules, here / d, folder=True)))
-        for d in dirnames:
-            rules_of[os.path.join(dirpath, d)] = rules
-        for name in sorted(filenames):
-            if wanted(name):
-                full = here / name
-                if rules and _ignored(rules, full, folder=False):
-                    continue
-                yield full, full.relative_to(root).as_posix()
+    order (:func:`ctxgraph.memory.listing.candidates`): text files, and the
+    files ``secrets`` leaves out by name (to report them)."""
+    return _listed(root, lambda rel: secrets.secret_file(rel) is not None)
 
 
-def walk(root: Path) -> Iterator[SourceFile | Skipped]:
+def walk(root: Path, secrets: SecretFilter = DEFAULT) -> Iterator[SourceFile | Skipped]:
     """Every candidate file under ``root`` in path order: read, or skipped with a reason."""
-    for full, rel in candidates(root):
-        yield read(full, rel)
+    for full, rel in candidates(root, secrets):
+        yield read(full, rel, secrets)
 
 
-def _stat(full: Path, rel: str) -> os.stat_result | Skipped:
-    """The file's own stat (a symlink is not followed), or why it is skipped."""
+def _stat(full: Path, rel: str, secrets: SecretFilter) -> os.stat_result | Skipped | None:
+    """The file's own stat (a symlink is not followed), why it is skipped, or
+    None when it is gone (a file git still lists, deleted)."""
+    rule = secrets.secret_file(rel)
+    if rule is not None:
+        return Skipped(rel, f"secret file (by name): {rule}")
     try:
         st = full.lstat()
+    except FileNotFoundError:
+        return None
     except OSError as exc:
         return Skipped(rel, f"unreadable: {exc.strerror or exc}")
     if stat_module.S_ISLNK(st.st_mode):
@@ -160,15 +130,17 @@ def _stat(full: Path, rel: str) -> os.stat_result | Skipped:
     return st
 
 
-def read(full: Path, rel: str) -> SourceFile | Skipped:
-    """One file's text, or why it is skipped."""
-    st = _stat(full, rel)
+def read(full: Path, rel: str, secrets: SecretFilter = DEFAULT) -> SourceFile | Skipped:
+    """One file's text (secret values redacted), or why it is skipped."""
+    st = _stat(full, rel, secrets)
+    if st is None:
+        return Skipped(rel, "missing")
     if isinstance(st, Skipped):
         return st
-    return _read(full, rel)
+    return _read(full, rel, secrets)
 
 
-def _read(full: Path, rel: str) -> SourceFile | Skipped:
+def _read(full: Path, rel: str, secrets: SecretFilter) -> SourceFile | Skipped:
     try:
         data = full.read_bytes()
     except OSError as exc:
@@ -180,8 +152,9 @@ def _read(full: Path, rel: str) -> SourceFile | Skipped:
     text = data.decode("utf-8", errors="replace")
     if is_handoff(rel, text):
         return Skipped(rel, "a handoff (its knowledge is in the graph)")
-    return SourceFile(rel, text, hashlib.sha256(data).hexdigest())
-
+    text, redacted = secrets.redact(rel, text)
+    digest = hashlib.sha256(text.encode("utf-8") if redacted else data).hexdigest()
+    return SourceFile(rel, text, secrets.tag + digest, redacted)
 
 def is_handoff(rel: str, text: str) -> bool:
     """Whether a YAML or JSON file reads as a handoff (or a batch of them): see
@@ -201,7 +174,8 @@ class Changes:
     skipped); ``unchanged`` counts the files found as before, of which
     ``touched`` (read because their stat moved, same sha256: a checkout, a
     ``touch``) hold the new stats. ``stats`` is every file found now: pass it
-    as ``previous`` to the next call. ``read`` counts the files opened."""
+    as ``previous`` to the next call. ``read`` counts the files opened;
+    ``redacted``, the values redacted in each file read (path: count)."""
 
     added: list[SourceFile] = field(default_factory=list)
     changed: list[SourceFile] = field(default_factory=list)
@@ -211,6 +185,7 @@ class Changes:
     skipped: list[Skipped] = field(default_factory=list)
     stats: dict[str, FileStat] = field(default_factory=dict)
     read: int = 0
+    redacted: dict[str, int] = field(default_factory=dict)
 
     @property
     def any(self) -> bool:
@@ -223,31 +198,37 @@ class Changes:
                 "deleted": list(self.deleted)}
 
 
-def changes(root: Path, previous: Mapping[str, FileStat], *, now_ns: int | None = None) -> Changes:
+def changes(root: Path, previous: Mapping[str, FileStat], *, now_ns: int | None = None,
+            secrets: SecretFilter = DEFAULT, read_all: bool = False) -> Changes:
     """The stat-then-hash scan of ``root`` against ``previous`` (see the module's text).
 
     A file whose (mtime_ns, size) equals its previous stat (with a known
-    mtime) is unchanged without being opened; any other is read and compared
-    by sha256. Pure IO, no store: the caller keeps ``stats`` where it likes
-    (the memory keeps them on its chunks, ``index --watch`` in memory too)."""
+    mtime, and a sha256 made under ``secrets``' rules) is unchanged without
+    being opened, unless ``read_all``; any other is read and compared by
+    sha256. Pure IO, no store: the caller keeps ``stats`` where it likes (the
+    memory keeps them on its chunks, ``index --watch`` in memory too)."""
     found = Changes()
     racy_after = (time.time_ns() if now_ns is None else now_ns) - RACY_NS
-    for full, rel in candidates(root):
-        st = _stat(full, rel)
+    for full, rel in candidates(root, secrets):
+        st = _stat(full, rel, secrets)
+        if st is None:
+            continue
         if isinstance(st, Skipped):
             found.skipped.append(st)
             continue
         before = previous.get(rel)
-        if before is not None and before.mtime_ns and before.mtime_ns == st.st_mtime_ns \
-                and before.size == st.st_size:
+        if before is not None and not read_all and before.mtime_ns and before.mtime_ns == st.st_mtime_ns \
+                and before.size == st.st_size and before.sha256.startswith(secrets.tag):
             found.unchanged += 1
             found.stats[rel] = before
             continue
-        item = _read(full, rel)
+        item = _read(full, rel, secrets)
         found.read += 1
         if isinstance(item, Skipped):
             found.skipped.append(item)
             continue
+        if item.redacted:
+            found.redacted[rel] = item.redacted
         seen = FileStat(mtime_ns=st.st_mtime_ns if st.st_mtime_ns < racy_after else 0, size=st.st_size,
                         sha256=item.sha256)
         found.stats[rel] = seen
@@ -265,14 +246,26 @@ def changes(root: Path, previous: Mapping[str, FileStat], *, now_ns: int | None 
 
 def inside(root: Path, rel: str) -> Path | None:
     """``root / rel`` resolved (symlinks followed), or None when it is not a file
-    inside ``root`` — the traversal and symlink-escape gate."""
+    inside ``root`` — the traversal and symlink-escape gate. ``rel`` may be a
+    key with escaped bytes (:func:`~ctxgraph.core.names.shown_name`): when it
+    names no file as it is, the file its bytes name."""
     if not rel or rel.startswith("/") or "\0" in rel:
         return None
     base = root.resolve()
-    try:
-        target = (base / rel).resolve(strict=True)
-    except (OSError, RuntimeError):
-        return None
-    if not target.is_relative_to(base) or not target.is_file():
+    target = _resolved(base, rel)
+    if target is None and (raw := on_disk(rel)) is not None:
+        target = _resolved(base, raw)
+    if target is None or not target.is_relative_to(base) or not target.is_file():
         return None
     return target
+
+
+def _resolved(base: Path, name: str) -> Path | None:
+    try:
+        return (base / name).resolve(strict=True)
+    except (OSError, RuntimeError, ValueError):  # ValueError: a NUL byte (a key's %00)
+        return None
+
+
+__all__ = ["MAX_FILE_BYTES", "SKIP_DIRS", "TEXT_NAMES", "TEXT_SUFFIXES", "Changes", "Skipped", "SourceFile",
+           "candidates", "changes", "inside", "is_binary", "is_handoff", "read", "shown", "walk", "wanted"]

@@ -22,6 +22,15 @@ Events under skipped folders (:data:`~ctxgraph.memory.scan.SKIP_DIRS`,
 dot-folders) and of files that are neither candidates nor possibly folders
 (a ``.db-wal``, an editor's swap file) are ignored, so that a store kept
 under the root does not wake its own watcher.
+
+A path that is not UTF-8 (``caf\\xe9.py``, known as ``caf%E9.py``) is one
+`watchfiles` cannot give to Python: it stops with "Unable to decode path",
+and the changes it was grouping are lost to it. The watcher then signals a
+change anyway (the run's scan finds what changed, odd names included) and
+watches again; after :data:`MAX_RESTARTS` such stops within
+:data:`RESTART_WINDOW` seconds (a folder with such a name stops every watch
+as it starts) it polls instead, logged once. Hidden files are candidates
+like any other (:mod:`.scan`), so their events count; hidden folders' do not.
 """
 
 from __future__ import annotations
@@ -42,6 +51,10 @@ log = logging.getLogger(__name__)
 STEP_MS = 50
 #: Seconds between two polls when polling.
 POLL_SECONDS = 0.5
+#: Stops of the file events on a name they cannot decode, within RESTART_WINDOW
+#: seconds, after which the watcher polls instead.
+MAX_RESTARTS = 3
+RESTART_WINDOW = 60.0
 
 
 def relevant(root: Path, path: str) -> bool:
@@ -50,10 +63,10 @@ def relevant(root: Path, path: str) -> bool:
         parts = Path(path).relative_to(root).parts
     except ValueError:
         return False
-    if not parts or any(p in SKIP_DIRS or p.startswith(".") for p in parts):
+    if not parts or any(p in SKIP_DIRS or p.startswith(".") for p in parts[:-1]) or parts[-1] in SKIP_DIRS:
         return False
     name = parts[-1]
-    return wanted(name) or not Path(name).suffix  # a candidate, or maybe a folder
+    return wanted(name) or not Path(name).suffix  # a candidate (hidden ones too), or maybe a folder
 
 
 def events_available() -> bool:
@@ -62,6 +75,11 @@ def events_available() -> bool:
     except ImportError:
         return False
     return True
+
+
+def undecodable(exc: BaseException) -> bool:
+    """Whether `watchfiles` stopped on a path it cannot decode."""
+    return "decode path" in str(exc)
 
 
 class RootWatcher(threading.Thread):
@@ -109,6 +127,24 @@ class RootWatcher(threading.Thread):
         self._poll()
 
     def _events(self) -> None:
+        """File events until stopped; a stop on a name that is not UTF-8 signals
+        and watches again (see the module), a few times in a row at most."""
+        stops: list[float] = []
+        while not self.stopped:
+            try:
+                self._watch()
+                return
+            except Exception as exc:
+                if self.stopped or not undecodable(exc):
+                    raise
+                now = time.monotonic()
+                stops = [t for t in stops if now - t < RESTART_WINDOW] + [now]
+                log.debug("file events under %s stopped on a name that is not UTF-8 (%s)", self.root, exc)
+                self._signal()  # what the stopped watch was grouping: the run's scan finds it
+                if len(stops) >= MAX_RESTARTS:
+                    raise
+
+    def _watch(self) -> None:
         import watchfiles
 
         def keep(change: Any, path: str) -> bool:

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from ctxgraph.graph.store import KnowledgeStore
 from ctxgraph.memory.index import IndexProgress, IndexReport, Progress, index_project, project_id_for
+from ctxgraph.memory.secrets import DEFAULT, SecretFilter
 
 log = logging.getLogger(__name__)
 
@@ -143,8 +144,11 @@ class IndexWorker(threading.Thread):
         progress: Progress | None = None,
         keep_store: bool = False,
         nice: int = 0,
+        secrets: SecretFilter = DEFAULT,
     ) -> None:
         super().__init__(name="ctxgraph-index-worker", daemon=True)
+        #: What is never indexed (:mod:`ctxgraph.memory.secrets`): the settings' rules.
+        self.secrets = secrets
         #: Stop after this many runs (None: until stopped); checked by the worker
         #: itself, so a request queued meanwhile cannot start one run too many.
         self.max_runs = max_runs
@@ -182,7 +186,8 @@ class IndexWorker(threading.Thread):
             self._store = store if self.keep_store else None
             try:
                 report = index_project(store, req.root, project=req.project, embeddings=req.embeddings,
-                                       time_limit=self.time_limit, cancel=self._stop_event, progress=self.progress)
+                                       time_limit=self.time_limit, cancel=self._stop_event, progress=self.progress,
+                                       secrets=self.secrets)
                 if report.complete and self.follow_up:
                     try:
                         self.follow_up(store, report)

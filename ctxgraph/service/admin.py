@@ -79,15 +79,19 @@ class AdminMixin(ServiceBase):
         embeddings: bool = True,
         progress: Progress | None = None,
         time_limit: float | None = None,
+        explain: bool = False,
     ) -> IndexReport:
         """Index (incrementally) the files under ``root`` as project ``project``
         (:func:`ctxgraph.memory.index.index_project`), with this service's
-        embedder; ``progress(done, total)`` follows the files, and a run stops
-        after about ``time_limit`` seconds (the next one goes on)."""
+        embedder and its rules of what is never indexed (:attr:`secrets`);
+        ``progress(done, total)`` follows the files, and a run stops after about
+        ``time_limit`` seconds (the next one goes on). ``explain`` reads every
+        file, so that the report counts the values redacted in each."""
         from ctxgraph.memory.index import index_project
 
         return index_project(self.store, root, project=project, embeddings=embeddings,
-                             embedder=self.embedder, progress=progress, time_limit=time_limit)
+                             embedder=self.embedder, progress=progress, time_limit=time_limit,
+                             secrets=self.secrets, explain=explain)
 
     @classmethod
     def index_worker(
@@ -112,15 +116,18 @@ class AdminMixin(ServiceBase):
         from ctxgraph.memory.worker import IndexWorker
 
         def open_store() -> KnowledgeStore:
-            return open_service().store
+            svc = open_service()
+            worker.secrets = svc.secrets  # the settings' rules, as the service read them
+            return svc.store
 
         def after(store: KnowledgeStore, report: IndexReport) -> None:
             if follow_up is not None:
                 follow_up(cls(store), report)
 
-        return IndexWorker(open_store, queue, time_limit=time_limit, on_report=on_report, on_error=on_error,
-                           max_runs=max_runs, follow_up=after if follow_up is not None else None,
-                           keep_store=keep_store, progress=progress)
+        worker = IndexWorker(open_store, queue, time_limit=time_limit, on_report=on_report, on_error=on_error,
+                             max_runs=max_runs, follow_up=after if follow_up is not None else None,
+                             keep_store=keep_store, progress=progress)
+        return worker
 
     # -- export and import -------------------------------------------------------------
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ctxgraph.compute.config import ContextConfig
 from ctxgraph.graph.store import KnowledgeStore
+from ctxgraph.memory.secrets import DEFAULT, SecretFilter
 from ctxgraph.signals import SignalExtractor
 
 if TYPE_CHECKING:
@@ -36,6 +37,9 @@ class ServiceBase:
         #: The project's root (:mod:`ctxgraph.service.root`; :meth:`open` finds it):
         #: with several projects indexed and none named, the memory searches its.
         self.root: ProjectRoot | None = None
+        #: What the associative memory never takes in (the settings' ``[index]`` added to
+        #: the defaults: :mod:`ctxgraph.memory.secrets`); its index and its snippets use it.
+        self.secrets: SecretFilter = DEFAULT
         #: The sentence embedder (None: the shared all-MiniLM-L6-v2, loaded on first use).
         self.embedder: Any = None
         #: Neighbours by embedding at context time: the query's text is embedded

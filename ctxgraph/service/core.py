@@ -114,6 +114,9 @@ class ContextService(AdminMixin, KnowledgeMixin, IngestMixin, VectorsMixin, Feed
             opened = LocalStore.open(Path(path), read_only=read_only)
             store_path = Path(path)
         svc = cls(opened, SignalExtractor(domains=domains) if domains else None, config)
+        from ctxgraph.memory.secrets import SecretFilter
+
+        svc.secrets = SecretFilter(settings.secret_files, settings.secret_patterns)
         svc.root = find_root(Path(root) if root is not None else None, settings_source=settings.source,
                              store_path=store_path)
         return svc
@@ -287,7 +290,7 @@ class ContextService(AdminMixin, KnowledgeMixin, IngestMixin, VectorsMixin, Feed
                                                 project=wanted,
                                                 stale_hours=(config or self.config).memory_stale_hours,
                                                 embedder=self.embedder, query_vector=vector,
-                                                check_files=self.check_memory)
+                                                check_files=self.check_memory, secrets=self.secrets)
                 notes += memory_notes
             return found.model_copy(update={"history": history, "query_terms": query_terms, "memory": recalled,
                                             "memory_notes": tuple(notes)})

@@ -33,6 +33,7 @@ from ctxgraph.graph.store import KnowledgeStore
 
 if TYPE_CHECKING:
     from ctxgraph.memory.index import IndexProgress, IndexReport
+    from ctxgraph.memory.secrets import SecretFilter
     from ctxgraph.memory.worker import IndexRequest
     from ctxgraph.service.core import ContextService
 
@@ -72,7 +73,7 @@ def keep_memory(svc: ContextService, open_service: Callable[[], ContextService],
         return open_service().store
 
     return MemoryKeeper(open_store, svc.root.path, svc.root.project, say=say, watch_mode=watch_mode,
-                        label=label, source=svc.root.source).start()
+                        label=label, source=svc.root.source, secrets=svc.secrets).start()
 
 
 class MemoryKeeper:
@@ -80,7 +81,8 @@ class MemoryKeeper:
 
     def __init__(self, open_store: Callable[[], KnowledgeStore], root: Path, project: str, *,
                  embeddings: bool | None = None, say: Callable[[str], None] | None = None,
-                 watch_mode: str = "auto", interval: float = INTERVAL, label: str = "", source: str = "") -> None:
+                 watch_mode: str = "auto", interval: float = INTERVAL, label: str = "", source: str = "",
+                 secrets: SecretFilter | None = None) -> None:
         from ctxgraph.memory.watch import RootWatcher
         from ctxgraph.memory.worker import IndexQueue, IndexWorker, Tenths
 
@@ -95,6 +97,8 @@ class MemoryKeeper:
         self.queue = IndexQueue()
         self.worker = IndexWorker(open_store, self.queue, time_limit=RUN_SECONDS, on_report=self._reported,
                                   on_error=self._failed, progress=self._progress, keep_store=True, nice=NICE)
+        if secrets is not None:
+            self.worker.secrets = secrets
         self.watcher = RootWatcher(self.root, self.request, mode=watch_mode, name=f"ctxgraph-watch-{project}")
         self._lock = threading.Lock()
         self._stop = threading.Event()

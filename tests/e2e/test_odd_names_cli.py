@@ -1,9 +1,9 @@
 """A file name that is not UTF-8 never stops a context or a sync (issue 40):
-``caf\\xe9.py`` committed and then changed beside an anchored file deleted,
+``caf%E9.py`` committed and then changed beside an anchored file deleted,
 so that git's rename detection runs and lists it, then an anchored file
 renamed to such a name — ``ctxgraph context``, ``ctxgraph sync`` and MCP
 ``compute_context`` (for a stored task and for an unsaved one) all succeed,
-and the new name is shown escaped (``\\xff``)."""
+and the new name is shown escaped (``%FF``)."""
 
 from __future__ import annotations
 
@@ -41,15 +41,15 @@ def test_odd_file_names_break_no_context_and_no_sync(tmp_path: Path) -> None:
     git(repo, "commit", "-q", "-am", "rename")
     report = json.loads(ok(repo, "sync", "--format", "json"))
     assert (report["renamed"], report["hashed"]) == (1, 1)
-    assert "`src/\\xff-app.py`" in ok(repo, "context", "t-next", "--no-memory")
+    assert "`src/%FF-app.py`" in ok(repo, "context", "t-next", "--no-memory")
     with (tmp_path / "stdio.log").open("w", encoding="utf-8") as errlog:
         client = stdio(["--no-index", "--store", str(repo / ".ctxgraph" / "graph.db")], cwd=repo,
                        env=clean_env(), errlog=errlog)
         try:
             stored = client.ok("compute_context", {"task_id": "t-next"})
-            assert "`src/\\xff-app.py`" in stored["context"]["markdown"]
+            assert "`src/%FF-app.py`" in stored["context"]["markdown"]
             unsaved = client.ok("compute_context", {"task": {
                 "id": "t-new", "name": "JWT refresh", "objective": "Refresh JWT tokens", "depends_on": ["t-auth"]}})
-            assert "`src/\\xff-app.py`" in unsaved["context"]["markdown"]
+            assert "`src/%FF-app.py`" in unsaved["context"]["markdown"]
         finally:
             client.close()

@@ -184,7 +184,7 @@ def test_links_out_of_the_root_get_no_anchor(project: tuple[ContextService, Path
 
 
 def test_a_file_name_that_is_not_utf8_breaks_nothing(project: tuple[ContextService, Path]) -> None:
-    """``caf\\xe9.py`` committed and then changed, beside an anchored file
+    """``caf%E9.py`` committed and then changed, beside an anchored file
     deleted (git's rename detection runs, and lists it), then an anchored
     file renamed to such a name: contexts and syncs go on, the new name is
     kept escaped and found again."""
@@ -201,8 +201,8 @@ def test_a_file_name_that_is_not_utf8_breaks_nothing(project: tuple[ContextServi
     git(repo, "commit", "-q", "-am", "rename")
     assert svc.sync().renamed == 1
     (moved,) = [a for a in svc.store.read_anchors() if a.path == "src/app.py"]
-    assert (moved.current_path, moved.status) == ("src/\\xff-app.py", "unchanged")
-    assert "`src/\\xff-app.py`" in svc.compute("t-next", record=False).markdown
+    assert (moved.current_path, moved.status) == ("src/%FF-app.py", "unchanged")
+    assert "`src/%FF-app.py`" in svc.compute("t-next", record=False).markdown
     assert svc.sync().hashed == 0  # found again by its escaped name: its stat as seen
 
 
