@@ -20,6 +20,11 @@ python -m pip install --quiet --disable-pip-version-check --no-deps gt-all-minil
 # The TypeScript MCP SDK's client for tests/e2e/test_mcp_ts.py (Node >= 20; under CI those tests fail without it).
 npm ci --prefix tests/e2e/ts_client --no-audit --no-fund --loglevel=error
 
+# strace: the file-access audit of tests/e2e/test_hostile_tree.py (Debian's package, as root)
+if ! command -v strace >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    { apt-get install -y -qq strace || { apt-get update -qq && apt-get install -y -qq strace; }; } >>"$log" 2>&1 || true
+fi
+
 wait "$fetching" || { cat "$log" >&2; exit 1; }
 booting=
 if ! python scripts/neo4j_local.py status >/dev/null 2>&1; then

@@ -190,8 +190,16 @@ def store_env(request: pytest.FixtureRequest) -> Iterator[dict[str, str]]:
     shared.clear()
 
 
-@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace (apt-get install strace)")
+def need_strace() -> None:
+    """strace, the file-access audit: a skip without it, a failure under CI (scripts/check.sh installs it)."""
+    if shutil.which("strace") is None:
+        if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
+            pytest.fail("CI=true and no strace: apt-get install strace", pytrace=False)
+        pytest.skip("needs strace (apt-get install strace)")
+
+
 def test_a_hostile_work_tree_leaks_nothing_and_breaks_nothing(tmp_path: Path, store_env: dict[str, str]) -> None:
+    need_strace()
     root = hostile_tree(tmp_path)
     run = Run(root, tmp_path, store_env)
 
