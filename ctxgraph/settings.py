@@ -16,6 +16,10 @@ Read in the shell (CLI, ``ContextService.open``), never at import::
     path = 0.2
     [domains]                      # extra domains for task signals: name = [trigger words]
     payments = ["stripe", "invoice", "refund"]
+    [knowledge]                    # what an import of the project's files reads (docs/knowledge-import.md)
+    adr_dirs = ["design/records"]  # ADR folders besides the usual ones
+    adrs = true                    # ADRs become decisions
+    notes = true                   # the code's notes become gotchas
 """
 
 from __future__ import annotations
@@ -35,10 +39,20 @@ from ctxgraph.signals import DEFAULT_DOMAINS
 
 
 @dataclass(frozen=True)
+class KnowledgeSettings:
+    """``[knowledge]``: what an import of the project's own files reads."""
+
+    adr_dirs: tuple[str, ...] = ()
+    adrs: bool = True
+    notes: bool = True
+
+
+@dataclass(frozen=True)
 class Settings:
     context: ContextConfig = field(default_factory=ContextConfig)
     domains: dict[str, tuple[str, ...]] | None = None
     source: str | None = None
+    knowledge: KnowledgeSettings = field(default_factory=KnowledgeSettings)
 
 
 def find_settings_file(start: Path) -> tuple[Path, bool] | None:
@@ -74,6 +88,7 @@ def load_settings(path: Path | None = None, *, start: Path | None = None) -> Set
         raise ConfigurationError(f"{path}: [tool.ctxgraph] must be a table")
     table = dict(table)
     domains_raw = table.pop("domains", None)
+    knowledge = _knowledge_settings(path, table.pop("knowledge", None))
     try:
         context = ContextConfig.model_validate(table)
     except ValidationError as exc:
@@ -89,7 +104,23 @@ def load_settings(path: Path | None = None, *, start: Path | None = None) -> Set
             raise ConfigurationError(f"{path}: domains must map names to lists of words")
         domains = {**{k: tuple(v) for k, v in DEFAULT_DOMAINS.items()},
                    **{k: tuple(v) for k, v in domains_raw.items()}}
-    return Settings(context=context, domains=domains, source=str(path))
+    return Settings(context=context, domains=domains, source=str(path), knowledge=knowledge)
+
+
+def _knowledge_settings(path: Path, raw: Any) -> KnowledgeSettings:
+    if raw is None:
+        return KnowledgeSettings()
+    if not isinstance(raw, dict) or set(raw) - {"adr_dirs", "adrs", "notes"}:
+        raise ConfigurationError(f"{path}: [knowledge] takes adr_dirs (a list of folders), adrs and notes "
+                                 "(true or false)")
+    dirs = raw.get("adr_dirs", [])
+    if not isinstance(dirs, list) or not all(isinstance(d, str) for d in dirs):
+        raise ConfigurationError(f"{path}: knowledge.adr_dirs must be a list of folders (relative to the root)")
+    flags = {k: raw.get(k, True) for k in ("adrs", "notes")}
+    for key, value in flags.items():
+        if not isinstance(value, bool):
+            raise ConfigurationError(f"{path}: knowledge.{key} must be true or false")
+    return KnowledgeSettings(adr_dirs=tuple(dirs), **flags)
 
 
 def settings_target(start: Path | None = None) -> tuple[Path, bool]:
