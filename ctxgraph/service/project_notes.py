@@ -32,7 +32,7 @@ from ctxgraph.service.base import ServiceBase
 from ctxgraph.sources.adr import Adr, adr_folders, is_adr_file, parse_adr
 from ctxgraph.sources.comments import syntax
 from ctxgraph.sources.files import ReadFile, Scan, read_text, scan
-from ctxgraph.sources.items import adr_items, adr_text, note_item
+from ctxgraph.sources.items import adr_items, adr_text, note_item, path_words
 from ctxgraph.sources.notes import DOC_SUFFIXES, read_notes
 
 #: The import's name in the store's state (``imported_files``).
@@ -196,10 +196,12 @@ class ProjectKnowledgeMixin(ServiceBase):
             result = read_notes(f.state.path, f.text)
             run.dropped.update(d.reason for d in result.dropped)
             found.append((f, result.notes))
-        texts = [n.text for _, notes in found for n in notes]
+        # a docs admonition's tags are its page's alone (sources.items.note_item): its text is not extracted
+        texts = ["" if n.form == "docs" else n.text for _, notes in found for n in notes]
         signals = iter(self.extractor.extract_many(texts))
         for f, notes in found:
-            items = list({i.id: i for i in (note_item(n, next(signals), self.extractor.normalize_tag, run.now)
+            tags = self._path_tags(f.state.path) if notes else []
+            items = list({i.id: i for i in (note_item(n, next(signals), tags, self.extractor.normalize_tag, run.now)
                                             for n in notes)}.values())
             path = f.state.path
             run.items[path] = items
@@ -207,6 +209,11 @@ class ProjectKnowledgeMixin(ServiceBase):
             ids = {i.id for i in items}
             before = previous.get(path)
             run.removed.setdefault(path, []).extend(i for i in (before.items if before else ()) if i not in ids)
+
+    def _path_tags(self, path: str) -> list[str]:
+        """A file's tags: what the signal extractor makes of its path (``click``,
+        ``_compat.py``, ``_compat``), and its path's words (``shell``, ``completion``)."""
+        return list(dict.fromkeys([*self.extractor.extract(path).keywords, *path_words(path)]))
 
     def _write(self, run: _Run, found: Scan) -> int:
         """Write the run in batches of :data:`WRITE_BATCH` files (ADRs first,

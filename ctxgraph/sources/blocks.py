@@ -95,6 +95,11 @@ def _directive_at(lines: Sequence[str], i: int, first: int, docstring: bool) -> 
             end = max(_paragraph(lines, i + 1), _indented(lines, i + 1, indent))
         else:
             end = _indented(lines, i + 1, indent)
+        if end == i + 1 and m.re is _GOOGLE and not m.group("title").strip():
+            # ``Note:`` over a blank line and a paragraph at its own indent: that paragraph
+            start = next((j for j in range(i + 1, len(lines)) if lines[j].strip()), len(lines))
+            if start < len(lines) and _indent(lines[start]) == indent and start - i <= 2:
+                end = _paragraph(lines, start)
         body = [b for b in lines[i + 1:end] if not _OPTION.match(b)]
         return Block(m.group("name"), m.group("title").strip(), tuple(body), first + i, first + max(i, end - 1))
     if docstring and (n := _NUMPY.match(line)) and i + 1 < len(lines) and _DASHES.match(lines[i + 1]):

@@ -20,6 +20,9 @@ from ctxgraph.sources.notes import Note
 #: Path words that say nothing of a file's subject.
 PATH_STOP = frozenset({"src", "lib", "libs", "doc", "docs", "source", "sources", "init", "main", "index", "readme",
                        "app", "core", "util", "utils", "misc", "common", "internal", "pkg", "cmd", "the"})
+#: A note's importance by its form: what the code says of itself comes before
+#: what its docs tell users (it breaks ties of relevance; docs/knowledge-import.md).
+NOTE_IMPORTANCE = {"comment": 0.7, "docstring": 0.6, "docs": 0.3}
 #: The status a decision gets from an ADR's status (those left out are not in force).
 DECISION_STATUS = {"accepted": "active", "proposed": "proposed", "superseded": "superseded"}
 
@@ -47,18 +50,30 @@ def path_words(path: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def _tags(signals: TaskSignals, extra: Iterable[str], normalize: Callable[[str], str]) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(t for t in (*signals.keywords, *signals.domains, *(normalize(w) for w in extra))
-                               if t))
+def _tags(signals: TaskSignals, extra: Iterable[str], normalize: Callable[[str], str], *,
+          domains: bool = True) -> tuple[str, ...]:
+    own = (*signals.keywords, *(signals.domains if domains else ()))
+    return tuple(dict.fromkeys(t for t in (*own, *(normalize(w) for w in extra)) if t))
 
 
-def note_item(note: Note, signals: TaskSignals, normalize: Callable[[str], str], at: str) -> KnowledgeItem:
-    """The gotcha a note is: ``MARKER (path:lines): text``, its severity by
-    marker, scoped to its path, located at its lines."""
-    summary = f"{note.marker} ({note.location}): {note.text}"
+def note_item(note: Note, signals: TaskSignals, path_tags: Sequence[str], normalize: Callable[[str], str],
+              at: str) -> KnowledgeItem:
+    """The gotcha a note is: ``MARKER (path:lines, Class.function): text``,
+    its severity by marker, scoped to its path, located at its lines. Its
+    tags, as measured best (docs/knowledge-import.md): in code, the keywords of
+    its text (``signals``; not its domains), the names of the class and
+    function it is in, and ``path_tags``, its file's; in docs, its page's
+    ``path_tags`` alone (``signals`` is not read)."""
+    where = f"{note.location}, {note.symbol}" if note.symbol else note.location
+    summary = f"{note.marker} ({where}): {note.text}"
+    symbol = [part.lower() for part in (note.symbol or "").split(".") if part]
+    if note.form == "docs":  # about its page's subject: the page's tags alone
+        tags = tuple(dict.fromkeys(t for t in (normalize(w) for w in path_tags) if t))
+    else:
+        tags = _tags(signals, [*symbol, *path_tags], normalize, domains=False)
     return KnowledgeItem(
-        id=note_id(note), kind="gotcha", summary=summary, tags=_tags(signals, path_words(note.path), normalize),
-        location=note.location, severity=Severity(note.severity), scope="path",
+        id=note_id(note), kind="gotcha", summary=summary, tags=tags, location=note.location,
+        severity=Severity(note.severity), scope="path", importance=NOTE_IMPORTANCE.get(note.form, 0.5),
         token_estimate=estimate_tokens(summary), created_at=at, updated_at=at)
 
 
@@ -98,4 +113,4 @@ def _adr_summary(a: Adr) -> str:
     return f"{head}{' (proposed)' if a.status == 'proposed' else ''}: {a.title}"
 
 
-__all__ = ["DECISION_STATUS", "PATH_STOP", "adr_id", "adr_items", "adr_text", "note_id", "note_item", "path_words"]
+__all__ = ["DECISION_STATUS", "NOTE_IMPORTANCE", "PATH_STOP", "adr_id", "adr_items", "adr_text", "note_id", "note_item", "path_words"]
