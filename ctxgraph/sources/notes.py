@@ -64,7 +64,7 @@ _MARKER = re.compile(
 _URL = re.compile(r"(https?|ftp)://\S+|www\.\S+")
 _REF = re.compile(r"(?<!\w)(#\d+|gh-\d+|[A-Z][A-Z0-9]+-\d+|[a-z]+#\d+|@[\w-]+|\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{2,4})"
                   r"(?!\w)", re.I)
-_REF_WORDS = re.compile(r"\b(see|issue|issues|ticket|bug|pr|fixes|refs?|cf|todo|tbd|here|above|below|this|it)\b",
+_REF_WORDS = re.compile(r"\b(see|issue|issues|ticket|bug|pr|fixes|refs?|cf|here|above|below|this|it)\b",
                         re.I)
 _LICENSE = re.compile(r"\b(copyright|spdx-license|warranty|all rights reserved)\b", re.I)
 _LICENSE_WORD = re.compile(r"\b(licensed under|under the .{0,40}licen[cs]e|licen[cs]e,? version|gnu general public|"
