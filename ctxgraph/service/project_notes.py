@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from ctxgraph.core.models import ImportBatch, ImportedFile, KnowledgeItem, utcnow
+from ctxgraph.core.models import ImportBatch, ImportedFile, KnowledgeItem, normalize_timestamp, utcnow
 from ctxgraph.errors import CtxgraphError
 from ctxgraph.service.anchors import git_head, make_anchor
 from ctxgraph.service.base import ServiceBase
@@ -100,12 +100,15 @@ class ProjectKnowledgeMixin(ServiceBase):
     def import_project_knowledge(
         self, root: str | Path | None = None, *, adrs: bool | None = None, notes: bool | None = None,
         adr_dirs: Sequence[str] | None = None, progress: Callable[[int], None] | None = None,
+        at: str | None = None,
     ) -> KnowledgeImportReport:
         """Import the ADRs and code notes under ``root`` (default: the
         service's root). ``adrs``, ``notes`` and ``adr_dirs`` (folders besides
         the usual ones) default to the ``[knowledge]`` settings of the
         settings file found from the root. ``progress`` is called with the
-        number of files looked at, every 1,000 and at the end."""
+        number of files looked at, every 1,000 and at the end. ``at``: the
+        time new and changed items and their anchors are stamped with (ISO;
+        default: now)."""
         started = time.perf_counter()
         top = self._import_root(root)
         use_adrs, use_notes, extra = self._import_settings(top, adrs, notes, adr_dirs)
@@ -118,7 +121,7 @@ class ProjectKnowledgeMixin(ServiceBase):
 
         previous = {f.path: f for f in self.store.imported_files(SOURCE)}
         found = scan(top, previous, kind_of, progress=progress)
-        run = _Run(top, utcnow())
+        run = _Run(top, normalize_timestamp(at) or utcnow())
         self._adrs(run, found, previous)
         self._notes(run, [r for r in found.read if r.state.kind == "notes"], previous)
         for path in found.gone:

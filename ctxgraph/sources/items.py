@@ -84,9 +84,10 @@ def adr_text(adr: Adr) -> str:
 
 def adr_items(adrs: Sequence[Adr], signals: Mapping[str, TaskSignals], normalize: Callable[[str], str],
               at: str) -> tuple[list[KnowledgeItem], list[tuple[str, str, str]]]:
-    """The decisions of the ADRs in force or superseded (``signals`` by path),
-    and the (newer id, older id, at) links among them: ``at`` is the newer
-    ADR's date, else ``at``. A decision's ``created_at`` is its ADR's date."""
+    """The decisions of the ADRs in force or superseded (``signals`` by path:
+    their keywords are the tags, not their domains, as for notes), and the
+    (newer id, older id, at) links among them: ``at`` is the newer ADR's date,
+    else ``at``. A decision's ``created_at`` is its ADR's date."""
     kept = [a for a in adrs if a.status in DECISION_STATUS]
     pairs = [(new, old) for new, old in supersessions(kept)]
     summaries = {a.path: _adr_summary(a) for a in kept}
@@ -100,7 +101,7 @@ def adr_items(adrs: Sequence[Adr], signals: Mapping[str, TaskSignals], normalize
         rationale = f"{a.decision or a.context or a.title} ({a.path})"
         items.append(KnowledgeItem(
             id=adr_id(a.path), kind="decision", summary=summaries[a.path], rationale=rationale,
-            tags=_tags(signals[a.path], (), normalize), location=a.path, status=status,
+            tags=_tags(signals[a.path], (), normalize, domains=False), location=a.path, status=status,
             valid_from=(a.date or at) if status == "superseded" else None,
             replaces=tuple(replaces.get(a.path, ())), token_estimate=estimate_tokens(f"{summaries[a.path]} {rationale}"),
             created_at=a.date or at, updated_at=at))
