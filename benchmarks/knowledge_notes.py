@@ -9,18 +9,21 @@ the set's context map. Then:
 - the rules: markers found in the files the import reads, by form and
   marker, and those dropped, by rule (``ctxgraph.sources.notes``);
 - precision against the gold files: for each query the context ctxgraph
-  computes for it (memory off: the gotchas do not depend on it), the gotchas
+  computes for it (memory off: the gotchas do not depend on it; with
+  ``--history``, the store also holds the set's history, as an evaluation
+  run's does, and the contexts are computed as of its end), the gotchas
   it shows; ``precision`` is the share of them anchored in one of the
   query's ``gold_files`` (over all gotchas shown; ``macro``: the mean over the
   queries that show any), ``hit`` the share of queries with at least one
   such gotcha. ``bm25`` is the same for the same number of gotchas per query
   picked from the same imported gotchas by BM25 over their text (the
-  evaluation's ``bm25`` baseline: ``bm25s``, its tokenizer), the query being
-  the task's name and objective. ``tokens`` is the largest context and the
+  evaluation's ``bm25`` baseline: ``bm25s``, its tokenizer; exactly as many,
+  id breaking ties, so both have the same denominator), the query being the
+  task's name and objective. ``tokens`` is the largest context and the
   budget it had.
 
     python -m benchmarks.knowledge_notes [--sets click,flask] [--eval-dir ../shared/eval]
-        [--mirrors /work/.mirror] [--json]
+        [--mirrors /work/.mirror] [--history] [--json]
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ import bm25s
 
 from ctxgraph.evaluation.baselines import tokenize
 from ctxgraph.evaluation.dataset import EvalSet, load_set
+from ctxgraph.evaluation.runner import load_history
 from ctxgraph.graph.local import LocalStore
 from ctxgraph.memory.scan import SourceFile, walk
 from ctxgraph.service import ContextService
@@ -80,12 +84,17 @@ def _precision(picked: list[list[str]], gold: list[set[str]]) -> dict[str, Any]:
             "hit": round(sum(1 for h in hits if h) / len(gold), 3) if gold else None}
 
 
-def measure(name: str, data: EvalSet, root: Path, store_path: Path) -> dict[str, Any]:
+def measure(name: str, data: EvalSet, root: Path, store_path: Path, *, history: bool = False) -> dict[str, Any]:
     store = LocalStore.open(store_path)
     svc = ContextService(store)
     svc.record_outcomes = False
+    svc.task_vectors = False
+    now = data.snapshot if history else None
     try:
-        svc.add_files(list(data.files))
+        if history:
+            load_history(svc, data)
+        else:
+            svc.add_files(list(data.files))
         report = svc.import_project_knowledge(root, adrs=True, notes=True, adr_dirs=())
         ids = [i for f in store.imported_files("knowledge") if f.kind == "notes" for i in f.items]
         items = {k.id: k for k in store.get_knowledge(ids)}
@@ -100,7 +109,7 @@ def measure(name: str, data: EvalSet, root: Path, store_path: Path) -> dict[str,
         shown_queries = 0
         largest = (0, 0)
         for q in data.queries:
-            ctx = svc.compute(q.task(), record=False, memory=False)
+            ctx = svc.compute(q.task(), record=False, memory=False, now=now)
             largest = max(largest, (ctx.tokens, ctx.budget))
             picked = [paths[w.id] for w in ctx.warnings if w.id in paths]
             ours.append(picked)
@@ -132,6 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--eval-dir", type=Path, default=Path(__file__).resolve().parents[1].parent / "shared" / "eval",
                         help="the folder of the sets (default: ../shared/eval)")
     parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
+    parser.add_argument("--history", action="store_true", help="load the set's history into the store too")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     rows = []
@@ -140,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory(prefix=f"notes-{name}-") as tmp:
             (Path(tmp) / "tree").mkdir()
             root = tree_at(args.mirrors, data.meta["project"], data.meta["snapshot"], Path(tmp) / "tree")
-            row = measure(name, data, root, Path(tmp) / "graph.db")
+            row = measure(name, data, root, Path(tmp) / "graph.db", history=args.history)
             row["rules"] = rules(root)
         rows.append(row)
         print(_line(row), file=sys.stderr)

@@ -26,8 +26,8 @@ _DASHES = re.compile(r"^\s*-{3,}\s*$")
 _ALERT = re.compile(rf"^(?P<indent>\s*)>\s*\[!(?P<name>{_NAMES})\]\s*(?P<title>.*)$", re.I)
 _QUOTED = re.compile(r"^\s*>\s?(?P<text>.*)$")
 _MKDOCS = re.compile(rf"^(?P<indent>\s*)(?:!!!|\?\?\?\+?)\s*(?P<name>{_NAMES})\b\s*(?P<title>.*)$", re.I)
-_MYST = re.compile(rf"^(?P<indent>\s*)(?P<fence>`{{3,}}|:{{3,}})\s*\{{(?P<name>{_NAMES}|admonition)\}}\s*(?P<title>.*)$",
-                   re.I)
+_MYST = re.compile(
+    rf"^(?P<indent>\s*)(?P<fence>`{{3,}}|:{{3,}})\s*\{{(?P<name>{_NAMES}|admonition)\}}\s*(?P<title>.*)$", re.I)
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _BOLD = re.compile(rf"^(?P<indent>\s*)\*\*(?P<name>{_NAMES})\s*:?\*\*\s*:?\s*(?P<title>.*)$", re.I)
 
@@ -147,7 +147,8 @@ def markdown_blocks(lines: Sequence[str], first: int = 1) -> list[Block]:
             while end < len(lines) and not lines[end].strip().startswith(m.group("fence")):
                 end += 1
             body = [b for b in lines[i + 1:end] if not _OPTION.match(b)]
-            found.append(Block(m.group("name"), m.group("title").strip(), tuple(body), first + i, first + min(end, len(lines) - 1)))
+            last = first + min(end, len(lines) - 1)
+            found.append(Block(m.group("name"), m.group("title").strip(), tuple(body), first + i, last))
             i = end + 1
             continue
         if (f := _FENCE.match(line)) is not None and "{eval-rst}" not in line:

@@ -60,8 +60,8 @@ def note_item(note: Note, signals: TaskSignals, path_tags: Sequence[str], normal
               at: str) -> KnowledgeItem:
     """The gotcha a note is: ``MARKER (path:lines, Class.function): text``,
     its severity by marker, scoped to its path, located at its lines. Its
-    tags, as measured best (docs/knowledge-import.md): in code, the keywords of
-    its text (``signals``; not its domains), the names of the class and
+    tags, as measured best (docs/knowledge-import.md): in code, the keywords
+    and domains of its text (``signals``), the names of the class and
     function it is in, and ``path_tags``, its file's; in docs, its page's
     ``path_tags`` alone (``signals`` is not read)."""
     where = f"{note.location}, {note.symbol}" if note.symbol else note.location
@@ -70,7 +70,7 @@ def note_item(note: Note, signals: TaskSignals, path_tags: Sequence[str], normal
     if note.form == "docs":  # about its page's subject: the page's tags alone
         tags = tuple(dict.fromkeys(t for t in (normalize(w) for w in path_tags) if t))
     else:
-        tags = _tags(signals, [*symbol, *path_tags], normalize, domains=False)
+        tags = _tags(signals, [*symbol, *path_tags], normalize)
     return KnowledgeItem(
         id=note_id(note), kind="gotcha", summary=summary, tags=tags, location=note.location,
         severity=Severity(note.severity), scope="path", importance=NOTE_IMPORTANCE.get(note.form, 0.5),
@@ -85,7 +85,9 @@ def adr_text(adr: Adr) -> str:
 def adr_items(adrs: Sequence[Adr], signals: Mapping[str, TaskSignals], normalize: Callable[[str], str],
               at: str) -> tuple[list[KnowledgeItem], list[tuple[str, str, str]]]:
     """The decisions of the ADRs in force or superseded (``signals`` by path:
-    their keywords are the tags, not their domains, as for notes), and the
+    their keywords are the tags, not their domains: adr-tools' first ADR,
+    "Record architecture decisions", is in every such log, and "record" is a
+    word of the database domain), and the
     (newer id, older id, at) links among them: ``at`` is the newer ADR's date,
     else ``at``. A decision's ``created_at`` is its ADR's date."""
     kept = [a for a in adrs if a.status in DECISION_STATUS]
@@ -103,7 +105,8 @@ def adr_items(adrs: Sequence[Adr], signals: Mapping[str, TaskSignals], normalize
             id=adr_id(a.path), kind="decision", summary=summaries[a.path], rationale=rationale,
             tags=_tags(signals[a.path], (), normalize, domains=False), location=a.path, status=status,
             valid_from=(a.date or at) if status == "superseded" else None,
-            replaces=tuple(replaces.get(a.path, ())), token_estimate=estimate_tokens(f"{summaries[a.path]} {rationale}"),
+            replaces=tuple(replaces.get(a.path, ())),
+            token_estimate=estimate_tokens(f"{summaries[a.path]} {rationale}"),
             created_at=a.date or at, updated_at=at))
     links = [(adr_id(new.path), adr_id(old.path), new.date or at) for new, old in pairs]
     return items, links
@@ -114,4 +117,5 @@ def _adr_summary(a: Adr) -> str:
     return f"{head}{' (proposed)' if a.status == 'proposed' else ''}: {a.title}"
 
 
-__all__ = ["DECISION_STATUS", "NOTE_IMPORTANCE", "PATH_STOP", "adr_id", "adr_items", "adr_text", "note_id", "note_item", "path_words"]
+__all__ = ["DECISION_STATUS", "NOTE_IMPORTANCE", "PATH_STOP", "adr_id", "adr_items", "adr_text", "note_id",
+           "note_item", "path_words"]

@@ -9,8 +9,9 @@ What counts, in short (the page has the measurements behind each rule):
 - A comment *starts* with a marker (:data:`SEVERITY`): in capitals
   (``XXX handle auth-int``), else followed by ``:``, ``!``, ``,`` or a dash
   (``Warning: ...``; ``warn if ...`` describes the code), or ``note``/``NB``
-  followed by anything (``Note that ...``, ``note the value may be ...``). The note runs on over the full-line comments below it, up to an
-  empty comment line or another marker.
+  followed by anything (``Note that ...``, ``note the value may be ...``).
+  The note runs on over the full-line comments below it, up to an empty
+  comment line or another marker.
 - In a Python docstring: ``.. warning::``-style directives (also ``note``,
   ``caution``, ``danger``, ``attention``, ``important``, ``admonition``),
   Google's ``Warning:``/``Note:`` sections and numpy's ``Warnings``/``Notes``.
@@ -62,8 +63,8 @@ _MARKER = re.compile(
     r"(?![\w-])(?P<who>\s*\([^)]*\))?(?P<sep>\s*[:!,\u2013\u2014-]+|\s+that\b|\s+to self\b)?\s*(?P<rest>.*)$",
     re.I)
 _URL = re.compile(r"(https?|ftp)://\S+|www\.\S+")
-_REF = re.compile(r"(?<!\w)(#\d+|gh-\d+|[A-Z][A-Z0-9]+-\d+|[a-z]+#\d+|@[\w-]+|\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{2,4})"
-                  r"(?!\w)", re.I)
+_REF = re.compile(r"(?<!\w)(#\d+|gh-\d+|[A-Z][A-Z0-9]+-\d+|[a-z]+#\d+|@[\w-]+|\d{4}-\d{2}-\d{2}"
+                  r"|\d{1,2}/\d{1,2}/\d{2,4})(?!\w)", re.I)
 _REF_WORDS = re.compile(r"\b(see|issue|issues|ticket|bug|pr|fixes|refs?|cf|here|above|below|this|it)\b",
                         re.I)
 _LICENSE = re.compile(r"\b(copyright|spdx-license|warranty|all rights reserved)\b", re.I)
