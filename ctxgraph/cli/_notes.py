@@ -62,7 +62,7 @@ def knowledge_import(root: Path | None, adrs: bool | None, notes: bool | None, a
     elif not quiet:
         dropped = sum(report.dropped.values())
         folders = ", ".join(report.adr_folders) or "no ADR folder"
-        click.echo(f"{report.decisions:,} decisions from ADRs ({folders}; {report.superseded:,} superseded, "
-                   f"{report.not_in_force:,} not in force), {report.gotchas:,} gotchas from code notes "
-                   f"({dropped:,} markers dropped as noise); {report.read:,} of {report.files:,} files read, "
-                   f"{report.written:,} items written, {report.removed:,} removed ({report.seconds:.2f} s)")
+        click.echo(f"decisions: {report.decisions:,} from ADRs in {folders} ({report.superseded:,} superseded; "
+                   f"{report.not_in_force:,} ADRs not in force); gotchas: {report.gotchas:,} from code notes "
+                   f"({dropped:,} markers dropped as noise); files: {report.read:,} of {report.files:,} read; "
+                   f"items: {report.written:,} written, {report.removed:,} removed ({report.seconds:.2f} s)")

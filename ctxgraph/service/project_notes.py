@@ -50,9 +50,11 @@ class NoImportRootError(CtxgraphError):
 class KnowledgeImportReport(BaseModel):
     """What an import did: the root and its ADR folders; files looked at
     (ADRs and files that may hold notes) and read (the others' stat was as
-    last seen); decisions from ADRs and gotchas from notes now in the graph;
-    ADRs left out as not in force (deprecated, rejected); markers dropped as
-    noise in the files read, by rule; items written and removed; seconds."""
+    last seen); the decisions from ADRs now in the graph, those of them
+    superseded, and the ADR files that give none (not in force: deprecated,
+    rejected; or without a title); the gotchas from notes now in the graph;
+    markers dropped as noise in the files read, by rule; items written and
+    removed; seconds."""
 
     model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
@@ -85,8 +87,6 @@ class _Run:
     supersedes: list[tuple[str, str, str]] = field(default_factory=list)
     files: dict[str, ImportedFile] = field(default_factory=dict)  # new state, by path
     dropped: Counter[str] = field(default_factory=Counter)
-    superseded: int = 0
-    not_in_force: int = 0
 
 
 def note_file(path: str) -> bool:
@@ -128,10 +128,13 @@ class ProjectKnowledgeMixin(ServiceBase):
             run.removed.setdefault(path, []).extend(previous[path].items)
         written = self._write(run, found)
         final = {f.path: f for f in (*found.unchanged, *found.touched, *run.files.values())}
+        adr_files = [f for f in final.values() if f.kind == "adr"]
+        decisions = self.store.get_knowledge(sorted(i for f in adr_files for i in f.items))
         return KnowledgeImportReport(
             root=str(top), adr_folders=tuple(folders), files=found.looked_at, read=len(found.read),
-            decisions=sum(len(f.items) for f in final.values() if f.kind == "adr"), superseded=run.superseded,
-            not_in_force=run.not_in_force, gotchas=sum(len(f.items) for f in final.values() if f.kind == "notes"),
+            decisions=len(decisions), superseded=sum(1 for d in decisions if d.status == "superseded"),
+            not_in_force=sum(1 for f in adr_files if not f.items),
+            gotchas=sum(len(f.items) for f in final.values() if f.kind == "notes"),
             dropped=dict(sorted(run.dropped.items())), written=written,
             removed=len({i for ids in run.removed.values() for i in ids}),
             seconds=round(time.perf_counter() - started, 4))
@@ -189,8 +192,6 @@ class ProjectKnowledgeMixin(ServiceBase):
         for p in was_adr:
             run.removed.setdefault(p, []).extend(i for i in previous[p].items if p not in by_path or i != by_path[p].id)
         run.supersedes += links
-        run.superseded = sum(1 for i in items if i.status == "superseded")
-        run.not_in_force = len(adrs) - len(items)
 
     def _notes(self, run: _Run, files: Sequence[ReadFile], previous: dict[str, ImportedFile]) -> None:
         """The notes of the files read: their gotchas, and the old ones they no longer hold."""
