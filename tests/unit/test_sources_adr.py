@@ -182,3 +182,16 @@ def test_folders_and_files(tmp_path: Path) -> None:
     assert not is_adr_file("docs/adr/template.md", found)
     assert not is_adr_file("docs/adr/diagram.png", found)
     assert not is_adr_file("docs/adrs.md", found)
+
+
+def test_settings_name_more_folders_and_switches(tmp_path: Path) -> None:
+    from ctxgraph.errors import ConfigurationError
+    from ctxgraph.settings import KnowledgeSettings, load_settings
+
+    assert load_settings(start=tmp_path).knowledge == KnowledgeSettings()
+    (tmp_path / "pyproject.toml").write_text('[tool.ctxgraph.knowledge]\nadr_dirs = ["design/records"]\nnotes = false\n')
+    assert load_settings(start=tmp_path).knowledge == KnowledgeSettings(adr_dirs=("design/records",), notes=False)
+    for bad in ('adr_dirs = "design"', "adrs = 1", "folders = []"):
+        (tmp_path / "ctxgraph.toml").write_text(f"[knowledge]\n{bad}\n")
+        with pytest.raises(ConfigurationError, match=r"ctxgraph\.toml: (\[knowledge\]|knowledge\.)"):
+            load_settings(start=tmp_path)
