@@ -238,11 +238,13 @@ class ProjectKnowledgeMixin(ServiceBase):
                                                lines=_lines(i.location), commit=head, at=run.now)
                                    for p in batch for i in run.items.get(p, ())) if a is not None]
             ids = {i.id for i in items}
-            self.store.write_import(SOURCE, ImportBatch(
+            touched = [t for t in found.touched if t.path not in run.files] if last else []
+            batch_of = ImportBatch(
                 items=tuple(items), removed=tuple(d for d in drop if d not in ids), anchors=tuple(anchors),
                 supersedes=tuple(run.supersedes) if start == 0 else (),
-                files=tuple(run.files[p] for p in batch) + (tuple(found.touched) if last else ()),
-                gone=tuple(found.gone) if last else ()))
+                files=(*(run.files[p] for p in batch), *touched), gone=tuple(found.gone) if last else ())
+            if batch_of != ImportBatch():  # nothing changed: no transaction at all
+                self.store.write_import(SOURCE, batch_of)
             written += len(items)
         return written
 

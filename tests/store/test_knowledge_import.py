@@ -103,7 +103,9 @@ def test_adrs_become_decisions_and_notes_warnings(svc: ContextService, repo: Pat
 def test_a_second_import_reads_and_writes_nothing(svc: ContextService, repo: Path) -> None:
     _import(svc, repo)
     graph = sorted(repr(sorted(r.items())) for r in svc.store.export_rows())
+    writes = getattr(svc.store, "transactions", {}).get("write", 0)  # Neo4j counts its transactions
     again = _import(svc, repo)
+    assert getattr(svc.store, "transactions", {}).get("write", 0) == writes
     assert (again["read"], again["written"], again["removed"], again["gotchas"], again["decisions"]) == (0, 0, 0, 3, 3)
     assert sorted(repr(sorted(r.items())) for r in svc.store.export_rows()) == graph
     (repo / "src" / "billing" / "invoice.py").touch()  # a new stat, the same bytes: read, nothing written
