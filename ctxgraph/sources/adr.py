@@ -39,6 +39,8 @@ ADR_DIRS = (
     "docs/design/decisions", "decisions",
 )
 ADR_SUFFIXES = frozenset({".md", ".markdown", ".rst"})
+#: An ADR's title is cut to about this many characters.
+MAX_TITLE_CHARS = 200
 _NOT_ADR = re.compile(r"^(readme|index|template|adr-template|_template|toc|summary)\b", re.I)
 #: Statuses, and the words that say each (the first word of a status decides).
 STATUSES: dict[str, tuple[str, ...]] = {
@@ -191,8 +193,8 @@ def _title(heading: str) -> tuple[str, int | None]:
     heading = heading.strip().strip("*_`")
     m = _NUMBERED.match(heading)
     if m:
-        return m.group(2).strip(), int(m.group(1))
-    return heading, None
+        return clip(m.group(2), MAX_TITLE_CHARS), int(m.group(1))
+    return clip(heading, MAX_TITLE_CHARS), None
 
 
 def _decision(sections: Mapping[str, str]) -> str:

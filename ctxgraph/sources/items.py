@@ -10,6 +10,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import PurePosixPath
 
+from ctxgraph.core.limits import MAX_ITEMS, MAX_NAME_CHARS
 from ctxgraph.core.models import KnowledgeItem, Severity
 from ctxgraph.core.tokens import estimate_tokens
 from ctxgraph.graph.records import stable_id
@@ -52,8 +53,11 @@ def path_words(path: str) -> list[str]:
 
 def _tags(signals: TaskSignals, extra: Iterable[str], normalize: Callable[[str], str], *,
           domains: bool = True) -> tuple[str, ...]:
+    """The tags, within a handoff's limits (:mod:`ctxgraph.core.limits`): at
+    most ``MAX_ITEMS``, none longer than ``MAX_NAME_CHARS``."""
     own = (*signals.keywords, *(signals.domains if domains else ()))
-    return tuple(dict.fromkeys(t for t in (*own, *(normalize(w) for w in extra)) if t))
+    found = dict.fromkeys(t for t in (*own, *(normalize(w) for w in extra)) if t and len(t) <= MAX_NAME_CHARS)
+    return tuple(found)[:MAX_ITEMS]
 
 
 def note_item(note: Note, signals: TaskSignals, path_tags: Sequence[str], normalize: Callable[[str], str],
@@ -68,7 +72,7 @@ def note_item(note: Note, signals: TaskSignals, path_tags: Sequence[str], normal
     summary = f"{note.marker} ({where}): {note.text}"
     symbol = [part.lower() for part in (note.symbol or "").split(".") if part]
     if note.form == "docs":  # about its page's subject: the page's tags alone
-        tags = tuple(dict.fromkeys(t for t in (normalize(w) for w in path_tags) if t))
+        tags = _tags(TaskSignals(), path_tags, normalize)
     else:
         tags = _tags(signals, [*symbol, *path_tags], normalize)
     return KnowledgeItem(
