@@ -19,6 +19,10 @@ Read in the shell (CLI, ``ContextService.open``), never at import::
     [index]                        # what the associative memory never takes in, besides the defaults
     secret_files = ["deploy/keys/", "*.vault.yml"]      # more files never read (gitignore syntax)
     secret_patterns = ['internal-token-[0-9a-f]{32}']  # more values redacted (regular expressions)
+    [knowledge]                    # what an import of the project's files reads (docs/knowledge-import.md)
+    adr_dirs = ["design/records"]  # ADR folders besides the usual ones
+    adrs = true                    # ADRs become decisions
+    notes = true                   # the code's notes become gotchas
 """
 
 from __future__ import annotations
@@ -39,6 +43,15 @@ from ctxgraph.signals import DEFAULT_DOMAINS
 
 
 @dataclass(frozen=True)
+class KnowledgeSettings:
+    """``[knowledge]``: what an import of the project's own files reads."""
+
+    adr_dirs: tuple[str, ...] = ()
+    adrs: bool = True
+    notes: bool = True
+
+
+@dataclass(frozen=True)
 class Settings:
     context: ContextConfig = field(default_factory=ContextConfig)
     domains: dict[str, tuple[str, ...]] | None = None
@@ -47,6 +60,7 @@ class Settings:
     #: redacted (regular expressions), besides the defaults (ctxgraph.memory.secrets)
     secret_files: tuple[str, ...] = ()
     secret_patterns: tuple[str, ...] = ()
+    knowledge: KnowledgeSettings = field(default_factory=KnowledgeSettings)
 
 
 def find_settings_file(start: Path) -> tuple[Path, bool] | None:
@@ -83,6 +97,7 @@ def load_settings(path: Path | None = None, *, start: Path | None = None) -> Set
     table = dict(table)
     domains_raw = table.pop("domains", None)
     secret_files, secret_patterns = _index_rules(path, table.pop("index", None))
+    knowledge = _knowledge_settings(path, table.pop("knowledge", None))
     try:
         context = ContextConfig.model_validate(table)
     except ValidationError as exc:
@@ -99,7 +114,7 @@ def load_settings(path: Path | None = None, *, start: Path | None = None) -> Set
         domains = {**{k: tuple(v) for k, v in DEFAULT_DOMAINS.items()},
                    **{k: tuple(v) for k, v in domains_raw.items()}}
     return Settings(context=context, domains=domains, source=str(path), secret_files=secret_files,
-                    secret_patterns=secret_patterns)
+                    secret_patterns=secret_patterns, knowledge=knowledge)
 
 
 def _index_rules(path: Path, raw: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -126,6 +141,22 @@ def _index_rules(path: Path, raw: Any) -> tuple[tuple[str, ...], tuple[str, ...]
             raise ConfigurationError(f"{path}: index.secret_patterns: {pattern!r}: not a regular expression: "
                                      f"{exc}") from None
     return found["secret_files"], found["secret_patterns"]
+
+
+def _knowledge_settings(path: Path, raw: Any) -> KnowledgeSettings:
+    if raw is None:
+        return KnowledgeSettings()
+    if not isinstance(raw, dict) or set(raw) - {"adr_dirs", "adrs", "notes"}:
+        raise ConfigurationError(f"{path}: [knowledge] takes adr_dirs (a list of folders), adrs and notes "
+                                 "(true or false)")
+    dirs = raw.get("adr_dirs", [])
+    if not isinstance(dirs, list) or not all(isinstance(d, str) for d in dirs):
+        raise ConfigurationError(f"{path}: knowledge.adr_dirs must be a list of folders (relative to the root)")
+    flags = {k: raw.get(k, True) for k in ("adrs", "notes")}
+    for key, value in flags.items():
+        if not isinstance(value, bool):
+            raise ConfigurationError(f"{path}: knowledge.{key} must be true or false")
+    return KnowledgeSettings(adr_dirs=tuple(dirs), **flags)
 
 
 def settings_target(start: Path | None = None) -> tuple[Path, bool]:

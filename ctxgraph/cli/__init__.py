@@ -32,6 +32,7 @@ from ctxgraph.cli._ingest import ingest
 from ctxgraph.cli._init import init_command, root_option
 from ctxgraph.cli._knowledge import knowledge
 from ctxgraph.cli._mcp import mcp_command
+from ctxgraph.cli._notes import knowledge_import as _knowledge_import  # noqa: F401 (`knowledge import`)
 from ctxgraph.cli._outcomes import outcomes_command
 from ctxgraph.cli._stores import open_service, store_options, store_params
 from ctxgraph.cli._sync import sync_command

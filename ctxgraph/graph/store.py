@@ -26,6 +26,8 @@ from ctxgraph.core.models import (
     FileStat,
     GatherQuery,
     HistoryEvidence,
+    ImportBatch,
+    ImportedFile,
     KnowledgeHit,
     KnowledgeItem,
     MemoryChunk,
@@ -209,6 +211,19 @@ class KnowledgeStore(Protocol):
                      paths: Sequence[str] | None = None) -> list[Anchor]:
         """Every anchor (both None), else those whose ``owner`` is among
         ``owners`` or whose ``path`` or ``current_path`` is among ``paths``; by id."""
+
+    # -- imports of the project's own files (ctxgraph.sources; not part of stats or an export) --
+    def imported_files(self, source: str) -> list[ImportedFile]:
+        """What the last import of ``source`` saw of each file, by path."""
+
+    def write_import(self, source: str, batch: ImportBatch) -> None:
+        """One transaction, in this order: delete the ``removed`` knowledge
+        with its relationships and anchors; remove the SUPERSEDES links from
+        the items written, then write them whole (properties and tags
+        replaced; a decision something outside the batch still supersedes
+        stays superseded, with its ``valid_until``); the ``supersedes`` links
+        as ``upsert_knowledge`` writes them; the anchors (replaced by id); the
+        ``files``' state, and none for the ``gone`` paths. Idempotent."""
 
     # -- associative memory (chunks of indexed projects) --
     def memory_projects(self) -> list[MemoryProject]:

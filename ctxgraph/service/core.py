@@ -48,6 +48,7 @@ from ctxgraph.service.decisions import DecisionsMixin
 from ctxgraph.service.feedback import FeedbackMixin
 from ctxgraph.service.ingest import IngestMixin
 from ctxgraph.service.knowledge import KnowledgeMixin
+from ctxgraph.service.project_notes import ProjectKnowledgeMixin
 from ctxgraph.service.vectors import VectorsMixin
 from ctxgraph.signals import SignalExtractor, TaskSignals, terms
 
@@ -59,7 +60,8 @@ log = logging.getLogger(__name__)
 _RUNTIME_FIELDS = ("status", "success", "outcome_summary", "completed_at", "blocked_reason", "blocked_at")
 
 
-class ContextService(AdminMixin, KnowledgeMixin, IngestMixin, VectorsMixin, FeedbackMixin, DecisionsMixin):
+class ContextService(AdminMixin, KnowledgeMixin, IngestMixin, VectorsMixin, FeedbackMixin, DecisionsMixin,
+                     ProjectKnowledgeMixin):
     """Computes task context from a knowledge store; owns the store it opened."""
 
     # -- lifecycle ---------------------------------------------------------------

@@ -42,6 +42,7 @@ from ctxgraph.core.models.files import FileEntry, clean_path, infer_component, s
 from ctxgraph.core.models.knowledge import KIND_LABELS, KnowledgeItem, KnowledgeKind, Severity
 from ctxgraph.core.models.memory import FileStat, MemoryChunk, MemoryHit, MemoryProject, MemoryRecall, MemoryState
 from ctxgraph.core.models.replay import ReplayFile, ReplayTask
+from ctxgraph.core.models.sources import ImportBatch, ImportedFile
 from ctxgraph.core.models.tasks import Complexity, Task, TaskStatus, task_tags
 
 __all__ = [
@@ -65,6 +66,8 @@ __all__ = [
     "GotchaDoc",
     "HandoffDoc",
     "HistoryEvidence",
+    "ImportBatch",
+    "ImportedFile",
     "KnowledgeHit",
     "KnowledgeItem",
     "KnowledgeKind",

@@ -439,3 +439,32 @@ ANCHORS_OF = (
     "UNION SELECT props FROM anchors WHERE current_path IN (SELECT value FROM json_each(?))"
 )
 CLEAR_ANCHORS = "DELETE FROM anchors"
+
+# -- imports of the project's files (ctxgraph.sources; ctxgraph.graph.local.imports) --------
+
+#: Made by the first write of an import (a store without any has no table).
+IMPORTS_TABLE = (
+    """CREATE TABLE IF NOT EXISTS imported_files (
+        source TEXT NOT NULL,
+        path   TEXT NOT NULL,
+        props  TEXT NOT NULL,
+        PRIMARY KEY (source, path)
+    ) WITHOUT ROWID""",
+)
+IMPORTS_TABLE_EXISTS = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'imported_files'"
+IMPORTS_OF = "SELECT props FROM imported_files WHERE source = ? ORDER BY path"
+IMPORT_PUT = (
+    "INSERT INTO imported_files (source, path, props) VALUES (?, ?, ?) "
+    "ON CONFLICT (source, path) DO UPDATE SET props = excluded.props"
+)
+IMPORT_GONE = "DELETE FROM imported_files WHERE source = ? AND path = ?"
+CLEAR_IMPORTS = "DELETE FROM imported_files"
+DELETE_NODE_EDGES = (
+    "DELETE FROM edges WHERE (src_label = ? AND src_id = ?) OR (dst_label = ? AND dst_id = ?)"
+)
+DELETE_NODE = "DELETE FROM nodes WHERE label = ? AND id = ?"
+DELETE_OWNER_ANCHORS = "DELETE FROM anchors WHERE owner = ?"
+DELETE_OUT_EDGES = "DELETE FROM edges WHERE src_label = ? AND src_id = ? AND type = ?"
+SUPERSEDED_BY_ANY = (
+    "SELECT 1 FROM edges INDEXED BY edges_by_dst WHERE dst_label = ? AND dst_id = ? AND type = 'SUPERSEDES' LIMIT 1"
+)

@@ -82,7 +82,7 @@ def _knowledge_label(cur: sqlite3.Cursor, item_id: str) -> str | None:
     return None if row is None else str(row[0])
 
 
-def _supersede(cur: sqlite3.Cursor, pairs: Sequence[tuple[str, str, str]]) -> None:
+def supersede(cur: sqlite3.Cursor, pairs: Sequence[tuple[str, str, str]]) -> None:
     """(new id, old id, at) SUPERSEDES links, as ``knowledge_supersede.cypher``:
     the old node holds from its ``created_at`` until the earliest ``at``; an
     old decision is superseded. Pairs whose nodes are missing are skipped."""
@@ -166,7 +166,7 @@ class Writes:
             _merge_knowledge(cur, batch)
             nodes.put_edges(cur, [(("Handoff", h), "DISCOVERED", (k.label, k.id), {})
                                   for h, k in batch.discovered()])
-            _supersede(cur, batch.supersedes())
+            supersede(cur, batch.supersedes())
             _fill_files(cur, batch.files)
             nodes.put_edges(cur, [(("Handoff", h), link.rel, ("File", link.path), link_props(link))
                                   for h, link in batch.links()])
@@ -182,6 +182,8 @@ class Writes:
                 cur.execute(sql.CLEAR_TASK_QUERIES)
             outcomes.clear(cur)
             anchors.clear(cur)
+            if cur.execute(sql.IMPORTS_TABLE_EXISTS).fetchone():  # ctxgraph.graph.local.imports
+                cur.execute(sql.CLEAR_IMPORTS)
             memory.bump_generation(cur)
 
     def upsert_knowledge(
@@ -190,4 +192,4 @@ class Writes:
         with self.db.write() as cur:
             for item in items:
                 _put_knowledge_items(cur, [item])
-            _supersede(cur, supersedes)
+            supersede(cur, supersedes)
