@@ -37,10 +37,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import bm25s
-
-from ctxgraph.evaluation.baselines import tokenize
 from ctxgraph.evaluation.dataset import EvalSet, load_set
+from ctxgraph.evaluation.knowledge import KnowledgeScore
 from ctxgraph.evaluation.runner import load_history
 from ctxgraph.graph.local import LocalStore
 from ctxgraph.memory.scan import SourceFile, walk
@@ -75,15 +73,6 @@ def rules(root: Path) -> dict[str, Any]:
             "dropped": dict(dropped.most_common())}
 
 
-def _precision(picked: list[list[str]], gold: list[set[str]]) -> dict[str, Any]:
-    shown = sum(len(p) for p in picked)
-    hits = [sum(1 for path in p if path in g) for p, g in zip(picked, gold, strict=True)]
-    with_any = [h / len(p) for p, h in zip(picked, hits, strict=True) if p]
-    return {"shown": shown, "in_gold": sum(hits), "precision": round(sum(hits) / shown, 3) if shown else None,
-            "macro": round(sum(with_any) / len(with_any), 3) if with_any else None,
-            "hit": round(sum(1 for h in hits if h) / len(gold), 3) if gold else None}
-
-
 def measure(name: str, data: EvalSet, root: Path, store_path: Path, *, history: bool = False) -> dict[str, Any]:
     store = LocalStore.open(store_path)
     svc = ContextService(store)
@@ -99,40 +88,21 @@ def measure(name: str, data: EvalSet, root: Path, store_path: Path, *, history: 
         ids = [i for f in store.imported_files("knowledge") if f.kind == "notes" for i in f.items]
         items = {k.id: k for k in store.get_knowledge(ids)}
         paths = {k.id: (k.location or "").rsplit(":", 1)[0] for k in items.values()}
-        order = sorted(items)
-        model = bm25s.BM25()
-        if order:
-            model.index(tokenize([items[i].summary for i in order]), show_progress=False)
-        ours: list[list[str]] = []
-        theirs: list[list[str]] = []
-        gold: list[set[str]] = []
+        score = KnowledgeScore(paths, {i: k.summary for i, k in items.items()})
         shown_queries = 0
         largest = (0, 0)
         for q in data.queries:
             ctx = svc.compute(q.task(), record=False, memory=False, now=now)
             largest = max(largest, (ctx.tokens, ctx.budget))
-            picked = [paths[w.id] for w in ctx.warnings if w.id in paths]
-            ours.append(picked)
-            gold.append(set(q.gold_files))
-            shown_queries += bool(picked)
-            theirs.append(_bm25(model, order, paths, q.text, len(picked)))
+            shown = [w.id for w in ctx.warnings if w.id in paths]
+            shown_queries += bool(shown)
+            score.add(q.text, shown, q.gold_files)
     finally:
         store.close()
     return {"set": name, "import": report.as_dict(), "queries": len(data.queries),
-            "queries_shown": shown_queries, "ctxgraph": _precision(ours, gold), "bm25": _precision(theirs, gold),
+            "queries_shown": shown_queries, **{k: v for k, v in score.as_dict().items() if k in ("ctxgraph", "bm25")},
             "tokens": {"max": largest[0], "budget": largest[1]},
             "gotchas_in_source": sum(1 for p in paths.values() if p in set(data.map_paths))}
-
-
-def _bm25(model: bm25s.BM25, order: list[str], paths: dict[str, str], query: str, k: int) -> list[str]:
-    """The paths of the ``k`` gotchas BM25 scores best for ``query`` (id breaking ties): as many as
-    ctxgraph shows, so both precisions have the same denominator."""
-    tokens = tokenize([query])[0]
-    if not k or not order:
-        return []
-    scores = model.get_scores(tokens) if tokens else [0.0] * len(order)
-    ranked = sorted((-float(s), i) for s, i in zip(scores, order, strict=True))
-    return [paths[i] for _, i in ranked[:k]]
 
 
 def main(argv: list[str] | None = None) -> int:
