@@ -24,6 +24,7 @@ CREATE CONSTRAINT anchor_id IF NOT EXISTS FOR (n:Anchor) REQUIRE n.id IS UNIQUE;
 CREATE INDEX anchor_owner IF NOT EXISTS FOR (n:Anchor) ON (n.owner);
 CREATE INDEX anchor_path IF NOT EXISTS FOR (n:Anchor) ON (n.path);
 CREATE INDEX anchor_current_path IF NOT EXISTS FOR (n:Anchor) ON (n.current_path);
+CREATE CONSTRAINT history_source_id IF NOT EXISTS FOR (n:HistorySource) REQUIRE n.id IS UNIQUE;
 CREATE CONSTRAINT project_id IF NOT EXISTS FOR (n:Project) REQUIRE n.id IS UNIQUE;
 CREATE CONSTRAINT chunk_id IF NOT EXISTS FOR (n:Chunk) REQUIRE n.id IS UNIQUE;
 CREATE INDEX chunk_project_path IF NOT EXISTS FOR (n:Chunk) ON (n.project, n.path);

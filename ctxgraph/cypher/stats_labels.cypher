@@ -1,8 +1,9 @@
 // Node counts per label (the shared Knowledge label and the derived Completed
 // label left out, the deliveries log: ctxgraph.outcomes.records, and the
-// full-text statistics, Corpus, and the code anchors, Anchor).
+// full-text statistics, Corpus, the code anchors, Anchor, and the records of
+// imported histories, HistorySource).
 MATCH (n)
 UNWIND labels(n) AS label
-WITH label WHERE NOT label IN ['Knowledge', 'Completed', 'Delivery', 'Corpus', 'Anchor']
+WITH label WHERE NOT label IN ['Knowledge', 'Completed', 'Delivery', 'Corpus', 'Anchor', 'HistorySource']
 RETURN label, count(*) AS count
 ORDER BY label

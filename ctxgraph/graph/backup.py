@@ -55,8 +55,10 @@ REL_TYPES: tuple[str, ...] = (
 #: Labels of the schema that are not part of an export: the deliveries log
 #: (``ctxgraph.outcomes.records``), an operational record, not knowledge;
 #: Neo4j's full-text statistics (``Corpus``: recounted by an import), and the
-#: code anchors (``Anchor``: they describe one work tree; docs/freshness.md).
-UNEXPORTED_LABELS: tuple[str, ...] = ("Delivery", "Corpus", "Anchor")
+#: code anchors (``Anchor``: they describe one work tree; docs/freshness.md) and
+#: the records of imported histories (``HistorySource``: where one checkout's
+#: last import stopped; docs/history.md).
+UNEXPORTED_LABELS: tuple[str, ...] = ("Delivery", "Corpus", "Anchor", "HistorySource")
 #: Labels a Neo4j graph derives from a node's properties (a finished task's
 #: ``Completed``, counted by the server's count store): left out of an export
 #: (``export_nodes.cypher``) and set again by an import.

@@ -139,13 +139,15 @@ def read_log(repo: Path, revisions: Sequence[str], *, since: str | None = None,
 
     The child process is stopped when the iteration is (a ``break``, an
     error): nothing is left running."""
-    args = ["log", "-z", "--name-status", "-M", "--no-merges", "--no-color", "--no-ext-diff",
-            f"--format={FORMAT}"]
-    if since:
-        args.append(f"--since={since}")
+    args = [f"--since={since}"] if since else []
     if max_count is not None:
         args.append(f"--max-count={max_count}")
-    args += [*revisions, "--", *paths]
+    yield from _log(repo, [*args, *revisions, "--", *paths])
+
+
+def _log(repo: Path, args: Sequence[str], *, merges: bool = False) -> Iterator[Commit]:
+    args = ["log", "-z", "--name-status", "-M", *(() if merges else ("--no-merges",)), "--no-color",
+            "--no-ext-diff", f"--format={FORMAT}", *args]
     try:
         proc = subprocess.Popen(["git", "-C", str(repo), *CONFIG, *args], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, env=git_env())
@@ -165,6 +167,15 @@ def read_log(repo: Path, revisions: Sequence[str], *, since: str | None = None,
         code = proc.wait()
     if code != 0:
         raise GitError(_git_message(stderr) or f"git log failed in {repo}")
+
+
+def read_commit(repo: Path, revision: str) -> Commit:
+    """One commit, merge or not (a merge's files are not listed)."""
+    full = resolve(repo, revision)
+    found = list(_log(repo, ["--no-walk", "--max-count=1", full], merges=True))
+    if not found:
+        raise GitError(f"{revision!r} is not a commit in {repo}")
+    return found[0]
 
 
 def _tokens(stream: object) -> Iterator[bytes]:
@@ -258,4 +269,4 @@ def work_tree(path: Path) -> Path | None:
 
 
 __all__ = ["BLOCK", "Change", "Commit", "GitError", "body_of", "is_ancestor", "parse", "path_text", "reachable",
-           "read_log", "resolve", "run_git", "subject_of", "work_tree"]
+           "read_commit", "read_log", "resolve", "run_git", "subject_of", "work_tree"]

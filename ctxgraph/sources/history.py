@@ -27,12 +27,12 @@ a message is replaced by ``[e-mail]``.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from ctxgraph.core.limits import MAX_ID_CHARS, MAX_NAME_CHARS, MAX_TEXT_CHARS
-from ctxgraph.core.models import Complexity, Task, TaskStatus
+from ctxgraph.core.models import Complexity, Task, TaskStatus, clean_path
 from ctxgraph.sources.git_log import Change, Commit, body_of, subject_of
 from ctxgraph.sources.history_rules import MASS_CHANGE, Verdict, judge
 
@@ -152,14 +152,18 @@ class HistoryEntry:
         return task_id(self.commit.id)
 
 
-def commit_task(commit: Commit, subject: str) -> Task:
-    """The finished task a kept commit becomes (no signals yet)."""
-    name = subject[:MAX_NAME_CHARS] or commit.id[:ID_DIGITS]
-    body = body_of(clean_message(commit.message))
+def commit_task(commit: Commit, message: str) -> Task:
+    """The finished task a kept commit becomes (no signals yet); ``message`` is
+    its message as kept (:func:`clean_message`). Built without validation:
+    every field is already in the form the model's validators give."""
+    name = subject_of(message)[:MAX_NAME_CHARS] or commit.id[:ID_DIGITS]
+    body = body_of(message)
     objective = (name + ("\n\n" + body if body else ""))[:MAX_TEXT_CHARS]
-    return Task(id=task_id(commit.id), name=name, objective=objective, type=TASK_TYPE,
-                complexity=Complexity.NORMAL, status=TaskStatus.COMPLETED, success=True, outcome_summary=name,
-                completed_at=commit.date, created_at=commit.date, updated_at=commit.date)
+    return Task.model_construct(
+        id=task_id(commit.id), name=name, objective=objective, acceptance_criteria=(), type=TASK_TYPE,
+        complexity=Complexity.NORMAL, status=TaskStatus.COMPLETED, blocked_reason=None, blocked_at=None,
+        requires_context=True, outcome_summary=name, success=True, completed_at=commit.date, depends_on=(),
+        signals=None, created_at=commit.date, updated_at=commit.date)
 
 
 def commit_handoff(commit: Commit, subject: str, files: Iterable[tuple[str, str]], task: str) -> dict[str, Any]:
@@ -167,7 +171,8 @@ def commit_handoff(commit: Commit, subject: str, files: Iterable[tuple[str, str]
     created: dict[str, None] = {}
     modified: dict[str, None] = {}
     deleted: dict[str, None] = {}
-    for status, path in files:
+    for status, raw in files:
+        path = clean_path(raw)
         (created if status in ("A", "C") else deleted if status == "D" else modified)[path] = None
     modified = {p: None for p in modified if p not in created}
     doc: dict[str, Any] = {
@@ -188,7 +193,7 @@ def commit_handoff(commit: Commit, subject: str, files: Iterable[tuple[str, str]
 
 
 def entries(commits: Iterable[Commit], renames: Renames | None = None, *,
-            mass_change: int = MASS_CHANGE) -> Iterator[HistoryEntry]:
+            mass_change: int = MASS_CHANGE) -> Generator[HistoryEntry, None, None]:
     """Each commit (newest first) with its verdict and, when kept, its task
     and handoff; ``renames`` (a new one when None) follows the renames of every
     commit read, kept or not."""
@@ -201,10 +206,10 @@ def entries(commits: Iterable[Commit], renames: Renames | None = None, *,
             continue
         files = [(c.status, renames.final(c.path)) for c in verdict.kept]
         renames.step(commit.changes)
-        subject = subject_of(clean_message(commit.message))
-        task = commit_task(commit, subject)
+        message = clean_message(commit.message)
+        task = commit_task(commit, message)
         yield HistoryEntry(commit=commit, verdict=verdict, task=task,
-                           handoff=commit_handoff(commit, subject, files, task.id),
+                           handoff=commit_handoff(commit, task.name, files, task.id),
                            join=joined_task(commit.message))
 
 

@@ -439,3 +439,34 @@ ANCHORS_OF = (
     "UNION SELECT props FROM anchors WHERE current_path IN (SELECT value FROM json_each(?))"
 )
 CLEAR_ANCHORS = "DELETE FROM anchors"
+
+# -- imported histories (ctxgraph.graph.local.history_import) --------------------------------
+
+#: The tasks whose id is in [?, ?) (a prefix's range): id, status, the content
+#: hash of the handoff ``handoff:<id>`` (NULL: none), whether it has signals.
+HISTORY_TASKS = (
+    "SELECT t.id, json_extract(t.props, '$.status'), json_extract(h.props, '$.content_hash'), "
+    "json_type(t.props, '$.signal_keywords') IS NOT NULL FROM nodes t "
+    "LEFT JOIN nodes h ON h.label = 'Handoff' AND h.id = 'handoff:' || t.id "
+    "WHERE t.label = 'Task' AND t.id >= ? AND t.id < ?"
+)
+#: The record of an imported history, in ``meta`` under ``history_source:<id>``
+#: (not a node: not part of an export, of the counts or of the graph's generation).
+HISTORY_SOURCE_GET = "SELECT value FROM meta WHERE key = ?"
+HISTORY_SOURCE_PUT = (
+    "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+)
+HISTORY_SOURCE_CLEAR = "DELETE FROM meta WHERE key LIKE 'history_source:%'"
+#: A bulk write (``HistoryImport.import_history``) bumps the graph's generation
+#: once instead of once per row: inside its own write transaction it drops the
+#: triggers below, writes, bumps, and makes them again (``GRAPH_GENERATION_MAKE``;
+#: SQLite's DDL is transactional, and no other writer runs meanwhile).
+GRAPH_GENERATION_ROW_TRIGGERS = {
+    "graph_generation_node_add": "DROP TRIGGER graph_generation_node_add",
+    "graph_generation_node_change": "DROP TRIGGER graph_generation_node_change",
+    "graph_generation_edge_add": "DROP TRIGGER graph_generation_edge_add",
+    "graph_generation_edge_change": "DROP TRIGGER graph_generation_edge_change",
+}
+GRAPH_GENERATION_BUMP = (
+    "UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) WHERE key = 'graph_generation'"
+)

@@ -182,6 +182,7 @@ class Writes:
                 cur.execute(sql.CLEAR_TASK_QUERIES)
             outcomes.clear(cur)
             anchors.clear(cur)
+            cur.execute(sql.HISTORY_SOURCE_CLEAR)
             memory.bump_generation(cur)
 
     def upsert_knowledge(

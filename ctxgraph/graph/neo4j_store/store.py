@@ -13,13 +13,14 @@ from ctxgraph.graph.neo4j_store.anchors import Anchors
 from ctxgraph.graph.neo4j_store.backup import Backup
 from ctxgraph.graph.neo4j_store.connection import Neo4jSettings, verified_driver
 from ctxgraph.graph.neo4j_store.history import History, history_of_row
+from ctxgraph.graph.neo4j_store.history_import import HistoryImport
 from ctxgraph.graph.neo4j_store.memory import Memory
 from ctxgraph.graph.neo4j_store.outcomes import Outcomes
 from ctxgraph.graph.neo4j_store.reads import Reads, candidates_of_row
 from ctxgraph.graph.neo4j_store.writes import Writes
 
 
-class Neo4jStore(Writes, Reads, History, Memory, Outcomes, Anchors, Backup):
+class Neo4jStore(Writes, Reads, History, HistoryImport, Memory, Outcomes, Anchors, Backup):
     """The store on a Neo4j server. Use :meth:`connect`, or pass your own driver."""
 
     @classmethod

@@ -1,0 +1,111 @@
+"""An imported history on Neo4j (``ctxgraph.service.history``): the bulk write
+of new finished tasks with their handoffs, the statuses of many tasks at
+once, the imported tasks' state, and the record of where an import stopped.
+
+The bulk write is one transaction per batch: one UNWIND creating the tasks
+not stored yet with their handoffs, tags and terms (``history_import``), then
+the files and links of those handoffs and the derived counts, as
+``apply_handoffs`` writes them (``files_fill``, ``handoff_links``,
+``tasks_doc``, ``files_refresh``): the graph it leaves is the one
+``upsert_tasks`` followed by ``apply_handoffs`` leaves."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from neo4j import ManagedTransaction
+
+from ctxgraph import cypher
+from ctxgraph.core.models import Task, TaskStatus
+from ctxgraph.graph.handoff_batch import link_props, plan_handoffs
+from ctxgraph.graph.neo4j_store.schema import Schema
+from ctxgraph.graph.neo4j_store.writes import fill_files
+from ctxgraph.graph.records import HandoffRecord, history_rows, signal_tags
+from ctxgraph.signals import TaskSignals
+
+
+class HistoryImport(Schema):
+    def import_history(self, tasks: Sequence[Task], records: Sequence[HandoffRecord]) -> list[bool]:
+        if not tasks:
+            return []
+        rows = history_rows(tasks, records)
+        token = uuid.uuid4().hex
+
+        def work(tx: ManagedTransaction) -> set[str]:
+            created = {r["id"] for r in self._rows(tx, "history_import", rows=rows, token=token)}
+            fresh = [r for r in records if r.task_id in created]
+            if fresh:
+                batch = plan_handoffs(fresh, {})
+                fill_files(tx, batch.files)
+                tx.run(cypher.load("handoff_links"), rows=[
+                    {"handoff_id": h, "rel": link.rel, "path": link.path, "props": link_props(link)}
+                    for h, link in batch.links()]).consume()
+                self._task_docs(tx, sorted(created))
+                tx.run(cypher.load("files_add_history"), rows=_file_history(rows, fresh)).consume()
+            return created
+
+        created = self._write(work)
+        seen: set[str] = set()
+        written = []
+        for task in tasks:
+            written.append(task.id in created and task.id not in seen)
+            seen.add(task.id)
+        return written
+
+    def set_statuses(self, task_ids: Sequence[str], status: TaskStatus, at: str) -> None:
+        ids = sorted(set(task_ids))
+        if not ids:
+            return
+
+        def work(tx: ManagedTransaction) -> None:
+            found = [r["id"] for r in self._rows(tx, "tasks_set_statuses", ids=ids, status=status.value, at=at)]
+            self._task_docs(tx, found)
+            self._refresh_files(tx, self._touched_files(tx, tasks=found))
+
+        self._write(work)
+
+    def history_tasks(self, prefix: str) -> dict[str, tuple[str, str | None, bool]]:
+        rows = self._read(lambda tx: self._rows(tx, "history_tasks", prefix=prefix))
+        return {r["id"]: (str(r["status"] or ""), r["content_hash"], bool(r["tagged"])) for r in rows}
+
+    def write_task_signals(self, rows: Sequence[tuple[str, TaskSignals]]) -> None:
+        if not rows:
+            return
+        params = [{"id": i, "keywords": list(s.keywords), "domains": list(s.domains),
+                   "files": list(s.files_mentioned), "types": list(s.task_types), "tags": signal_tags(s)}
+                  for i, s in rows]
+        self._write(lambda tx: tx.run(cypher.load("task_signals_write"), rows=params).consume())
+
+    def history_source(self, source_id: str) -> dict[str, Any] | None:
+        rows = self._read(lambda tx: self._rows(tx, "history_source_get", id=source_id))
+        props = rows[0]["props"] if rows else None
+        return dict(props) if props else None
+
+    def write_history_source(self, props: dict[str, Any]) -> None:
+        self._write(lambda tx: tx.run(cypher.load("history_source_put"), props=dict(props)).consume())
+
+
+def _file_history(rows: Sequence[dict[str, Any]], records: Sequence[HandoffRecord]) -> list[dict[str, Any]]:
+    """The ``files_add_history`` rows of the new finished tasks' handoffs
+    ``records`` (``rows``: the tasks' ``history_rows``): per file they created
+    or modified, sorted by path, how many of them did, their length in terms
+    and their terms."""
+    props = {row["props"]["id"]: row["props"] for row in rows}
+    touching: dict[str, dict[str, None]] = {}
+    for record in records:
+        if props[record.task_id].get("status") != TaskStatus.COMPLETED.value:
+            continue  # (a failed task is not part of any file's history)
+        for link in record.links:
+            if link.rel != "READ_NEXT":
+                touching.setdefault(link.path, {})[record.task_id] = None
+    out = []
+    for path in sorted(touching):
+        tasks = [props[t] for t in touching[path]]
+        out.append({"path": path, "touches": len(tasks), "task_len": sum(t.get("term_count", 0) for t in tasks),
+                    "terms": [term for t in tasks for term in t.get("terms", ())]})
+    return out
+
+
+__all__ = ["HistoryImport"]

@@ -1,0 +1,420 @@
+"""The project's git history as finished tasks (issue 44; docs/history.md):
+``import_history`` reads the commits of a branch (``ctxgraph.sources``) and
+writes the kept ones through the stores' bulk path, then gives them their
+signals; ``explain_commit`` says what became of one commit.
+
+A run, in three steps:
+
+1. **Reachability.** Unless the branch only moved forward from where the last
+   complete import stopped (the store's ``HistorySource`` record), every
+   commit reachable from the branch is listed (``git rev-list``): imported
+   tasks whose commit is no longer among them (amended, rebased, reset away)
+   are retired — kept, never shown — and retired ones whose commit is back
+   are finished again.
+2. **Full text.** The commits are read newest first (only those after the
+   last tip when the branch moved forward) and written in batches, one
+   transaction each: new tasks by ``import_history`` (a task already stored,
+   by an earlier run or one beside this one, is left as it is), a stored one
+   whose handoff changed (a later rename moved its files) by
+   ``apply_handoffs``, a commit naming an existing task in a ``Task:``
+   trailer as a second handoff of that task.
+3. **Signals.** The imported tasks without signals get them (spaCy, in
+   batches; ``write_task_signals``): their tags, as ``add_tasks`` gives them.
+
+``time_limit`` is checked between batches: a run that stops leaves every
+batch it wrote whole, and the next run goes on (the tasks stored are not
+written again). The record of the tip is written only by a run that read
+everything and finished both steps.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ctxgraph.core.models import FileEntry, Task, TaskStatus, infer_component, utcnow
+from ctxgraph.errors import InvalidArgumentError
+from ctxgraph.graph.records import FileLink, HandoffRecord, canonical_json, stable_id
+from ctxgraph.service.freshness import NoRootError
+from ctxgraph.service.ingest import IngestMixin
+from ctxgraph.sources.git_log import (
+    GitError,
+    is_ancestor,
+    reachable,
+    read_commit,
+    read_log,
+    resolve,
+    run_git,
+    work_tree,
+)
+from ctxgraph.sources.history import (
+    ID_DIGITS,
+    ID_PREFIX,
+    HistoryEntry,
+    Renames,
+    entries,
+    is_commit_task,
+    joined_task,
+    task_id,
+)
+from ctxgraph.sources.history_rules import RULES, judge
+
+#: Commits written per store transaction.
+HISTORY_BATCH = 2_000
+#: Tasks given their signals per extraction and write.
+SIGNALS_BATCH = 1_000
+#: The id of the store's record of the imported history.
+SOURCE_ID = "git"
+
+
+@dataclass(frozen=True)
+class HistoryOptions:
+    """What one import reads: ``branch`` (a branch, tag or commit; default the
+    checked-out one), commits after ``since`` only (git's date syntax), at
+    most ``max_commits`` (the newest), for at most ``time_limit`` seconds;
+    ``signals``: give the imported tasks their signals (step 3)."""
+
+    branch: str = "HEAD"
+    since: str | None = None
+    max_commits: int | None = None
+    time_limit: float | None = None
+    batch_size: int = HISTORY_BATCH
+    signals: bool = True
+
+
+@dataclass
+class HistoryReport:
+    """What an import did (``as_dict`` for JSON)."""
+
+    root: str
+    branch: str
+    head: str = ""
+    #: ``full`` (every commit of the branch read), ``new commits`` (those after
+    #: the last tip), ``up to date`` (none to read).
+    mode: str = "full"
+    read: int = 0
+    imported: int = 0
+    unchanged: int = 0
+    updated: int = 0
+    joined: int = 0
+    #: Tasks with an imported id (``c-`` and 10 hex digits) that are not from an import: left alone.
+    conflicts: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+    files_dropped: dict[str, int] = field(default_factory=dict)
+    retired: int = 0
+    revived: int = 0
+    signals: int = 0
+    #: The reverts read (skipped as tasks): commit, the commit it reverts, subject.
+    reverts: list[dict[str, str]] = field(default_factory=list)
+    #: Why the run stopped before the end ("": it did not): ``time limit`` or ``max commits``.
+    stopped: str = ""
+    seconds: float = 0.0
+    full_text_seconds: float = 0.0
+    signals_seconds: float = 0.0
+
+    @property
+    def partial(self) -> bool:
+        return bool(self.stopped)
+
+    def as_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["partial"] = self.partial
+        return out
+
+
+@dataclass
+class CommitExplanation:
+    """What the import made, or makes, of one commit (``as_dict`` for JSON):
+    ``verdict`` says it in one sentence."""
+
+    commit: str
+    task_id: str
+    subject: str
+    date: str
+    branch: str
+    on_branch: bool
+    merge: bool
+    #: The rule that skips it (None: a task; ``merge`` for a merge).
+    rule: str | None
+    files: list[dict[str, str]]
+    dropped: list[dict[str, str]]
+    reverts: str
+    #: The existing task a ``Task:`` trailer names (None: none, or no such task).
+    joins: str | None
+    #: The stored task's status ("": none stored).
+    stored: str
+    verdict: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class _Run:
+    """One import's state."""
+
+    repo: Path
+    options: HistoryOptions
+    report: HistoryReport
+    progress: Callable[[HistoryReport], None] | None
+    started: float
+    #: Stored imported tasks: id -> (status, handoff content hash, has signals); None: not read (new commits only).
+    stored: dict[str, tuple[str, str | None, bool]] | None = None
+    unsigned: list[str] = field(default_factory=list)
+
+    def out_of_time(self) -> bool:
+        limit = self.options.time_limit
+        return limit is not None and time.monotonic() - self.started >= limit
+
+    def tick(self) -> None:
+        self.report.seconds = round(time.monotonic() - self.started, 3)
+        if self.progress is not None:
+            self.progress(self.report)
+
+
+class HistoryMixin(IngestMixin):
+    """The git history import."""
+
+    def import_history(self, root: str | Path | None = None, options: HistoryOptions | None = None, *,
+                       progress: Callable[[HistoryReport], None] | None = None) -> HistoryReport:
+        """Import the history of ``root``'s repository (default: the project's
+        root) as finished tasks (see the module's text); ``progress`` is called
+        with the report so far after each batch."""
+        options = options or HistoryOptions()
+        _check(options)
+        repo = self._history_repo(root)
+        run = _Run(repo=repo, options=options, report=HistoryReport(root=str(repo), branch=options.branch),
+                   progress=progress, started=time.monotonic())
+        head = resolve(repo, options.branch)
+        run.report.head = head
+        state = self.store.history_source(SOURCE_ID) or {}
+        same = bool(state) and state.get("branch") == options.branch and (state.get("since") or None) == options.since
+        if same and state.get("tip") == head:
+            run.report.mode = "up to date"
+        elif same and is_ancestor(repo, str(state.get("tip")), head):
+            run.report.mode = "new commits"
+            if self._walk(run, [head, "^" + str(state["tip"])]):  # a rename moved older files: map them again
+                run.report.mode = "full"
+                self._reachability(run, head)
+                self._walk(run, [head])
+        else:
+            self._reachability(run, head)
+            self._walk(run, [head])
+        run.report.full_text_seconds = round(time.monotonic() - run.started, 3)
+        if options.signals and not run.report.partial:
+            self._sign(run)
+        if not run.report.partial and (options.signals or run.report.mode == "up to date"):
+            self.store.write_history_source({"id": SOURCE_ID, "branch": options.branch, "tip": head,
+                                             "since": options.since or "", "at": utcnow()})
+        run.tick()
+        return run.report
+
+    def explain_commit(self, commit: str, root: str | Path | None = None, *, branch: str = "HEAD",
+                       ) -> CommitExplanation:
+        """Whether ``commit`` was imported (as which task, in which state) or
+        why it is not: a merge, a rule, another branch, not imported yet."""
+        repo = self._history_repo(root)
+        found = read_commit(repo, commit)
+        head = resolve(repo, branch)
+        verdict = judge(found)
+        merge = len(found.parents) > 1
+        joins = joined_task(found.message)
+        if joins is not None and (is_commit_task(joins) or not self.store.get_tasks([joins])):
+            joins = None
+        tid = task_id(found.id)
+        task = self.store.get_task(joins or tid)
+        out = CommitExplanation(
+            commit=found.id, task_id=joins or tid, subject=found.subject, date=found.date, branch=branch,
+            on_branch=is_ancestor(repo, found.id, head), merge=merge, rule="merge" if merge else verdict.rule,
+            files=[{"status": c.status, "path": c.path, **({"from": c.old_path} if c.old_path else {})}
+                   for c in verdict.kept],
+            dropped=[{"path": p, "rule": r} for p, r in verdict.dropped], reverts=verdict.reverts, joins=joins,
+            stored="" if task is None else task.status.value, verdict="")
+        out.verdict = _verdict(out)
+        return out
+
+    def _history_repo(self, root: str | Path | None) -> Path:
+        if root is None:
+            root = self.root.path if self.root is not None else work_tree(Path.cwd())
+            if root is None:
+                raise NoRootError("no project root is known to read the git history of: pass --root, "
+                                  "or run it in a git work tree")
+        path = Path(root).resolve()
+        if not path.is_dir():
+            raise GitError(f"{path}: no such folder")
+        if run_git(path, "rev-parse", "--git-dir", check=False).returncode != 0:
+            raise GitError(f"{path}: not a git repository")
+        return path
+
+    def _reachability(self, run: _Run, head: str) -> None:
+        """Retire the imported tasks whose commit ``head`` no longer reaches;
+        finish again the retired ones it reaches."""
+        run.stored = self.store.history_tasks(ID_PREFIX)
+        reached = {task_id(c) for c in reachable(run.repo, head)}
+        ours = {i: s for i, s in run.stored.items() if s[1] is not None and is_commit_task(i)}
+        retire = sorted(i for i, s in ours.items() if s[0] == TaskStatus.COMPLETED.value and i not in reached)
+        revive = sorted(i for i, s in ours.items() if s[0] == TaskStatus.RETIRED.value and i in reached)
+        now = utcnow()
+        for ids, status in ((retire, TaskStatus.RETIRED), (revive, TaskStatus.COMPLETED)):
+            for start in range(0, len(ids), SIGNALS_BATCH):
+                self.store.set_statuses(ids[start:start + SIGNALS_BATCH], status, now)
+            for i in ids:
+                _, digest, signed = run.stored[i]
+                run.stored[i] = (status.value, digest, signed)
+        run.report.retired += len(retire)
+        run.report.revived += len(revive)
+        run.unsigned += sorted(i for i, s in ours.items() if not s[2])
+
+    def _walk(self, run: _Run, revisions: Sequence[str]) -> bool:
+        """Read and write the commits of ``revisions``; whether a rename among
+        them moved files older commits name (only asked of a run reading the
+        new commits alone)."""
+        options = run.options
+        renames = Renames()
+        found = entries(read_log(run.repo, revisions, since=options.since, max_count=options.max_commits), renames)
+        batch: list[HistoryEntry] = []
+        read = 0
+        with contextlib.closing(found):
+            for entry in found:
+                read += 1
+                self._count(run.report, entry)
+                if not entry.verdict.skipped:
+                    batch.append(entry)
+                if len(batch) >= options.batch_size:
+                    self._write_batch(run, batch)
+                    batch = []
+                    run.tick()
+                    if run.out_of_time():
+                        run.report.stopped = "time limit"
+                        return False
+            if batch:
+                self._write_batch(run, batch)
+        if options.max_commits is not None and read >= options.max_commits:
+            run.report.stopped = "max commits"
+        run.tick()
+        return run.stored is None and renames.moved
+
+    @staticmethod
+    def _count(report: HistoryReport, entry: HistoryEntry) -> None:
+        report.read += 1
+        for _, dropped in entry.verdict.dropped:
+            report.files_dropped[dropped] = report.files_dropped.get(dropped, 0) + 1
+        rule = entry.verdict.rule
+        if rule is not None:
+            report.skipped[rule] = report.skipped.get(rule, 0) + 1
+            if rule == "revert":
+                report.reverts.append({"commit": entry.commit.id, "reverts": entry.verdict.reverts,
+                                       "subject": entry.commit.subject})
+
+    def _write_batch(self, run: _Run, batch: Sequence[HistoryEntry]) -> None:
+        """One batch of kept commits: new tasks in one bulk write, changed
+        handoffs and joined tasks through ``apply_handoffs``."""
+        wanted = sorted({e.join for e in batch if e.join and not is_commit_task(e.join)})
+        joinable = {t.id for t in self.store.get_tasks(wanted)} if wanted else set()
+        new: list[tuple[Task, HandoffRecord]] = []
+        changed: list[HandoffRecord] = []
+        joins: list[HandoffRecord] = []
+        report = run.report
+        for entry in batch:
+            assert entry.task is not None and entry.handoff is not None
+            if entry.join in joinable:
+                joins.append(self._commit_record({**entry.handoff, "task_id": entry.join},
+                                                 f"handoff:{entry.join}:{entry.task_id}"))
+                continue
+            record = self._commit_record(entry.handoff, f"handoff:{entry.task_id}")
+            stored = None if run.stored is None else run.stored.get(entry.task_id)
+            if stored is None:
+                new.append((entry.task, record))
+            elif stored[1] is None:
+                report.conflicts += 1
+            elif stored[1] == record.content_hash:
+                report.unchanged += 1
+            else:
+                changed.append(record)
+        if new:
+            written = self.store.import_history([t for t, _ in new], [r for _, r in new])
+            report.imported += sum(written)
+            report.unchanged += len(written) - sum(written)
+            # (reading the new commits alone, a task stored before may lack its signals: _sign checks)
+            run.unsigned += [t.id for (t, _), w in zip(new, written, strict=True) if w or run.stored is None]
+            if run.stored is not None:
+                run.stored.update({t.id: (TaskStatus.COMPLETED.value, r.content_hash, False) for t, r in new})
+        if changed:
+            report.updated += sum(self.store.apply_handoffs(changed))
+        if joins:
+            joined = self.store.apply_handoffs(joins)
+            report.joined += sum(joined)
+            report.unchanged += len(joined) - sum(joined)
+
+    @staticmethod
+    def _commit_record(handoff: dict[str, Any], record_id: str) -> HandoffRecord:
+        """The record a commit's handoff document writes: the one ``ingest_handoff``
+        makes of it (tests/unit/test_history_rules.py compares them), built
+        without validating again what :mod:`ctxgraph.sources.history` made."""
+        files: dict[str, FileEntry] = {}
+        links: list[FileLink] = []
+        for rel, key in (("CREATED", "files_created"), ("MODIFIED", "files_modified")):
+            for change in handoff[key]:
+                path = change["path"]
+                files.setdefault(path, FileEntry.model_construct(path=path, component=infer_component(path),
+                                                                 notes="", lines=None))
+                links.append(FileLink.model_construct(rel=rel, path=path, note="", lines=None))
+        raw = canonical_json(handoff)
+        return HandoffRecord.model_construct(
+            id=record_id, task_id=handoff["task_id"], summary=handoff["summary"], success=handoff["success"],
+            completed_at=handoff["completed_at"], raw=raw, content_hash=stable_id("sha1", raw).split(":", 1)[1],
+            knowledge=(), files=tuple(files.values()), links=tuple(links), supersedes=())
+
+    def _sign(self, run: _Run) -> None:
+        """Step 3: the signals of the imported tasks without them."""
+        started = time.monotonic()
+        ids = list(dict.fromkeys(run.unsigned))
+        for start in range(0, len(ids), SIGNALS_BATCH):
+            if run.out_of_time():
+                run.report.stopped = "time limit"
+                break
+            tasks = [t for t in self.store.get_tasks(ids[start:start + SIGNALS_BATCH]) if t.signals is None]
+            found = self.extractor.extract_many([t.text for t in tasks], [t.type for t in tasks])
+            self.store.write_task_signals([(t.id, s) for t, s in zip(tasks, found, strict=True)])
+            run.report.signals += len(tasks)
+            run.tick()
+        run.report.signals_seconds = round(time.monotonic() - started, 3)
+
+
+def _verdict(found: CommitExplanation) -> str:
+    """One sentence on an explained commit."""
+    short = found.commit[:ID_DIGITS]
+    where = "" if found.on_branch else f"; it is not on {found.branch}"
+    if found.rule == "merge":
+        return f"{short} is a merge: merges are never imported (their changes come with the commits merged)"
+    if found.rule is not None:
+        return f"{short} is skipped by the rule {found.rule!r}: {RULES[found.rule]}{where}"
+    if found.joins is not None:
+        state = "its handoff is there" if found.stored else "not imported yet"
+        return f"{short} joins the task {found.joins} (a Task: trailer) as a second handoff: {state}{where}"
+    if found.stored == TaskStatus.RETIRED.value:
+        return f"{short} was imported as {found.task_id}, now retired: it is not on {found.branch} any more"
+    if found.stored:
+        return f"{short} is imported as {found.task_id} ({found.stored}){where}"
+    if not found.on_branch:
+        return f"{short} is kept by the rules but not on {found.branch}: only its commits are imported"
+    return f"{short} is kept by the rules but not imported yet (ctxgraph history import)"
+
+
+def _check(options: HistoryOptions) -> None:
+    if options.max_commits is not None and options.max_commits < 1:
+        raise InvalidArgumentError(f"max_commits: {options.max_commits!r} is not a whole number of at least 1")
+    if options.time_limit is not None and options.time_limit <= 0:
+        raise InvalidArgumentError(f"time_limit: {options.time_limit!r} is not a number of seconds above 0")
+    if options.batch_size < 1:
+        raise InvalidArgumentError(f"batch_size: {options.batch_size!r} is not a whole number of at least 1")
+    if not options.branch.strip() or options.branch.startswith("-"):
+        raise InvalidArgumentError(f"branch: {options.branch!r} is not a branch, tag or commit")
+
+
+__all__ = ["HISTORY_BATCH", "SIGNALS_BATCH", "SOURCE_ID", "CommitExplanation", "HistoryMixin", "HistoryOptions",
+           "HistoryReport"]
