@@ -5,7 +5,7 @@
 // or a concurrent one that committed first: MERGE waits for its lock) is left
 // as it is. Returns the ids created. Their task_text documents, Completed
 // labels, files and links follow in the same transaction (tasks_doc,
-// files_fill, handoff_links, files_refresh).
+// files_fill, handoff_links, files_add_history).
 UNWIND $rows AS row
 MERGE (t:Task {id: row.props.id})
   ON CREATE SET t += row.props, t.imported_by = $token
@@ -16,16 +16,6 @@ MERGE (h:Handoff {id: row.handoff.id})
 SET h = row.handoff
 MERGE (t)-[:HANDED_OFF]->(h)
 WITH t, row
-CALL (t, row) {
-  UNWIND row.tags AS name
-  MERGE (tag:Tag {name: name})
-    ON CREATE SET tag.id = name
-  CREATE (t)-[:TAGGED]->(tag)
-}
-CALL (t, row) {
-  UNWIND coalesce(row.props.terms, []) AS name
-  MERGE (term:Term {name: name})
-    ON CREATE SET term.id = name
-  CREATE (t)-[:MENTIONS]->(term)
-}
+// include: task_tags
+// include: task_terms
 RETURN t.id AS id

@@ -9,13 +9,4 @@ SET t.signal_keywords = row.keywords,
     t.signal_files = row.files,
     t.signal_types = row.types
 WITH t, row
-CALL (t) {
-  MATCH (t)-[old:TAGGED]->(:Tag)
-  DELETE old
-}
-CALL (t, row) {
-  UNWIND row.tags AS name
-  MERGE (tag:Tag {name: name})
-    ON CREATE SET tag.id = name
-  MERGE (t)-[:TAGGED]->(tag)
-}
+// include: task_tags

@@ -32,7 +32,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -198,7 +198,8 @@ class HistoryMixin(IngestMixin):
         elif same and is_ancestor(repo, str(state.get("tip")), head):
             run.report.mode = "new commits"
             if self._walk(run, [head, "^" + str(state["tip"])]):  # a rename moved older files: map them again
-                run.report.mode = "full"
+                run.report = replace(run.report, mode="full", read=0, unchanged=0, skipped={}, files_dropped={},
+                                     reverts=[])
                 self._reachability(run, head)
                 self._walk(run, [head])
         else:
@@ -339,6 +340,8 @@ class HistoryMixin(IngestMixin):
             written = self.store.import_history([t for t, _ in new], [r for _, r in new])
             report.imported += sum(written)
             report.unchanged += len(written) - sum(written)
+            if run.stored is None:  # reading the new commits alone: a stored one may be retired (reset away and back)
+                self._revive([t for (t, _), w in zip(new, written, strict=True) if not w], report)
             # (reading the new commits alone, a task stored before may lack its signals: _sign checks)
             run.unsigned += [t.id for (t, _), w in zip(new, written, strict=True) if w or run.stored is None]
             if run.stored is not None:
@@ -349,6 +352,13 @@ class HistoryMixin(IngestMixin):
             joined = self.store.apply_handoffs(joins)
             report.joined += sum(joined)
             report.unchanged += len(joined) - sum(joined)
+
+    def _revive(self, tasks: Sequence[Task], report: HistoryReport) -> None:
+        """Finish again the retired tasks among ``tasks`` (stored before)."""
+        retired = [t.id for t in self.store.get_tasks([t.id for t in tasks]) if t.status is TaskStatus.RETIRED]
+        if retired:
+            self.store.set_statuses(retired, TaskStatus.COMPLETED, utcnow())
+            report.revived += len(retired)
 
     @staticmethod
     def _commit_record(handoff: dict[str, Any], record_id: str) -> HandoffRecord:

@@ -32,6 +32,7 @@ FORBIDDEN: dict[str, set[str]] = {
     "graph": {"compute", "memory", "service", "settings", "evaluation", "mcp", "demo", "cli"},
     "compute": {"files", "graph", "memory", "outcomes", "service", "settings", "evaluation", "mcp", "demo", "cli"},
     "memory": {"service", "settings", "evaluation", "mcp", "demo", "cli"},
+    "sources": {"graph", "compute", "memory", "outcomes", "service", "settings", "evaluation", "mcp", "demo", "cli"},
     "settings": {"graph", "memory", "outcomes", "service", "evaluation", "mcp", "demo", "cli"},
     "outcomes": {"files", "graph", "memory", "service", "settings", "evaluation", "mcp", "demo", "cli"},
     "service": {"evaluation", "mcp", "demo", "cli"},

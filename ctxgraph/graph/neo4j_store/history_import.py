@@ -6,7 +6,8 @@ The bulk write is one transaction per batch: one UNWIND creating the tasks
 not stored yet with their handoffs, tags and terms (``history_import``), then
 the files and links of those handoffs and the derived counts, as
 ``apply_handoffs`` writes them (``files_fill``, ``handoff_links``,
-``tasks_doc``, ``files_refresh``): the graph it leaves is the one
+``tasks_doc``), but for the files' history, which the new tasks add to
+instead of a recount (``files_add_history``): the graph it leaves is the one
 ``upsert_tasks`` followed by ``apply_handoffs`` leaves."""
 
 from __future__ import annotations
