@@ -81,7 +81,7 @@ def import_command(root: Path | None, branch: str, since: str | None, max_commit
 
 
 def _summary(report: HistoryReport) -> None:
-    skipped = ", ".join(f"{n:,} {rule}" for rule, n in sorted(report.skipped.items(), key=lambda kv: -kv[1]))
+    skipped = ", ".join(f"{n:,} {rule}" for rule, n in sorted(report.skipped.items(), key=lambda kv: (-kv[1], kv[0])))
     click.echo(f"history of {report.branch} ({report.head[:10]}) in {report.root}: {report.mode}; "
                f"{report.read:,} commits read, {report.imported:,} imported, {report.unchanged:,} unchanged, "
                f"{report.updated:,} updated, {report.joined:,} joined to their task; "

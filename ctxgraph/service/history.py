@@ -30,8 +30,10 @@ everything and finished both steps.
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -176,6 +178,41 @@ class _Run:
             self.progress(self.report)
 
 
+class _Writer:
+    """Writes batches one after the other in a thread of its own: ``submit``
+    waits for the batch before the last to be written (so at most one waits
+    while one is written) and re-raises what its write raised; leaving the
+    ``with`` waits for every write."""
+
+    def __init__(self, write: Callable[[list[HistoryEntry]], None], written: Callable[[], None]) -> None:
+        self._write = write
+        self._written = written
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ctxgraph-history")
+        self._pending: Future[None] | None = None
+
+    def _run(self, batch: list[HistoryEntry]) -> None:
+        self._write(batch)
+        self._written()
+
+    def submit(self, batch: list[HistoryEntry]) -> None:
+        self._wait()
+        self._pending = self._pool.submit(self._run, batch)
+
+    def _wait(self) -> None:
+        if self._pending is not None:
+            pending, self._pending = self._pending, None
+            pending.result()
+
+    def __enter__(self) -> _Writer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self._wait()
+        finally:
+            self._pool.shutdown(wait=True)
+
+
 class HistoryMixin(IngestMixin):
     """The git history import."""
 
@@ -273,27 +310,27 @@ class HistoryMixin(IngestMixin):
     def _walk(self, run: _Run, revisions: Sequence[str]) -> bool:
         """Read and write the commits of ``revisions``; whether a rename among
         them moved files older commits name (only asked of a run reading the
-        new commits alone)."""
+        new commits alone). A batch is written in a thread of its own while
+        the next one is read (at most two batches in memory)."""
         options = run.options
         renames = Renames()
         found = entries(read_log(run.repo, revisions, since=options.since, max_count=options.max_commits), renames)
         batch: list[HistoryEntry] = []
         read = 0
-        with contextlib.closing(found):
+        with contextlib.closing(found), _Writer(lambda b: self._write_batch(run, b), run.tick) as writer:
             for entry in found:
                 read += 1
                 self._count(run.report, entry)
                 if not entry.verdict.skipped:
                     batch.append(entry)
                 if len(batch) >= options.batch_size:
-                    self._write_batch(run, batch)
+                    writer.submit(batch)
                     batch = []
-                    run.tick()
                     if run.out_of_time():
                         run.report.stopped = "time limit"
                         return False
             if batch:
-                self._write_batch(run, batch)
+                writer.submit(batch)
         if options.max_commits is not None and read >= options.max_commits:
             run.report.stopped = "max commits"
         run.tick()
@@ -370,9 +407,8 @@ class HistoryMixin(IngestMixin):
         for rel, key in (("CREATED", "files_created"), ("MODIFIED", "files_modified")):
             for change in handoff[key]:
                 path = change["path"]
-                files.setdefault(path, FileEntry.model_construct(path=path, component=infer_component(path),
-                                                                 notes="", lines=None))
-                links.append(FileLink.model_construct(rel=rel, path=path, note="", lines=None))
+                files.setdefault(path, _file_entry(path))
+                links.append(_file_link(rel, path))
         raw = canonical_json(handoff)
         return HandoffRecord.model_construct(
             id=record_id, task_id=handoff["task_id"], summary=handoff["summary"], success=handoff["success"],
@@ -393,6 +429,17 @@ class HistoryMixin(IngestMixin):
             run.report.signals += len(tasks)
             run.tick()
         run.report.signals_seconds = round(time.monotonic() - started, 3)
+
+
+@functools.lru_cache(maxsize=65_536)
+def _file_entry(path: str) -> FileEntry:
+    """A file a commit's handoff names (frozen: one value per path)."""
+    return FileEntry.model_construct(path=path, component=infer_component(path), notes="", lines=None)
+
+
+@functools.lru_cache(maxsize=131_072)
+def _file_link(rel: str, path: str) -> FileLink:
+    return FileLink.model_construct(rel=rel, path=path, note="", lines=None)
 
 
 def _verdict(found: CommitExplanation) -> str:

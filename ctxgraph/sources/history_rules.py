@@ -33,6 +33,7 @@ Commit rules skip the whole commit, the first that applies naming it
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 from collections.abc import Sequence
@@ -116,8 +117,10 @@ class Verdict:
         return self.rule is not None
 
 
+@functools.lru_cache(maxsize=65_536)
 def file_rule(path: str) -> str | None:
-    """The file rule that drops ``path`` (None: kept)."""
+    """The file rule that drops ``path`` (None: kept). (Cached: a history names
+    the same paths again and again.)"""
     parts = path.lower().split("/")
     name = parts[-1]
     if name in _LOCK_NAMES or (len(parts) > 1 and parts[-2] == "requirements" and name.endswith(".txt")):

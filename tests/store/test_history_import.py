@@ -264,3 +264,18 @@ def test_both_stores_import_the_same_graph(both: list[ContextService], repo: Pat
     for svc in both:
         run(svc, repo)
     assert snapshot(a, repo) == snapshot(b, repo)
+
+
+def test_a_bulk_write_with_signals_is_upsert_then_apply(svc: ContextService, repo: Path) -> None:
+    kept = [e for e in entries(read_log(repo, ["HEAD"])) if e.task is not None and e.handoff is not None]
+    tasks = [e.task.model_copy(update={"signals": svc.signals_for(e.task)}) for e in kept if e.task is not None]
+    records = [svc._commit_record(e.handoff, f"handoff:{e.task_id}") for e in kept if e.handoff is not None]
+    assert svc.store.import_history(tasks, records) == [True] * len(tasks)
+    assert svc.store.import_history(tasks[:2], records[:2]) == [False, False]
+    bulk = list(svc.store.export_rows())
+    evidence = history_of(svc.store, ["token", "session", "cookie"], top_files=20)
+    svc.store.clear()
+    svc.store.upsert_tasks(tasks)
+    svc.store.apply_handoffs(records)
+    assert list(svc.store.export_rows()) == bulk
+    assert history_of(svc.store, ["token", "session", "cookie"], top_files=20) == evidence

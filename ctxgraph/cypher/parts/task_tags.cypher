@@ -1,4 +1,4 @@
-// Part of task_upsert, task_signals_write and history_import: the task t (of
+// Part of task_upsert, task_signals_write and history_tags: the task t (of
 // its row) linked to its tags (row.tags) instead of its old ones, the Tag
 // nodes made when new.
 CALL (t) {

@@ -467,6 +467,20 @@ GRAPH_GENERATION_ROW_TRIGGERS = {
     "graph_generation_edge_add": "DROP TRIGGER graph_generation_edge_add",
     "graph_generation_edge_change": "DROP TRIGGER graph_generation_edge_change",
 }
+#: A bulk write's page cache (128 MiB; SQLite's unit: KiB when negative) instead of the
+#: connection's default 2 MB: its rows land all over the edges' indexes, and
+#: with the default cache most of them are a page read (22,150 commits: 8.6 s
+#: of inserts at 2 MB, 4.6 s at 128 MB). Set for the write, then set back.
+BULK_CACHE = -131_072
+CACHE_SIZE_GET = "PRAGMA cache_size"
+
+
+def cache_size(value: int) -> str:
+    """The statement setting the page cache to ``value`` (SQLite's: pages, or
+    KiB when negative), an int: a PRAGMA takes no parameter."""
+    return f"PRAGMA cache_size = {int(value)}"
+
+
 GRAPH_GENERATION_BUMP = (
     "UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) WHERE key = 'graph_generation'"
 )

@@ -38,12 +38,20 @@ class HistoryImport(Schema):
             created = {r["id"] for r in self._rows(tx, "history_import", rows=rows, token=token)}
             fresh = [r for r in records if r.task_id in created]
             if fresh:
+                new = [row for row in rows if row["props"]["id"] in created]
+                tagged = [{"id": row["props"]["id"], "tags": row["tags"]} for row in new if row["tags"]]
+                if tagged:
+                    tx.run(cypher.load("history_tags"), rows=tagged).consume()
+                tx.run(cypher.load("history_terms"), terms=_term_rows(new)).consume()
+                tx.run(cypher.load("history_docs"), **_doc_stats(new)).consume()
                 batch = plan_handoffs(fresh, {})
                 fill_files(tx, batch.files)
-                tx.run(cypher.load("handoff_links"), rows=[
-                    {"handoff_id": h, "rel": link.rel, "path": link.path, "props": link_props(link)}
-                    for h, link in batch.links()]).consume()
-                self._task_docs(tx, sorted(created))
+                links = batch.links()
+                tx.run(cypher.load("history_links"), rows=_link_rows(links)).consume()
+                read_next = [{"handoff_id": h, "rel": link.rel, "path": link.path, "props": link_props(link)}
+                             for h, link in links if link.rel == "READ_NEXT"]
+                if read_next:
+                    tx.run(cypher.load("handoff_links"), rows=read_next).consume()
                 tx.run(cypher.load("files_add_history"), rows=_file_history(rows, fresh)).consume()
             return created
 
@@ -86,6 +94,41 @@ class HistoryImport(Schema):
 
     def write_history_source(self, props: dict[str, Any]) -> None:
         self._write(lambda tx: tx.run(cypher.load("history_source_put"), props=dict(props)).consume())
+
+
+def _term_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``history_terms``' rows: each term of the new tasks once, in name order,
+    with the ids of the tasks having it."""
+    tasks: dict[str, list[str]] = {}
+    for row in rows:
+        for name in row["props"].get("terms", ()):
+            tasks.setdefault(name, []).append(row["props"]["id"])
+    return [{"name": name, "tasks": tasks[name]} for name in sorted(tasks)]
+
+
+def _doc_stats(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """``history_docs``' parameters: the finished new tasks, and what their
+    documents add to the task_text statistics (as ``tasks_doc`` counts a task
+    without a document before: each distinct term once, the length in terms,
+    a document when it has one)."""
+    done = [row["props"] for row in rows if row["props"].get("status") == TaskStatus.COMPLETED.value]
+    df: dict[str, int] = {}
+    for props in done:
+        for name in set(props.get("terms", ())):
+            df[name] = df.get(name, 0) + 1
+    return {"ids": sorted(p["id"] for p in done), "df": [[name, df[name]] for name in sorted(df)],
+            "docs": sum(1 for p in done if p.get("terms")), "length": sum(len(p.get("terms", ())) for p in done)}
+
+
+def _link_rows(links: Sequence[tuple[str, Any]]) -> list[dict[str, Any]]:
+    """``history_links``' rows: per file (sorted), the new handoffs' CREATED
+    and MODIFIED links to it."""
+    by_path: dict[str, list[dict[str, Any]]] = {}
+    for handoff, link in links:
+        if link.rel != "READ_NEXT":
+            by_path.setdefault(link.path, []).append(
+                {"handoff_id": handoff, "rel": link.rel, "props": link_props(link)})
+    return [{"path": path, "links": by_path[path]} for path in sorted(by_path)]
 
 
 def _file_history(rows: Sequence[dict[str, Any]], records: Sequence[HandoffRecord]) -> list[dict[str, Any]]:
