@@ -89,7 +89,8 @@ def synthetic(folder: Path, commits: int, seed: int = 7) -> Path:
     edits 1-4 of a growing set of files, now and then adds, renames or deletes
     one; messages of a few words with an issue reference now and then."""
     rng = random.Random(seed)
-    words = ["parser", "token", "cache", "session", "router", "config", "loader", "render", "widget", "query", "index", "schema"]
+    words = ["parser", "token", "cache", "session", "router", "config", "loader", "render", "widget", "query",
+             "index", "schema"]
     repo = folder / "synthetic.git"
     subprocess.run(["git", "init", "-q", "--bare", str(repo)], check=True)
     files = [f"src/pkg{i % 20}/mod_{i}.py" for i in range(200)]
