@@ -57,6 +57,8 @@ def measure(name: str, repo: Path, folder: Path) -> dict[str, Any]:
     meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
     gold = _gold(folder)
     rules: Counter[str] = Counter()
+    rule_files: Counter[str] = Counter()  # per commit rule: files of the commits it skips
+    rule_gold: Counter[str] = Counter()  # ... that are gold files
     files_dropped: Counter[str] = Counter()
     buckets: dict[int, list[int]] = {b: [0, 0, 0] for b in BUCKETS}  # commits, files, gold files
     reverts: list[dict[str, str]] = []
@@ -67,12 +69,13 @@ def measure(name: str, repo: Path, folder: Path) -> dict[str, Any]:
             files_dropped[rule] += 1
         if entry.verdict.skipped:
             rules[entry.verdict.rule or ""] += 1
+            rule_files[entry.verdict.rule or ""] += len(entry.files)
+            rule_gold[entry.verdict.rule or ""] += sum(p in gold for _, p in entry.files)
             if entry.verdict.rule == "revert":
                 reverts.append({"commit": entry.commit.id[:10], "reverts": entry.verdict.reverts[:10],
                                 "subject": entry.commit.subject[:100]})
             continue
-        assert entry.handoff is not None
-        paths = [f["path"] for f in entry.handoff["files_created"] + entry.handoff["files_modified"]]
+        paths = [p for status, p in entry.files if status != "D"]
         bucket = next(b for b in BUCKETS if len(entry.verdict.kept) <= b)
         buckets[bucket][0] += 1
         buckets[bucket][1] += len(paths)
@@ -81,6 +84,7 @@ def measure(name: str, repo: Path, folder: Path) -> dict[str, Any]:
     return {"set": name, "repository": meta["project"], "snapshot": meta["snapshot"][:10], "merges": merges,
             "commits": total, "kept": total - sum(rules.values()), "skipped": dict(sorted(rules.items())),
             "files_dropped": dict(sorted(files_dropped.items())),
+            "skipped_files": {r: {"files": rule_files[r], "gold_files": rule_gold[r]} for r in sorted(rules)},
             "buckets": [{"up_to": b, "commits": c, "files": f, "gold_files": g} for b, (c, f, g) in buckets.items()],
             "reverts": reverts}
 
@@ -98,6 +102,24 @@ def mass_change_table(rows: list[dict[str, Any]]) -> list[str]:
         label = f"{low}-{up_to}" if up_to < 10**9 else f"{low}+"
         lines.append(f"| {label} | {c:,} | {c / max(all_commits, 1):.1%} | {g / max(f, 1):.3f} |")
         low = up_to + 1
+    return lines
+
+
+def gold_table(rows: list[dict[str, Any]], mass_change: int) -> list[str]:
+    """Per commit rule, over every set: the files of the commits it skips and
+    the share of them that are gold files; beside it, the commits kept."""
+    lines = ["| commits | files | gold/file |", "|---|---|---|"]
+    names = sorted({r for row in rows for r in row["skipped_files"]})
+    lines[0] = "| rule | files | gold/file |"
+    for name in names:
+        f = sum(row["skipped_files"].get(name, {}).get("files", 0) for row in rows)
+        g = sum(row["skipped_files"].get(name, {}).get("gold_files", 0) for row in rows)
+        lines.append(f"| {name} | {f:,} | {g / max(f, 1):.3f} |")
+    for label, keep in ((f"mass-change (over {mass_change})", lambda b: b > mass_change),
+                        ("kept", lambda b: b <= mass_change)):
+        f = sum(b["files"] for row in rows for b in row["buckets"] if keep(b["up_to"]))
+        g = sum(b["gold_files"] for row in rows for b in row["buckets"] if keep(b["up_to"]))
+        lines.append(f"| {label} | {f:,} | {g / max(f, 1):.3f} |")
     return lines
 
 
@@ -140,6 +162,8 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(rules_table(rows, args.mass_change)))
     print()
     print("\n".join(mass_change_table(rows)))
+    print()
+    print("\n".join(gold_table(rows, args.mass_change)))
     print()
     for r in rows:
         print(f"{r['set']}: {len(r['reverts'])} reverts: "

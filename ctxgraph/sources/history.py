@@ -143,6 +143,8 @@ class HistoryEntry:
 
     commit: Commit
     verdict: Verdict
+    #: The files the rules keep, as (git's status letter, the path at the tip).
+    files: tuple[tuple[str, str], ...] = ()
     task: Task | None = None
     handoff: dict[str, Any] | None = None
     join: str | None = None
@@ -200,15 +202,14 @@ def entries(commits: Iterable[Commit], renames: Renames | None = None, *,
     renames = renames if renames is not None else Renames()
     for commit in commits:
         verdict = judge(commit, mass_change=mass_change)
-        if verdict.skipped:
-            renames.step(commit.changes)
-            yield HistoryEntry(commit=commit, verdict=verdict)
-            continue
-        files = [(c.status, renames.final(c.path)) for c in verdict.kept]
+        files = tuple((c.status, renames.final(c.path)) for c in verdict.kept)
         renames.step(commit.changes)
+        if verdict.skipped:
+            yield HistoryEntry(commit=commit, verdict=verdict, files=files)
+            continue
         message = clean_message(commit.message)
         task = commit_task(commit, message)
-        yield HistoryEntry(commit=commit, verdict=verdict, task=task,
+        yield HistoryEntry(commit=commit, verdict=verdict, files=files, task=task,
                            handoff=commit_handoff(commit, task.name, files, task.id),
                            join=joined_task(commit.message))
 
