@@ -166,6 +166,14 @@ def test_a_time_limit_stops_cleanly_and_the_next_run_goes_on(svc: ContextService
     assert snapshot(svc, repo) == clean(svc, repo)
 
 
+def test_a_repository_without_commits_has_nothing_to_import(svc: ContextService, tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    git(empty.parent, "init", "-q", str(empty))
+    report = run(svc, empty)
+    assert (report.mode, report.read, report.head) == ("no commits", 0, "")
+    assert svc.list_tasks() == []
+
+
 def test_max_commits_reads_the_newest(svc: ContextService, repo: Path) -> None:
     report = run(svc, repo, max_commits=3)
     assert (report.read, report.imported, report.stopped) == (3, 2, "max commits")
