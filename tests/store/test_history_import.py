@@ -287,3 +287,27 @@ def test_a_bulk_write_with_signals_is_upsert_then_apply(svc: ContextService, rep
     svc.store.apply_handoffs(records)
     assert list(svc.store.export_rows()) == bulk
     assert history_of(svc.store, ["token", "session", "cookie"], top_files=20) == evidence
+
+
+def test_the_embedded_bulk_write_keeps_its_triggers(tmp_path: Path, extractor: SignalExtractor, repo: Path) -> None:
+    # the generation's row triggers are dropped for a bulk write and made again in
+    # its transaction: afterwards a write bumps the generation as before
+    import sqlite3
+
+    store = LocalStore.open(tmp_path / "graph.db")
+    try:
+        def triggers() -> list[str]:
+            with sqlite3.connect(store.path) as conn:
+                return sorted(r[0] for r in conn.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger'"))
+
+        before = triggers()
+        svc = ContextService(store, extractor)
+        run(svc, repo)
+        assert triggers() == before
+        with sqlite3.connect(store.path) as conn:
+            generation = conn.execute("SELECT value FROM meta WHERE key = 'graph_generation'").fetchone()[0]
+        svc.add_task({"id": "t-new", "name": "A task after the import"})
+        with sqlite3.connect(store.path) as conn:
+            assert conn.execute("SELECT value FROM meta WHERE key = 'graph_generation'").fetchone()[0] != generation
+    finally:
+        store.close()

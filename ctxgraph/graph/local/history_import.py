@@ -27,20 +27,18 @@ _SOURCE_KEY = "history_source:"
 @contextlib.contextmanager
 def _bulk(cur: sqlite3.Cursor) -> Iterator[None]:
     """Inside a write transaction: the graph's generation bumped once for the
-    whole write, not once per row (``sql.GRAPH_GENERATION_ROW_TRIGGERS``), and
-    a larger page cache (``sql.BULK_CACHE``) while it runs."""
-    before = int(cur.execute(sql.CACHE_SIZE_GET).fetchone()[0])
-    cur.execute(sql.cache_size(sql.BULK_CACHE))
+    whole write, not once per row (``sql.GRAPH_GENERATION_ROW_TRIGGERS_DROP``),
+    and a larger page cache while it runs (``sql.CACHE_BULK``)."""
+    cur.execute(sql.CACHE_BULK)
     try:
-        for statement in sql.GRAPH_GENERATION_ROW_TRIGGERS.values():
+        for statement in sql.GRAPH_GENERATION_ROW_TRIGGERS_DROP:
             cur.execute(statement)
         yield
         cur.execute(sql.GRAPH_GENERATION_BUMP)
-        for statement in sql.GRAPH_GENERATION_MAKE:
-            if any(name in statement for name in sql.GRAPH_GENERATION_ROW_TRIGGERS):
-                cur.execute(statement)
+        for statement in sql.GRAPH_GENERATION_ROW_TRIGGERS_MAKE:
+            cur.execute(statement)
     finally:
-        cur.execute(sql.cache_size(before))
+        cur.execute(sql.CACHE_DEFAULT)
 
 
 class HistoryImport:

@@ -1,7 +1,8 @@
 """Every SQL statement of the embedded store, by name: the one place its SQL
 lives, as the Cypher files are for Neo4j (``ctxgraph/cypher/``). Values are
-always bound (``?``), never formatted in; the one exception is the busy
-timeout, which a PRAGMA cannot take as a parameter.
+always bound (``?``), never formatted in; the exceptions are the busy timeout
+and the page cache's size (integers), which a PRAGMA cannot take as a
+parameter.
 
 The graph is kept as a property graph: ``nodes`` (label, id, JSON props) and
 ``edges`` (source, type, destination, JSON props), beside the task vectors,
@@ -96,13 +97,19 @@ _NEW_NODE = " WHEN NEW.label NOT IN ('Chunk', 'Project')"
 _OLD_NODE = " WHEN OLD.label NOT IN ('Chunk', 'Project')"
 _NEW_EDGE = " WHEN NEW.src_label NOT IN ('Chunk', 'Project')"
 _OLD_EDGE = " WHEN OLD.src_label NOT IN ('Chunk', 'Project')"
+_GENERATION_NODE_ADD = "CREATE TRIGGER IF NOT EXISTS graph_generation_node_add AFTER INSERT ON nodes" + _NEW_NODE + _BUMP
+_GENERATION_NODE_CHANGE = (
+    "CREATE TRIGGER IF NOT EXISTS graph_generation_node_change AFTER UPDATE ON nodes" + _NEW_NODE + _BUMP)
+_GENERATION_EDGE_ADD = "CREATE TRIGGER IF NOT EXISTS graph_generation_edge_add AFTER INSERT ON edges" + _NEW_EDGE + _BUMP
+_GENERATION_EDGE_CHANGE = (
+    "CREATE TRIGGER IF NOT EXISTS graph_generation_edge_change AFTER UPDATE ON edges" + _NEW_EDGE + _BUMP)
 GRAPH_GENERATION_MAKE = (
     "INSERT INTO meta (key, value) VALUES ('graph_generation', '0') ON CONFLICT (key) DO NOTHING",
-    "CREATE TRIGGER IF NOT EXISTS graph_generation_node_add AFTER INSERT ON nodes" + _NEW_NODE + _BUMP,
-    "CREATE TRIGGER IF NOT EXISTS graph_generation_node_change AFTER UPDATE ON nodes" + _NEW_NODE + _BUMP,
+    _GENERATION_NODE_ADD,
+    _GENERATION_NODE_CHANGE,
     "CREATE TRIGGER IF NOT EXISTS graph_generation_node_remove AFTER DELETE ON nodes" + _OLD_NODE + _BUMP,
-    "CREATE TRIGGER IF NOT EXISTS graph_generation_edge_add AFTER INSERT ON edges" + _NEW_EDGE + _BUMP,
-    "CREATE TRIGGER IF NOT EXISTS graph_generation_edge_change AFTER UPDATE ON edges" + _NEW_EDGE + _BUMP,
+    _GENERATION_EDGE_ADD,
+    _GENERATION_EDGE_CHANGE,
     "CREATE TRIGGER IF NOT EXISTS graph_generation_edge_remove AFTER DELETE ON edges" + _OLD_EDGE + _BUMP,
     "CREATE TRIGGER IF NOT EXISTS graph_generation_vector_add AFTER INSERT ON task_vectors" + _BUMP,
     "CREATE TRIGGER IF NOT EXISTS graph_generation_vector_change AFTER UPDATE ON task_vectors" + _BUMP,
@@ -459,28 +466,22 @@ HISTORY_SOURCE_PUT = (
 HISTORY_SOURCE_CLEAR = "DELETE FROM meta WHERE key LIKE 'history_source:%'"
 #: A bulk write (``HistoryImport.import_history``) bumps the graph's generation
 #: once instead of once per row: inside its own write transaction it drops the
-#: triggers below, writes, bumps, and makes them again (``GRAPH_GENERATION_MAKE``;
-#: SQLite's DDL is transactional, and no other writer runs meanwhile).
-GRAPH_GENERATION_ROW_TRIGGERS = {
-    "graph_generation_node_add": "DROP TRIGGER graph_generation_node_add",
-    "graph_generation_node_change": "DROP TRIGGER graph_generation_node_change",
-    "graph_generation_edge_add": "DROP TRIGGER graph_generation_edge_add",
-    "graph_generation_edge_change": "DROP TRIGGER graph_generation_edge_change",
-}
-#: A bulk write's page cache (128 MiB; SQLite's unit: KiB when negative) instead of the
-#: connection's default 2 MB: its rows land all over the edges' indexes, and
-#: with the default cache most of them are a page read (22,150 commits: 8.6 s
-#: of inserts at 2 MB, 4.6 s at 128 MB). Set for the write, then set back.
-BULK_CACHE = -131_072
-CACHE_SIZE_GET = "PRAGMA cache_size"
-
-
-def cache_size(value: int) -> str:
-    """The statement setting the page cache to ``value`` (SQLite's: pages, or
-    KiB when negative), an int: a PRAGMA takes no parameter."""
-    return f"PRAGMA cache_size = {int(value)}"
-
-
+#: row triggers, writes, bumps, and makes them again (SQLite's DDL is
+#: transactional, and no other writer runs meanwhile).
+GRAPH_GENERATION_ROW_TRIGGERS_DROP = (
+    "DROP TRIGGER graph_generation_node_add",
+    "DROP TRIGGER graph_generation_node_change",
+    "DROP TRIGGER graph_generation_edge_add",
+    "DROP TRIGGER graph_generation_edge_change",
+)
+GRAPH_GENERATION_ROW_TRIGGERS_MAKE = (
+    _GENERATION_NODE_ADD, _GENERATION_NODE_CHANGE, _GENERATION_EDGE_ADD, _GENERATION_EDGE_CHANGE)
+#: A bulk write's page cache, 128 MiB, instead of SQLite's default 2 MB (the
+#: connection's own, set back after the write): its rows land all over the
+#: edges' indexes, and with the default cache most of them are a page read
+#: (22,150 commits: 8.6 s of inserts at 2 MB, 4.6 s at 128 MB).
+CACHE_BULK = "PRAGMA cache_size = -131072"
+CACHE_DEFAULT = "PRAGMA cache_size = -2000"
 GRAPH_GENERATION_BUMP = (
     "UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) WHERE key = 'graph_generation'"
 )
