@@ -97,10 +97,12 @@ _NEW_NODE = " WHEN NEW.label NOT IN ('Chunk', 'Project')"
 _OLD_NODE = " WHEN OLD.label NOT IN ('Chunk', 'Project')"
 _NEW_EDGE = " WHEN NEW.src_label NOT IN ('Chunk', 'Project')"
 _OLD_EDGE = " WHEN OLD.src_label NOT IN ('Chunk', 'Project')"
-_GENERATION_NODE_ADD = "CREATE TRIGGER IF NOT EXISTS graph_generation_node_add AFTER INSERT ON nodes" + _NEW_NODE + _BUMP
+_GENERATION_NODE_ADD = (
+    "CREATE TRIGGER IF NOT EXISTS graph_generation_node_add AFTER INSERT ON nodes" + _NEW_NODE + _BUMP)
 _GENERATION_NODE_CHANGE = (
     "CREATE TRIGGER IF NOT EXISTS graph_generation_node_change AFTER UPDATE ON nodes" + _NEW_NODE + _BUMP)
-_GENERATION_EDGE_ADD = "CREATE TRIGGER IF NOT EXISTS graph_generation_edge_add AFTER INSERT ON edges" + _NEW_EDGE + _BUMP
+_GENERATION_EDGE_ADD = (
+    "CREATE TRIGGER IF NOT EXISTS graph_generation_edge_add AFTER INSERT ON edges" + _NEW_EDGE + _BUMP)
 _GENERATION_EDGE_CHANGE = (
     "CREATE TRIGGER IF NOT EXISTS graph_generation_edge_change AFTER UPDATE ON edges" + _NEW_EDGE + _BUMP)
 GRAPH_GENERATION_MAKE = (
