@@ -26,6 +26,7 @@ from ctxgraph.cli._common import (
 from ctxgraph.cli._conflicts import conflicts_command
 from ctxgraph.cli._demo import demo_command
 from ctxgraph.cli._eval import eval_command
+from ctxgraph.cli._history import history
 from ctxgraph.cli._hooks import hooks
 from ctxgraph.cli._index import index_command
 from ctxgraph.cli._ingest import ingest
@@ -222,6 +223,7 @@ main.add_command(demo_command)
 main.add_command(eval_command)
 main.add_command(index_command)
 main.add_command(hooks)
+main.add_command(history)
 main.add_command(mcp_command)
 main.add_command(export_command)
 main.add_command(import_command)

@@ -30,7 +30,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 #: The choices of --complexity and --status, spelled out so that the help needs
 #: no pydantic; a unit test checks them against the enums (Complexity, TaskStatus).
 COMPLEXITIES: list[str] = ["easy", "normal", "complex"]
-STATUSES: list[str] = ["pending", "in_progress", "blocked", "completed", "failed"]
+STATUSES: list[str] = ["pending", "in_progress", "blocked", "completed", "failed", "retired"]
 
 
 class CliError(click.ClickException):

@@ -26,6 +26,7 @@ CREATE INDEX anchor_path IF NOT EXISTS FOR (n:Anchor) ON (n.path);
 CREATE INDEX anchor_current_path IF NOT EXISTS FOR (n:Anchor) ON (n.current_path);
 CREATE CONSTRAINT imported_file_id IF NOT EXISTS FOR (n:ImportedFile) REQUIRE n.id IS UNIQUE;
 CREATE INDEX imported_file_source IF NOT EXISTS FOR (n:ImportedFile) ON (n.source);
+CREATE CONSTRAINT history_source_id IF NOT EXISTS FOR (n:HistorySource) REQUIRE n.id IS UNIQUE;
 CREATE CONSTRAINT project_id IF NOT EXISTS FOR (n:Project) REQUIRE n.id IS UNIQUE;
 CREATE CONSTRAINT chunk_id IF NOT EXISTS FOR (n:Chunk) REQUIRE n.id IS UNIQUE;
 CREATE INDEX chunk_project_path IF NOT EXISTS FOR (n:Chunk) ON (n.project, n.path);

@@ -14,26 +14,8 @@ SET t = props {.*, doc: old_doc}
 SET t.created_at = coalesce(old_created, row.props.created_at),
     t.embedding = old_vector, t.embedding_hash = old_hash, t.query_vector = old_query, t.query_hash = old_query_hash
 WITH t, row
-CALL (t) {
-  MATCH (t)-[old:TAGGED]->(:Tag)
-  DELETE old
-}
-CALL (t, row) {
-  UNWIND row.tags AS name
-  MERGE (tag:Tag {name: name})
-    ON CREATE SET tag.id = name
-  MERGE (t)-[:TAGGED]->(tag)
-}
-CALL (t) {
-  MATCH (t)-[old:MENTIONS]->(:Term)
-  DELETE old
-}
-CALL (t, row) {
-  UNWIND coalesce(row.props.terms, []) AS name
-  MERGE (term:Term {name: name})
-    ON CREATE SET term.id = name
-  MERGE (t)-[:MENTIONS]->(term)
-}
+// include: task_tags
+// include: task_terms
 CALL (t, row) {
   UNWIND row.deps AS dep_id
   MATCH (dep:Task {id: dep_id})

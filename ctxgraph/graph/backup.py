@@ -56,8 +56,10 @@ REL_TYPES: tuple[str, ...] = (
 #: (``ctxgraph.outcomes.records``), an operational record, not knowledge;
 #: Neo4j's full-text statistics (``Corpus``: recounted by an import), and the
 #: code anchors and the state of an import of the project's files (``Anchor``,
-#: ``ImportedFile``: they describe one work tree; docs/freshness.md).
-UNEXPORTED_LABELS: tuple[str, ...] = ("Delivery", "Corpus", "Anchor", "ImportedFile")
+#: ``ImportedFile``: they describe one work tree; docs/freshness.md), and the
+#: records of imported histories (``HistorySource``: where one checkout's last
+#: import stopped; docs/history.md).
+UNEXPORTED_LABELS: tuple[str, ...] = ("Delivery", "Corpus", "Anchor", "ImportedFile", "HistorySource")
 #: Labels a Neo4j graph derives from a node's properties (a finished task's
 #: ``Completed``, counted by the server's count store): left out of an export
 #: (``export_nodes.cypher``) and set again by an import.

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ctxgraph.core.models import ConcurrentTask, FileEntry, KnowledgeItem, ReplayTask, Task
+from ctxgraph.core.models import ConcurrentTask, FileEntry, KnowledgeItem, ReplayTask, Task, TaskStatus, task_tags
 from ctxgraph.outcomes.records import delivered_files
 from ctxgraph.signals import TaskSignals, path_terms, terms
 
@@ -81,6 +82,7 @@ def _compact(props: dict[str, Any]) -> dict[str, Any]:
 
 def task_props(task: Task) -> dict[str, Any]:
     sig = task.signals
+    found = task_terms(task)
     return _compact(
         {
             "id": task.id,
@@ -102,10 +104,35 @@ def task_props(task: Task) -> dict[str, Any]:
             "signal_domains": list(sig.domains) if sig else None,
             "signal_files": list(sig.files_mentioned) if sig else None,
             "signal_types": list(sig.task_types) if sig else None,
-            "terms": task_terms(task),
-            "term_count": len(task_terms(task)),
+            "terms": found,
+            "term_count": len(found),
         }
     )
+
+
+def finished_task_props(task: Task, record: HandoffRecord) -> dict[str, Any]:
+    """A task's properties once its handoff ``record`` is written: what
+    ``upsert_tasks`` then ``apply_handoffs`` leave for a task not stored before."""
+    props = {k: v for k, v in task_props(task).items() if k not in ("blocked_reason", "blocked_at")}
+    props.update(status=(TaskStatus.COMPLETED if record.success else TaskStatus.FAILED).value,
+                 success=record.success, outcome_summary=record.summary,
+                 completed_at=record.completed_at, updated_at=record.completed_at)
+    return props
+
+
+def signal_tags(signals: TaskSignals) -> list[str]:
+    """The tags a task with these signals is linked to (``core.models.task_tags``)."""
+    return list(dict.fromkeys([*signals.keywords, *signals.domains]))
+
+
+def history_rows(tasks: Sequence[Task], records: Sequence[HandoffRecord]) -> list[dict[str, Any]]:
+    """The rows of an imported history's bulk write (``import_history``): per
+    task, its finished properties, its tags and its handoff's properties
+    (``records[i]`` is the handoff of ``tasks[i]``)."""
+    if len(tasks) != len(records) or any(t.id != r.task_id for t, r in zip(tasks, records, strict=True)):
+        raise ValueError("import_history: each task needs its own handoff, in the same order")
+    return [{"props": finished_task_props(t, r), "tags": task_tags(t), "handoff": r.props()}
+            for t, r in zip(tasks, records, strict=True)]
 
 
 def concurrent_from_props(props: dict[str, Any], record: str | None) -> ConcurrentTask:

@@ -43,6 +43,7 @@ from ctxgraph.core.models import (
 from ctxgraph.errors import StoreUnavailableError
 from ctxgraph.graph.records import HandoffRecord
 from ctxgraph.outcomes.records import Delivery, DeliveryScore, StoredDelivery
+from ctxgraph.signals import TaskSignals
 
 
 class KnowledgeStore(Protocol):
@@ -202,6 +203,35 @@ class KnowledgeStore(Protocol):
     def handoff_files(self, task_ids: Sequence[str]) -> dict[str, list[str]]:
         """The files the handoff of each of ``task_ids`` created or modified,
         sorted; tasks without such files are left out."""
+
+    # -- imported histories (ctxgraph.service.history; docs/history.md) --
+    def import_history(self, tasks: Sequence[Task], records: Sequence[HandoffRecord]) -> list[bool]:
+        """Write finished tasks with their handoffs (``records[i]`` is the handoff
+        of ``tasks[i]``) in one transaction, leaving the graph ``upsert_tasks``
+        then ``apply_handoffs`` leave; a task already stored (by an earlier
+        import or by one running beside it) is left as it is. Per task: whether
+        this call wrote it."""
+
+    def set_statuses(self, task_ids: Sequence[str], status: TaskStatus, at: str) -> None:
+        """``set_status`` (not blocked) for many tasks in one transaction; ids of
+        no task are skipped."""
+
+    def history_tasks(self, prefix: str) -> dict[str, tuple[str, str | None, bool]]:
+        """Every task whose id starts with ``prefix``: its status, the content
+        hash of its handoff ``handoff:<id>`` (None: none) and whether it has
+        signals."""
+
+    def write_task_signals(self, rows: Sequence[tuple[str, TaskSignals]]) -> None:
+        """Set the signals of (task id, signals) and link each task to their tags
+        instead of its old ones, in one transaction: what ``upsert_tasks`` writes
+        of a task's signals, nothing else. Ids of no task are skipped."""
+
+    def history_source(self, source_id: str) -> dict[str, Any] | None:
+        """The record ``write_history_source`` last wrote under this id (None:
+        none). Not part of ``stats`` or an export; ``clear`` removes it."""
+
+    def write_history_source(self, props: dict[str, Any]) -> None:
+        """Create or replace the record of an imported history (``props["id"]``)."""
 
     # -- code anchors (ctxgraph.core.models.anchors; not part of stats or an export) --
     def write_anchors(self, anchors: Sequence[Anchor]) -> None:

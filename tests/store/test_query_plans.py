@@ -77,6 +77,20 @@ WRITES: dict[str, dict[str, Any]] = {
     "files_fill": {"rows": [{"path": "src/a.ts", "terms": ["a"]}]},
     "files_upsert": {"rows": [{"path": "src/a.ts", "terms": ["a"]}]},
     "handoff_links": {"rows": [{"handoff_id": "handoff:t1", "rel": "CREATED", "path": "src/a.ts", "props": {}}]},
+    # the history import's bulk path (issue 44)
+    "history_import": {"rows": [{"props": {"id": "c-1"}, "tags": [], "handoff": {"id": "handoff:c-1"}}],
+                       "token": "x"},
+    "history_tags": {"rows": [{"id": "c-1", "tags": ["api"]}]},
+    "history_terms": {"terms": [{"name": "a", "tasks": ["c-1"]}]},
+    "history_docs": {"ids": ["c-1"], "df": [["a", 1]], "docs": 1, "length": 1},
+    "history_links": {"rows": [{"path": "src/a.ts", "links": [{"handoff_id": "handoff:c-1", "rel": "CREATED",
+                                                               "props": {}}]}]},
+    "files_add_history": {"rows": [{"path": "src/a.ts", "touches": 1, "task_len": 1, "terms": ["a"]}],
+                          "fresh": False},
+    "tasks_set_statuses": {"ids": ["c-1"], "status": "retired", "at": "2026-01-01T00:00:00Z"},
+    "task_signals_write": {"rows": [{"id": "c-1", "keywords": [], "domains": [], "files": [], "types": [],
+                                     "tags": ["api"]}]},
+    "history_tasks": {"prefix": "c-"},
 }
 
 

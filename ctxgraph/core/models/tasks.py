@@ -17,6 +17,9 @@ class TaskStatus(StrEnum):
     BLOCKED = "blocked"
     COMPLETED = "completed"
     FAILED = "failed"
+    #: A task imported from a commit no longer on the imported branch (amended,
+    #: rebased, reset away): kept, never shown, back when the commit is (docs/history.md).
+    RETIRED = "retired"
 
 
 class Complexity(StrEnum):

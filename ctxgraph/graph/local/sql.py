@@ -1,7 +1,8 @@
 """Every SQL statement of the embedded store, by name: the one place its SQL
 lives, as the Cypher files are for Neo4j (``ctxgraph/cypher/``). Values are
-always bound (``?``), never formatted in; the one exception is the busy
-timeout, which a PRAGMA cannot take as a parameter.
+always bound (``?``), never formatted in; the exceptions are the busy timeout
+and the page cache's size (integers), which a PRAGMA cannot take as a
+parameter.
 
 The graph is kept as a property graph: ``nodes`` (label, id, JSON props) and
 ``edges`` (source, type, destination, JSON props), beside the task vectors,
@@ -96,13 +97,21 @@ _NEW_NODE = " WHEN NEW.label NOT IN ('Chunk', 'Project')"
 _OLD_NODE = " WHEN OLD.label NOT IN ('Chunk', 'Project')"
 _NEW_EDGE = " WHEN NEW.src_label NOT IN ('Chunk', 'Project')"
 _OLD_EDGE = " WHEN OLD.src_label NOT IN ('Chunk', 'Project')"
+_GENERATION_NODE_ADD = (
+    "CREATE TRIGGER IF NOT EXISTS graph_generation_node_add AFTER INSERT ON nodes" + _NEW_NODE + _BUMP)
+_GENERATION_NODE_CHANGE = (
+    "CREATE TRIGGER IF NOT EXISTS graph_generation_node_change AFTER UPDATE ON nodes" + _NEW_NODE + _BUMP)
+_GENERATION_EDGE_ADD = (
+    "CREATE TRIGGER IF NOT EXISTS graph_generation_edge_add AFTER INSERT ON edges" + _NEW_EDGE + _BUMP)
+_GENERATION_EDGE_CHANGE = (
+    "CREATE TRIGGER IF NOT EXISTS graph_generation_edge_change AFTER UPDATE ON edges" + _NEW_EDGE + _BUMP)
 GRAPH_GENERATION_MAKE = (
     "INSERT INTO meta (key, value) VALUES ('graph_generation', '0') ON CONFLICT (key) DO NOTHING",
-    "CREATE TRIGGER IF NOT EXISTS graph_generation_node_add AFTER INSERT ON nodes" + _NEW_NODE + _BUMP,
-    "CREATE TRIGGER IF NOT EXISTS graph_generation_node_change AFTER UPDATE ON nodes" + _NEW_NODE + _BUMP,
+    _GENERATION_NODE_ADD,
+    _GENERATION_NODE_CHANGE,
     "CREATE TRIGGER IF NOT EXISTS graph_generation_node_remove AFTER DELETE ON nodes" + _OLD_NODE + _BUMP,
-    "CREATE TRIGGER IF NOT EXISTS graph_generation_edge_add AFTER INSERT ON edges" + _NEW_EDGE + _BUMP,
-    "CREATE TRIGGER IF NOT EXISTS graph_generation_edge_change AFTER UPDATE ON edges" + _NEW_EDGE + _BUMP,
+    _GENERATION_EDGE_ADD,
+    _GENERATION_EDGE_CHANGE,
     "CREATE TRIGGER IF NOT EXISTS graph_generation_edge_remove AFTER DELETE ON edges" + _OLD_EDGE + _BUMP,
     "CREATE TRIGGER IF NOT EXISTS graph_generation_vector_add AFTER INSERT ON task_vectors" + _BUMP,
     "CREATE TRIGGER IF NOT EXISTS graph_generation_vector_change AFTER UPDATE ON task_vectors" + _BUMP,
@@ -439,32 +448,3 @@ ANCHORS_OF = (
     "UNION SELECT props FROM anchors WHERE current_path IN (SELECT value FROM json_each(?))"
 )
 CLEAR_ANCHORS = "DELETE FROM anchors"
-
-# -- imports of the project's files (ctxgraph.sources; ctxgraph.graph.local.imports) --------
-
-#: Made by the first write of an import (a store without any has no table).
-IMPORTS_TABLE = (
-    """CREATE TABLE IF NOT EXISTS imported_files (
-        source TEXT NOT NULL,
-        path   TEXT NOT NULL,
-        props  TEXT NOT NULL,
-        PRIMARY KEY (source, path)
-    ) WITHOUT ROWID""",
-)
-IMPORTS_TABLE_EXISTS = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'imported_files'"
-IMPORTS_OF = "SELECT props FROM imported_files WHERE source = ? ORDER BY path"
-IMPORT_PUT = (
-    "INSERT INTO imported_files (source, path, props) VALUES (?, ?, ?) "
-    "ON CONFLICT (source, path) DO UPDATE SET props = excluded.props"
-)
-IMPORT_GONE = "DELETE FROM imported_files WHERE source = ? AND path = ?"
-CLEAR_IMPORTS = "DELETE FROM imported_files"
-DELETE_NODE_EDGES = (
-    "DELETE FROM edges WHERE (src_label = ? AND src_id = ?) OR (dst_label = ? AND dst_id = ?)"
-)
-DELETE_NODE = "DELETE FROM nodes WHERE label = ? AND id = ?"
-DELETE_OWNER_ANCHORS = "DELETE FROM anchors WHERE owner = ?"
-DELETE_OUT_EDGES = "DELETE FROM edges WHERE src_label = ? AND src_id = ? AND type = ?"
-SUPERSEDED_BY_ANY = (
-    "SELECT 1 FROM edges INDEXED BY edges_by_dst WHERE dst_label = ? AND dst_id = ? AND type = 'SUPERSEDES' LIMIT 1"
-)

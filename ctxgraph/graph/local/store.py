@@ -48,6 +48,7 @@ from ctxgraph.graph.local.anchors import Anchors
 from ctxgraph.graph.local.backup import Backup
 from ctxgraph.graph.local.connection import Connection
 from ctxgraph.graph.local.history import History
+from ctxgraph.graph.local.history_import import HistoryImport
 from ctxgraph.graph.local.imports import Imports
 from ctxgraph.graph.local.memory import Memory
 from ctxgraph.graph.local.outcomes import Outcomes
@@ -105,7 +106,7 @@ def discard_if_empty(path: Path) -> bool:
         conn.close()
 
 
-class LocalStore(Writes, Reads, History, Memory, Outcomes, Anchors, Imports, Backup):
+class LocalStore(Writes, Reads, History, Memory, Outcomes, Anchors, Imports, HistoryImport, Backup):
     """The embedded store. ``LocalStore.open(path)`` creates the file if needed;
     ``LocalStore.open(path, read_only=True)`` only reads an existing one."""
 

@@ -11,7 +11,7 @@ from typing import Any
 from ctxgraph.core.models import FileEntry, KnowledgeItem, Task, TaskStatus, task_tags
 from ctxgraph.errors import UnknownTaskError
 from ctxgraph.graph.handoff_batch import FileFill, HandoffBatch, link_props, plan_handoffs
-from ctxgraph.graph.local import anchors, memory, nodes, outcomes, sql
+from ctxgraph.graph.local import anchors, memory, nodes, outcomes, sql, sql_imports
 from ctxgraph.graph.local.connection import Connection
 from ctxgraph.graph.records import (
     HandoffRecord,
@@ -182,8 +182,9 @@ class Writes:
                 cur.execute(sql.CLEAR_TASK_QUERIES)
             outcomes.clear(cur)
             anchors.clear(cur)
-            if cur.execute(sql.IMPORTS_TABLE_EXISTS).fetchone():  # ctxgraph.graph.local.imports
-                cur.execute(sql.CLEAR_IMPORTS)
+            if cur.execute(sql_imports.IMPORTS_TABLE_EXISTS).fetchone():  # ctxgraph.graph.local.imports
+                cur.execute(sql_imports.CLEAR_IMPORTS)
+            cur.execute(sql_imports.HISTORY_SOURCE_CLEAR)
             memory.bump_generation(cur)
 
     def upsert_knowledge(

@@ -13,6 +13,7 @@ from ctxgraph.graph.neo4j_store.anchors import Anchors
 from ctxgraph.graph.neo4j_store.backup import Backup
 from ctxgraph.graph.neo4j_store.connection import Neo4jSettings, verified_driver
 from ctxgraph.graph.neo4j_store.history import History, history_of_row
+from ctxgraph.graph.neo4j_store.history_import import HistoryImport
 from ctxgraph.graph.neo4j_store.imports import Imports
 from ctxgraph.graph.neo4j_store.memory import Memory
 from ctxgraph.graph.neo4j_store.outcomes import Outcomes
@@ -20,7 +21,7 @@ from ctxgraph.graph.neo4j_store.reads import Reads, candidates_of_row
 from ctxgraph.graph.neo4j_store.writes import Writes
 
 
-class Neo4jStore(Writes, Reads, History, Memory, Outcomes, Anchors, Imports, Backup):
+class Neo4jStore(Writes, Reads, History, Memory, Outcomes, Anchors, Imports, HistoryImport, Backup):
     """The store on a Neo4j server. Use :meth:`connect`, or pass your own driver."""
 
     @classmethod

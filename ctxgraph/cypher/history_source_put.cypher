@@ -1,0 +1,3 @@
+// Create or replace the record of an imported history ($props: id, ...).
+MERGE (s:HistorySource {id: $props.id})
+SET s = $props

@@ -1,0 +1,371 @@
+"""The project's git history as finished tasks (issue 44; docs/history.md):
+``import_history`` reads the commits of a branch (``ctxgraph.sources``) and
+writes the kept ones through the stores' bulk path, then gives them their
+signals; ``explain_commit`` says what became of one commit.
+
+A run, in three steps:
+
+1. **Reachability.** Unless the branch only moved forward from where the last
+   complete import stopped (the store's ``HistorySource`` record), every
+   commit reachable from the branch is listed (``git rev-list``): imported
+   tasks whose commit is no longer among them (amended, rebased, reset away)
+   are retired — kept, never shown — and retired ones whose commit is back
+   are finished again.
+2. **Full text.** The commits are read newest first (only those after the
+   last tip when the branch moved forward) and written in batches, one
+   transaction each: new tasks by ``import_history`` (a task already stored,
+   by an earlier run or one beside this one, is left as it is), a stored one
+   whose handoff changed (a later rename moved its files) by
+   ``apply_handoffs``, a commit naming an existing task in a ``Task:``
+   trailer as a second handoff of that task.
+3. **Signals.** The imported tasks without signals get them (spaCy, in
+   batches; ``write_task_signals``): their tags, as ``add_tasks`` gives them.
+
+``time_limit`` is checked between batches: a run that stops leaves every
+batch it wrote whole, and the next run goes on (the tasks stored are not
+written again). The record of the tip is written only by a run that read
+everything and finished both steps.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ctxgraph.core.models import FileEntry, Task, TaskStatus, infer_component, utcnow
+from ctxgraph.graph.records import FileLink, HandoffRecord, canonical_json, stable_id
+from ctxgraph.service.freshness import NoRootError
+from ctxgraph.service.history_types import (
+    HISTORY_BATCH,
+    CommitExplanation,
+    HistoryOptions,
+    HistoryReport,
+    check_options,
+    verdict_of,
+)
+from ctxgraph.service.ingest import IngestMixin
+from ctxgraph.sources.git_log import (
+    GitError,
+    is_ancestor,
+    reachable,
+    read_commit,
+    read_log,
+    resolve,
+    run_git,
+    work_tree,
+)
+from ctxgraph.sources.history import (
+    ID_PREFIX,
+    HistoryEntry,
+    Renames,
+    entries,
+    is_commit_task,
+    joined_task,
+    task_id,
+)
+from ctxgraph.sources.history_rules import judge
+
+#: Tasks given their signals per extraction and write.
+SIGNALS_BATCH = 1_000
+#: The id of the store's record of the imported history.
+SOURCE_ID = "git"
+
+
+@dataclass
+class _Run:
+    """One import's state."""
+
+    repo: Path
+    options: HistoryOptions
+    report: HistoryReport
+    progress: Callable[[HistoryReport], None] | None
+    started: float
+    #: Stored imported tasks: id -> (status, handoff content hash, has signals); None: not read (new commits only).
+    stored: dict[str, tuple[str, str | None, bool]] | None = None
+    unsigned: list[str] = field(default_factory=list)
+
+    def out_of_time(self) -> bool:
+        limit = self.options.time_limit
+        return limit is not None and time.monotonic() - self.started >= limit
+
+    def tick(self) -> None:
+        self.report.seconds = round(time.monotonic() - self.started, 3)
+        if self.progress is not None:
+            self.progress(self.report)
+
+
+class _Writer:
+    """Writes batches one after the other in a thread of its own: ``submit``
+    waits for the batch before the last to be written (so at most one waits
+    while one is written) and re-raises what its write raised; leaving the
+    ``with`` waits for every write."""
+
+    def __init__(self, write: Callable[[list[HistoryEntry]], None], written: Callable[[], None]) -> None:
+        self._write = write
+        self._written = written
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ctxgraph-history")
+        self._pending: Future[None] | None = None
+
+    def _run(self, batch: list[HistoryEntry]) -> None:
+        self._write(batch)
+        self._written()
+
+    def submit(self, batch: list[HistoryEntry]) -> None:
+        self._wait()
+        self._pending = self._pool.submit(self._run, batch)
+
+    def _wait(self) -> None:
+        if self._pending is not None:
+            pending, self._pending = self._pending, None
+            pending.result()
+
+    def __enter__(self) -> _Writer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self._wait()
+        finally:
+            self._pool.shutdown(wait=True)
+
+
+class HistoryMixin(IngestMixin):
+    """The git history import."""
+
+    def import_history(self, root: str | Path | None = None, options: HistoryOptions | None = None, *,
+                       progress: Callable[[HistoryReport], None] | None = None) -> HistoryReport:
+        """Import the history of ``root``'s repository (default: the project's
+        root) as finished tasks (see the module's text); ``progress`` is called
+        with the report so far after each batch."""
+        options = options or HistoryOptions()
+        check_options(options)
+        repo = self._history_repo(root)
+        run = _Run(repo=repo, options=options, report=HistoryReport(root=str(repo), branch=options.branch),
+                   progress=progress, started=time.monotonic())
+        if options.branch == "HEAD" and not run_git(repo, "rev-list", "-n", "1", "--all").stdout.strip():
+            run.report.mode = "no commits"  # a repository just made: nothing to import yet
+            return run.report
+        head = resolve(repo, options.branch)
+        run.report.head = head
+        state = self.store.history_source(SOURCE_ID) or {}
+        same = bool(state) and state.get("branch") == options.branch and (state.get("since") or None) == options.since
+        if same and state.get("tip") == head:
+            run.report.mode = "up to date"
+        elif same and is_ancestor(repo, str(state.get("tip")), head):
+            run.report.mode = "new commits"
+            if self._walk(run, [head, "^" + str(state["tip"])]):  # a rename moved older files: map them again
+                run.report = replace(run.report, mode="full", read=0, unchanged=0, skipped={}, files_dropped={},
+                                     reverts=[])
+                self._reachability(run, head)
+                self._walk(run, [head])
+        else:
+            self._reachability(run, head)
+            self._walk(run, [head])
+        run.report.full_text_seconds = round(time.monotonic() - run.started, 3)
+        if options.signals and not run.report.partial:
+            self._sign(run)
+        if not run.report.partial and (options.signals or run.report.mode == "up to date"):
+            self.store.write_history_source({"id": SOURCE_ID, "branch": options.branch, "tip": head,
+                                             "since": options.since or "", "at": utcnow()})
+        run.tick()
+        return run.report
+
+    def explain_commit(self, commit: str, root: str | Path | None = None, *, branch: str = "HEAD",
+                       ) -> CommitExplanation:
+        """Whether ``commit`` was imported (as which task, in which state) or
+        why it is not: a merge, a rule, another branch, not imported yet."""
+        repo = self._history_repo(root)
+        found = read_commit(repo, commit)
+        head = resolve(repo, branch)
+        verdict = judge(found)
+        merge = len(found.parents) > 1
+        joins = joined_task(found.message)
+        if joins is not None and (is_commit_task(joins) or not self.store.get_tasks([joins])):
+            joins = None
+        tid = task_id(found.id)
+        task = self.store.get_task(joins or tid)
+        out = CommitExplanation(
+            commit=found.id, task_id=joins or tid, subject=found.subject, date=found.date, branch=branch,
+            on_branch=is_ancestor(repo, found.id, head), merge=merge, rule="merge" if merge else verdict.rule,
+            files=[{"status": c.status, "path": c.path, **({"from": c.old_path} if c.old_path else {})}
+                   for c in verdict.kept],
+            dropped=[{"path": p, "rule": r} for p, r in verdict.dropped], reverts=verdict.reverts, joins=joins,
+            stored="" if task is None else task.status.value, verdict="")
+        out.verdict = verdict_of(out)
+        return out
+
+    def _history_repo(self, root: str | Path | None) -> Path:
+        if root is None:
+            root = self.root.path if self.root is not None else work_tree(Path.cwd())
+            if root is None:
+                raise NoRootError("no project root is known to read the git history of: pass --root, "
+                                  "or run it in a git work tree")
+        path = Path(root).resolve()
+        if not path.is_dir():
+            raise GitError(f"{path}: no such folder")
+        if run_git(path, "rev-parse", "--git-dir", check=False).returncode != 0:
+            raise GitError(f"{path}: not a git repository")
+        return path
+
+    def _reachability(self, run: _Run, head: str) -> None:
+        """Retire the imported tasks whose commit ``head`` no longer reaches;
+        finish again the retired ones it reaches."""
+        run.stored = self.store.history_tasks(ID_PREFIX)
+        reached = {task_id(c) for c in reachable(run.repo, head)}
+        ours = {i: s for i, s in run.stored.items() if s[1] is not None and is_commit_task(i)}
+        retire = sorted(i for i, s in ours.items() if s[0] == TaskStatus.COMPLETED.value and i not in reached)
+        revive = sorted(i for i, s in ours.items() if s[0] == TaskStatus.RETIRED.value and i in reached)
+        now = utcnow()
+        for ids, status in ((retire, TaskStatus.RETIRED), (revive, TaskStatus.COMPLETED)):
+            for start in range(0, len(ids), SIGNALS_BATCH):
+                self.store.set_statuses(ids[start:start + SIGNALS_BATCH], status, now)
+            for i in ids:
+                _, digest, signed = run.stored[i]
+                run.stored[i] = (status.value, digest, signed)
+        run.report.retired += len(retire)
+        run.report.revived += len(revive)
+        run.unsigned += sorted(i for i, s in ours.items() if not s[2])
+
+    def _walk(self, run: _Run, revisions: Sequence[str]) -> bool:
+        """Read and write the commits of ``revisions``; whether a rename among
+        them moved files older commits name (only asked of a run reading the
+        new commits alone). A batch is written in a thread of its own while
+        the next one is read (at most two batches in memory)."""
+        options = run.options
+        renames = Renames()
+        found = entries(read_log(run.repo, revisions, since=options.since, max_count=options.max_commits), renames)
+        batch: list[HistoryEntry] = []
+        read = 0
+        with contextlib.closing(found), _Writer(lambda b: self._write_batch(run, b), run.tick) as writer:
+            for entry in found:
+                read += 1
+                self._count(run.report, entry)
+                if not entry.verdict.skipped:
+                    batch.append(entry)
+                if len(batch) >= options.batch_size:
+                    writer.submit(batch)
+                    batch = []
+                    if run.out_of_time():
+                        run.report.stopped = "time limit"
+                        return False
+            if batch:
+                writer.submit(batch)
+        if options.max_commits is not None and read >= options.max_commits:
+            run.report.stopped = "max commits"
+        run.tick()
+        return run.stored is None and renames.moved
+
+    @staticmethod
+    def _count(report: HistoryReport, entry: HistoryEntry) -> None:
+        report.read += 1
+        for _, dropped in entry.verdict.dropped:
+            report.files_dropped[dropped] = report.files_dropped.get(dropped, 0) + 1
+        rule = entry.verdict.rule
+        if rule is not None:
+            report.skipped[rule] = report.skipped.get(rule, 0) + 1
+            if rule == "revert":
+                report.reverts.append({"commit": entry.commit.id, "reverts": entry.verdict.reverts,
+                                       "subject": entry.commit.subject})
+
+    def _write_batch(self, run: _Run, batch: Sequence[HistoryEntry]) -> None:
+        """One batch of kept commits: new tasks in one bulk write, changed
+        handoffs and joined tasks through ``apply_handoffs``."""
+        wanted = sorted({e.join for e in batch if e.join and not is_commit_task(e.join)})
+        joinable = {t.id for t in self.store.get_tasks(wanted)} if wanted else set()
+        new: list[tuple[Task, HandoffRecord]] = []
+        changed: list[HandoffRecord] = []
+        joins: list[HandoffRecord] = []
+        report = run.report
+        for entry in batch:
+            assert entry.task is not None and entry.handoff is not None
+            if entry.join in joinable:
+                joins.append(self._commit_record({**entry.handoff, "task_id": entry.join},
+                                                 f"handoff:{entry.join}:{entry.task_id}"))
+                continue
+            record = self._commit_record(entry.handoff, f"handoff:{entry.task_id}")
+            stored = None if run.stored is None else run.stored.get(entry.task_id)
+            if stored is None:
+                new.append((entry.task, record))
+            elif stored[1] is None:
+                report.conflicts += 1
+            elif stored[1] == record.content_hash:
+                report.unchanged += 1
+            else:
+                changed.append(record)
+        if new:
+            written = self.store.import_history([t for t, _ in new], [r for _, r in new])
+            report.imported += sum(written)
+            report.unchanged += len(written) - sum(written)
+            if run.stored is None:  # reading the new commits alone: a stored one may be retired (reset away and back)
+                self._revive([t for (t, _), w in zip(new, written, strict=True) if not w], report)
+            # (reading the new commits alone, a task stored before may lack its signals: _sign checks)
+            run.unsigned += [t.id for (t, _), w in zip(new, written, strict=True) if w or run.stored is None]
+            if run.stored is not None:
+                run.stored.update({t.id: (TaskStatus.COMPLETED.value, r.content_hash, False) for t, r in new})
+        if changed:
+            report.updated += sum(self.store.apply_handoffs(changed))
+        if joins:
+            joined = self.store.apply_handoffs(joins)
+            report.joined += sum(joined)
+            report.unchanged += len(joined) - sum(joined)
+
+    def _revive(self, tasks: Sequence[Task], report: HistoryReport) -> None:
+        """Finish again the retired tasks among ``tasks`` (stored before)."""
+        retired = [t.id for t in self.store.get_tasks([t.id for t in tasks]) if t.status is TaskStatus.RETIRED]
+        if retired:
+            self.store.set_statuses(retired, TaskStatus.COMPLETED, utcnow())
+            report.revived += len(retired)
+
+    @staticmethod
+    def _commit_record(handoff: dict[str, Any], record_id: str) -> HandoffRecord:
+        """The record a commit's handoff document writes: the one ``ingest_handoff``
+        makes of it (tests/unit/test_history_rules.py compares them), built
+        without validating again what :mod:`ctxgraph.sources.history` made."""
+        files: dict[str, FileEntry] = {}
+        links: list[FileLink] = []
+        for rel, key in (("CREATED", "files_created"), ("MODIFIED", "files_modified")):
+            for change in handoff[key]:
+                path = change["path"]
+                files.setdefault(path, _file_entry(path))
+                links.append(_file_link(rel, path))
+        raw = canonical_json(handoff)
+        return HandoffRecord.model_construct(
+            id=record_id, task_id=handoff["task_id"], summary=handoff["summary"], success=handoff["success"],
+            completed_at=handoff["completed_at"], raw=raw, content_hash=stable_id("sha1", raw).split(":", 1)[1],
+            knowledge=(), files=tuple(files.values()), links=tuple(links), supersedes=())
+
+    def _sign(self, run: _Run) -> None:
+        """Step 3: the signals of the imported tasks without them."""
+        started = time.monotonic()
+        ids = list(dict.fromkeys(run.unsigned))
+        for start in range(0, len(ids), SIGNALS_BATCH):
+            if run.out_of_time():
+                run.report.stopped = "time limit"
+                break
+            tasks = [t for t in self.store.get_tasks(ids[start:start + SIGNALS_BATCH]) if t.signals is None]
+            found = self.extractor.extract_many([t.text for t in tasks], [t.type for t in tasks])
+            self.store.write_task_signals([(t.id, s) for t, s in zip(tasks, found, strict=True)])
+            run.report.signals += len(tasks)
+            run.tick()
+        run.report.signals_seconds = round(time.monotonic() - started, 3)
+
+
+@functools.lru_cache(maxsize=65_536)
+def _file_entry(path: str) -> FileEntry:
+    """A file a commit's handoff names (frozen: one value per path)."""
+    return FileEntry.model_construct(path=path, component=infer_component(path), notes="", lines=None)
+
+
+@functools.lru_cache(maxsize=131_072)
+def _file_link(rel: str, path: str) -> FileLink:
+    return FileLink.model_construct(rel=rel, path=path, note="", lines=None)
+
+
+__all__ = ["HISTORY_BATCH", "SIGNALS_BATCH", "SOURCE_ID", "CommitExplanation", "HistoryMixin", "HistoryOptions",
+           "HistoryReport"]

@@ -1,0 +1,177 @@
+"""The noise rules of the history import: which commits are not tasks worth
+ranking, and which files of a kept commit say nothing about it. Each rule has
+a name (what ``ctxgraph history explain`` and the import's summary say) and
+is measured on the five development repositories (docs/history.md,
+``benchmarks/history_rules.py``).
+
+File rules drop a file from a commit (the commit stays when files remain):
+
+- ``lock``: a dependency lock file (``poetry.lock``, ``uv.lock``,
+  ``package-lock.json``, ``requirements/*.txt`` compiled by pip-tools, ...);
+- ``vendored``: a file under a folder of copied third-party code
+  (``vendor/``, ``_vendor/``, ``third_party/``, ``node_modules/``, ...);
+- ``generated``: a build output or a generated file (``*.min.js``,
+  ``*.map``, ``*_pb2.py``, ``__pycache__/``, ``*.egg-info/``, Sphinx's
+  ``_build/``, ...).
+
+Commit rules skip the whole commit, the first that applies naming it
+(merges never reach them: ``git log --no-merges``):
+
+- ``revert``: a revert (``Revert "..."``, or a message whose body starts
+  with "This reverts commit ...");
+  kept aside with the commit it reverts, for the gotchas a later step makes
+  of them;
+- ``release``: a release or a version bump (``Release 1.2.3``, ``Bump
+  version``, ``v1.2.3``, ``start version 2.0.1``, ...);
+- ``dependency-bump``: a dependency update (``Bump pytest from 6.2.4 to
+  6.2.5``, ``[pre-commit.ci] pre-commit autoupdate``, ...);
+- ``changelog-only``: every file left is a changelog or a version file;
+- ``mass-change``: more than :data:`MASS_CHANGE` files left (a
+  reformatting, a licence header everywhere, a tree moved);
+- ``no-files``: no file left (an empty commit, or only files dropped above).
+"""
+
+from __future__ import annotations
+
+import functools
+import posixpath
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ctxgraph.sources.git_log import Change, Commit, body_of
+
+#: A commit with more files than this (after the file rules) is a mass change.
+#: Chosen on the five development repositories (docs/history.md): 1-2 % of
+#: their commits, whose files are gold files of later queries at a fifth of
+#: the rate of the commits kept.
+MASS_CHANGE = 40
+
+#: Every rule, in the order they are tried, with what it says in a summary.
+RULES: dict[str, str] = {
+    "lock": "a dependency lock file",
+    "vendored": "a file under a folder of copied third-party code",
+    "generated": "a build output or a generated file",
+    "revert": "a revert (kept for the gotchas a later step makes of it)",
+    "release": "a release or a version bump",
+    "dependency-bump": "a dependency update",
+    "changelog-only": "only changelog or version files",
+    "mass-change": f"more than {MASS_CHANGE} files",
+    "no-files": "no file left",
+}
+FILE_RULES = ("lock", "vendored", "generated")
+
+_LOCK_NAMES = frozenset({
+    "poetry.lock", "uv.lock", "pdm.lock", "pipfile.lock", "package-lock.json", "npm-shrinkwrap.json",
+    "yarn.lock", "pnpm-lock.yaml", "bun.lockb", "cargo.lock", "gemfile.lock", "composer.lock", "go.sum",
+    "flake.lock", "podfile.lock", "mix.lock", "pubspec.lock", "packages.lock.json", "gradle.lockfile",
+    "conda-lock.yml", "pixi.lock",
+})
+_VENDOR_DIRS = frozenset({"vendor", "vendored", "_vendor", "third_party", "third-party", "thirdparty",
+                          "node_modules", "bower_components"})
+_GENERATED_DIRS = frozenset({"__pycache__", "_build", ".ipynb_checkpoints", ".mypy_cache", ".pytest_cache",
+                             ".tox", ".nox"})
+_GENERATED_SUFFIXES = (".min.js", ".min.css", ".js.map", ".css.map", ".map", "_pb2.py", "_pb2_grpc.py",
+                       "_pb2.pyi", ".pyc", ".pyo", ".so", ".dll", ".dylib", ".class", ".o")
+_CHANGELOG = re.compile(r"(?i)^(changes|changelog|change_log|history|news|releases?|release[-_]notes|whatsnew)"
+                        r"(\.(rst|md|txt|markdown))?$")
+_VERSION_FILE = re.compile(r"(?i)^(_{0,2}version_{0,2}|_{0,2}about_{0,2})(\.(py|txt|json))?$")
+
+_REVERT_SUBJECT = re.compile(r"(?ix)^\s*(revert(\([^)]*\))?:\s|revert(s|ed)?\s+[\"'`]"
+                             r"|revert(s|ed|ing)?\s+(commit\s+)?[0-9a-f]{7,64}\b)")
+_REVERTS = re.compile(r"\s*this reverts commit ([0-9a-f]{7,64})", re.IGNORECASE)
+_VERSION = r"v?\d+(\.\d+)+([._-]?(a|b|rc|dev|post|alpha|beta|final)\.?\d*)*"
+_RELEASE = re.compile(
+    r"(?ix)^\s*(\[?release\]?:?\s*)?("
+    rf"{_VERSION}(\s+(release|released|history|final))?[.!]?"  # "v1.2.3", "2.0 release"
+    rf"|(release[sd]?|releasing|tag(ged|ging)?|prepar(e|ed|ing))\b.{{0,40}}({_VERSION}|\brelease\b).*"
+    r"|(bump(ed|s|ing)?|set|update[sd]?|upgrade[sd]?|increment(ed)?|change[sd]?)\s+(the\s+)?"
+    r"((package|project|library|dev|development)\s+)?version\b.*"  # "Bump version number to 1.0"
+    rf"|bump(ed|s)?\s+to\s+({_VERSION}|(the\s+)?(next\s+)?dev(elopment)?(\s+version)?)\b.*"
+    rf"|version\s+(bump(ed)?\b|{_VERSION}).*"  # "version bump", "Version 4.1"
+    rf"|this\s+is\s+version\s+{_VERSION}.*"
+    r"|(new|next|start|begin)\s+(version|release)\b.*|back\s+to\s+dev(elopment)?\b.*"
+    r"|bump(\s+\[skip ci\])?"
+    r")\s*$")
+_DEPENDENCY = re.compile(
+    r"(?ix)^\s*(\[pre-commit\.ci\]|pre-commit\s+autoupdate"
+    r"|(build\(deps(-dev)?\)|chore\(deps(-dev)?\)):"
+    r"|bump(s|ed)?\s+\S+\s+from\s+\S+\s+to\s+\S+"
+    r"|bump(s|ed)?\s+the\s+\S+\s+group\b"
+    r"|update\s+(dependency|dependencies|requirements|pinned\s+dependencies)\b)")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the rules make of one commit: ``rule`` names the commit rule that
+    skips it (None: kept), ``kept`` its files left, ``dropped`` (path, file
+    rule) for each file dropped; ``reverts`` the commit a revert names ("": none)."""
+
+    rule: str | None
+    kept: tuple[Change, ...]
+    dropped: tuple[tuple[str, str], ...] = ()
+    reverts: str = ""
+
+    @property
+    def skipped(self) -> bool:
+        return self.rule is not None
+
+
+@functools.lru_cache(maxsize=65_536)
+def file_rule(path: str) -> str | None:
+    """The file rule that drops ``path`` (None: kept). (Cached: a history names
+    the same paths again and again.)"""
+    parts = path.lower().split("/")
+    name = parts[-1]
+    if name in _LOCK_NAMES or (len(parts) > 1 and parts[-2] == "requirements" and name.endswith(".txt")):
+        return "lock"
+    folders = parts[:-1]
+    if any(p in _VENDOR_DIRS for p in folders):
+        return "vendored"
+    if any(p in _GENERATED_DIRS or p.endswith(".egg-info") for p in folders) or name.endswith(_GENERATED_SUFFIXES):
+        return "generated"
+    return None
+
+
+def is_changelog_or_version(path: str) -> bool:
+    name = posixpath.basename(path)
+    return bool(_CHANGELOG.match(name) or _VERSION_FILE.match(name))
+
+
+def commit_rule(subject: str, message: str, kept: Sequence[Change], *, mass_change: int = MASS_CHANGE) -> str | None:
+    """The commit rule that skips a commit with this ``subject``, ``message``
+    and files ``kept`` after the file rules (None: a task)."""
+    if _REVERT_SUBJECT.match(subject) or _REVERTS.match(body_of(message)):
+        return "revert"
+    if _RELEASE.match(subject):
+        return "release"
+    if _DEPENDENCY.match(subject):
+        return "dependency-bump"
+    if not kept:
+        return "no-files"
+    if all(is_changelog_or_version(c.path) for c in kept):
+        return "changelog-only"
+    if len(kept) > mass_change:
+        return "mass-change"
+    return None
+
+
+def judge(commit: Commit, *, mass_change: int = MASS_CHANGE) -> Verdict:
+    """Apply every rule to ``commit``."""
+    kept: list[Change] = []
+    dropped: list[tuple[str, str]] = []
+    for change in commit.changes:
+        rule = file_rule(change.path)
+        if rule is None:
+            kept.append(change)
+        else:
+            dropped.append((change.path, rule))
+    subject = commit.subject
+    rule = commit_rule(subject, commit.message, kept, mass_change=mass_change)
+    reverted = _REVERTS.search(commit.message) if rule == "revert" else None
+    return Verdict(rule=rule, kept=tuple(kept), dropped=tuple(dropped),
+                   reverts=reverted.group(1).lower() if reverted else "")
+
+
+__all__ = ["FILE_RULES", "MASS_CHANGE", "RULES", "Verdict", "commit_rule", "file_rule", "is_changelog_or_version",
+           "judge"]

@@ -1,0 +1,112 @@
+"""The history import's noise rules (ctxgraph/sources/history_rules.py) and
+the documents a kept commit becomes, checked against what the ingest path
+and the models make of them."""
+
+from __future__ import annotations
+
+import pytest
+
+from ctxgraph.core.models import HandoffDoc, Task
+from ctxgraph.service import ContextService
+from ctxgraph.sources.git_log import Change, Commit
+from ctxgraph.sources.history import commit_handoff, commit_task
+from ctxgraph.sources.history_rules import MASS_CHANGE, RULES, commit_rule, file_rule, judge
+
+A_FILE = [Change("M", "src/app.py")]
+
+
+@pytest.mark.parametrize(("path", "rule"), [
+    ("poetry.lock", "lock"), ("web/package-lock.json", "lock"), ("requirements/dev.txt", "lock"),
+    ("go.sum", "lock"), ("uv.lock", "lock"),
+    ("src/vendor/lib.js", "vendored"), ("pkg/_vendor/six.py", "vendored"), ("third_party/x/y.c", "vendored"),
+    ("node_modules/a/index.js", "vendored"),
+    ("static/app.min.js", "generated"), ("proto/api_pb2.py", "generated"), ("docs/_build/html/index.html",
+                                                                             "generated"),
+    ("src/pkg.egg-info/PKG-INFO", "generated"), ("pkg/__pycache__/m.cpython-311.pyc", "generated"),
+    ("src/app.py", None), ("requirements.txt", None), ("docs/vendoring.md", None), ("src/builder.py", None),
+])
+def test_file_rules(path: str, rule: str | None) -> None:
+    assert file_rule(path) == rule
+
+
+@pytest.mark.parametrize("subject", [
+    "Release 1.2.3", "release version 2.3.3", "v1.2.3", "2.0.0rc2", "Bump version", "version bump",
+    "Bump version number to 0.12.4.dev", "start version 3.1.2", "Bump to dev version", "Prepare 0.9.4",
+    "Prepare changelog for next release", "Version 4.1", "Released 0.9.6", "bump", "Back to development",
+])
+def test_release_subjects(subject: str) -> None:
+    assert commit_rule(subject, subject, A_FILE) == "release"
+
+
+@pytest.mark.parametrize("subject", [
+    "Bump pytest from 6.2.4 to 6.2.5", "Bump the github-actions group with 2 updates",
+    "[pre-commit.ci] pre-commit autoupdate", "build(deps): bump urllib3", "Update dependencies",
+])
+def test_dependency_subjects(subject: str) -> None:
+    assert commit_rule(subject, subject, A_FILE) == "dependency-bump"
+
+
+@pytest.mark.parametrize("subject", [
+    "Fix version detection for bash", "Backported the fix from the development version.",
+    "Begin dev section of README", "Add release notes for 2.6.2 of the parser", "Revert changes to params",
+    "Reverted GET example back to GitHub", "update pypy test version",
+])
+def test_ordinary_subjects_are_tasks(subject: str) -> None:
+    assert commit_rule(subject, subject, A_FILE) is None
+
+
+def test_reverts() -> None:
+    assert commit_rule('Revert "Add cache"', 'Revert "Add cache"\n\nThis reverts commit abcdef1.', A_FILE) == "revert"
+    assert commit_rule("Use pytz again", "Use pytz again\n\nThis reverts commit abcdef1234.", A_FILE) == "revert"
+    assert commit_rule("revert(assets): keep them", "revert(assets): keep them", A_FILE) == "revert"
+    # a squashed pull request whose list names a revert is no revert
+    squashed = "Update data (#3781)\n\n* update data\n\n* Revert \"update data\"\n\nThis reverts commit abcdef1."
+    assert commit_rule("Update data (#3781)", squashed, A_FILE) is None
+    found = judge(Commit(id="a" * 40, parents=(), date="", message='Revert "x"\n\nThis reverts commit ABCDEF12.',
+                         changes=tuple(A_FILE)))
+    assert found.rule == "revert" and found.reverts == "abcdef12"
+
+
+def test_file_count_rules() -> None:
+    many = [Change("M", f"src/m{i}.py") for i in range(MASS_CHANGE + 1)]
+    assert commit_rule("Reformat with black", "", many) == "mass-change"
+    assert commit_rule("Reformat with black", "", many[:MASS_CHANGE]) is None
+    assert commit_rule("Note", "", [Change("M", "CHANGES.rst"), Change("M", "src/pkg/__about__.py")]) == \
+        "changelog-only"
+    assert commit_rule("Note", "", []) == "no-files"
+    locked = judge(Commit(id="a" * 40, parents=(), date="", message="Pin",
+                          changes=(Change("M", "poetry.lock"),)))
+    assert locked.rule == "no-files" and locked.dropped == (("poetry.lock", "lock"),)
+    assert set(RULES) >= {"lock", "vendored", "generated", "revert", "release", "dependency-bump",
+                          "changelog-only", "mass-change", "no-files"}
+
+
+def _sample() -> tuple[Commit, dict[str, object]]:
+    found = Commit(id="b" * 40, parents=("c" * 40,), date="2024-03-01T10:00:00Z",
+                   message="Add JWT login  \n\nVerify tokens.\n",
+                   changes=(Change("A", "src/auth/jwt.py"), Change("M", "src/app.py"), Change("D", "old.py")))
+    files = [(c.status, c.path) for c in found.changes]
+    return found, commit_handoff(found, "Add JWT login", files, "c-bbbbbbbbbb")
+
+
+def test_the_task_is_what_the_model_validates() -> None:
+    found, _ = _sample()
+    built = commit_task(found, found.message)
+    assert built == Task.model_validate(built.model_dump())
+    assert built.text == "Add JWT login\nAdd JWT login\n\nVerify tokens."
+
+
+def test_the_record_is_the_one_ingest_makes(svc_free: ContextService) -> None:
+    _, handoff = _sample()
+    fast = svc_free._commit_record(dict(handoff), "handoff:c-bbbbbbbbbb")
+    slow = svc_free._handoff_record(HandoffDoc.model_validate(handoff), handoff, [], [], {})
+    assert fast == slow
+    assert [link.rel for link in fast.links] == ["CREATED", "MODIFIED"]
+    assert "old.py" not in [f.path for f in fast.files]
+
+
+@pytest.fixture
+def svc_free() -> ContextService:
+    from ctxgraph.graph.store import UnavailableStore
+
+    return ContextService(UnavailableStore("nowhere", "no store in this test"))
