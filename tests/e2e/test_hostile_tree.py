@@ -14,6 +14,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -255,33 +256,34 @@ def test_a_hostile_work_tree_leaks_nothing_and_breaks_nothing(tmp_path: Path, st
 
 def watch(run: Run, root: Path) -> None:
     """``index --watch``: edits with a new secret, a new odd name, are re-indexed without a failure."""
-    proc = subprocess.Popen(run.argv("index", str(root), "--watch", "--format", "json", "--project", "shop",
-                                     "--max-runs", "3", "--interval", "600"),
-                            cwd=root, env=clean_env(run.env), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, errors="surrogateescape")
-    try:
-        assert proc.stdout is not None
-        first = json.loads(proc.stdout.readline())
-        assert first["complete"], first
-        time.sleep(1.0)
-        (root / "config" / "secrets.yaml").write_text(
-            f"api_key: {SECRETS['api_key']}\npassword: {SECRETS['password']}\nbackup_password: {SECRETS['ini']}\n",
-            encoding="utf-8")
-        (root / "src" / "rotate.py").write_text(
-            f"def rotate_api_key(client):\n    token = \"{SECRETS['stripe']}\"\n    return client.new_key(token)\n",
-            encoding="utf-8")
-        json.loads(proc.stdout.readline())
-        time.sleep(1.0)
-        (root / os.fsdecode(b"n\xf6te.py")).write_bytes(b"def note():\n    return 'api key'\n")
-        third = json.loads(proc.stdout.readline())
-        assert third["complete"], third
-        out, err = proc.communicate(timeout=120)
-        run.outputs += [json.dumps(first), json.dumps(third), out, err]
+    with subprocess.Popen(run.argv("index", str(root), "--watch", "--format", "json", "--project", "shop",
+                                   "--max-runs", "20", "--interval", "600"),
+                          cwd=root, env=clean_env(run.env), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True, errors="surrogateescape") as proc:
+        try:
+            assert proc.stdout is not None
+            first = json.loads(proc.stdout.readline())
+            assert first["complete"], first
+            time.sleep(1.0)
+            (root / "config" / "secrets.yaml").write_text(
+                f"api_key: {SECRETS['api_key']}\npassword: {SECRETS['password']}\nbackup_password: {SECRETS['ini']}\n",
+                encoding="utf-8")
+            (root / "src" / "rotate.py").write_text(
+                f"def rotate_api_key(client):\n    token = \"{SECRETS['stripe']}\"\n    return client.new_key(token)\n",
+                encoding="utf-8")
+            (root / os.fsdecode(b"n\xf6te.py")).write_bytes(b"def note():\n    return 'api key'\n")
+            runs = [first]
+            while not (runs[-1]["complete"] and "n%F6te.py" in runs[-1]["added"] + runs[-1]["changed"]):
+                line = proc.stdout.readline()  # until the run that took the last edit in, whole
+                assert line, "the watcher stopped"
+                runs.append(json.loads(line))
+                assert len(runs) < 20, runs
+            assert any("src/rotate.py" in r["changed"] for r in runs), runs
+        finally:
+            proc.send_signal(signal.SIGINT)
+            out, err = proc.communicate(timeout=120)
+        run.outputs += [json.dumps(runs), out, err]
         assert proc.returncode == 0, err[-3000:]
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
 
 
 def through_mcp(run: Run, root: Path, base: Path) -> list[str]:
