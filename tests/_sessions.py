@@ -126,11 +126,13 @@ def matches(shown: str, output: str) -> bool:
 def session_env() -> dict[str, str]:
     """The environment of a replayed session: no store or Neo4j settings from
     the caller's, this Python's ``ctxgraph`` first on PATH, git with a fixed
-    author and no global configuration."""
+    author, fixed dates (so a commit's id, and the task imported from it, is
+    the same in every run) and no global configuration."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NEO4J_", "CTXGRAPH_", "GIT_"))}
     env.update(PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
                GIT_AUTHOR_NAME="dev", GIT_AUTHOR_EMAIL="dev@example.com",
-               GIT_COMMITTER_NAME="dev", GIT_COMMITTER_EMAIL="dev@example.com", GIT_CONFIG_GLOBAL=os.devnull)
+               GIT_COMMITTER_NAME="dev", GIT_COMMITTER_EMAIL="dev@example.com", GIT_CONFIG_GLOBAL=os.devnull,
+               GIT_AUTHOR_DATE="2026-03-01T09:00:00Z", GIT_COMMITTER_DATE="2026-03-01T09:00:00Z")
     return env
 
 

@@ -3,6 +3,7 @@ project's root (the associative memory on by default, issue 31)."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +33,15 @@ def root_option(fn: F) -> F:
 @click.option("--embeddings/--no-embeddings", default=True, show_default=True,
               help="Embed the chunks (all-MiniLM-L6-v2, local), or make the lightweight index. Without "
                    "the model installed, the lightweight index is made and a warning says so.")
+@click.option("--history/--no-history", default=True, show_default=True,
+              help="Import the git history of the root's checked-out branch as finished tasks (as `ctxgraph "
+                   "history import`); `sync` and the post-commit hook then import new commits as they land.")
+@click.option("--knowledge/--no-knowledge", default=True, show_default=True,
+              help="Import the root's ADRs as decisions and its code notes (NOTE, WARNING, HACK, ...) as "
+                   "gotchas (as `ctxgraph knowledge import`; the [knowledge] settings choose which).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress line on stderr.")
-def init_command(reset: bool, root: Path | None, index: bool, embeddings: bool, quiet: bool,
-                 **kwargs: Any) -> None:
+def init_command(reset: bool, root: Path | None, index: bool, embeddings: bool, history: bool, knowledge: bool,
+                 quiet: bool, **kwargs: Any) -> None:
     """Create the store (or check the server), apply the schema, and index
     the project's code.
 
@@ -45,10 +52,12 @@ def init_command(reset: bool, root: Path | None, index: bool, embeddings: bool, 
     (the progress line of `ctxgraph index`), as the project named after the
     root's folder: contexts then show the code that matches their task with
     no `ctxgraph index` typed. --no-index skips it.
-    """
-    from ctxgraph.cli._index import ProgressLine, _print_report
-    from ctxgraph.memory.embed import EmbeddingUnavailableError
 
+    Then the project's past becomes the graph's: in a git work tree, each
+    commit of the checked-out branch a finished task (docs/history.md), and
+    its ADRs decisions, its code's notes gotchas (docs/knowledge-import.md),
+    so that the first context already knows the prior work.
+    """
     params = store_params(kwargs)
     note_new_gitignore(params)
     # The store is made, initialized and closed first; the index runs on the store opened
@@ -59,12 +68,39 @@ def init_command(reset: bool, root: Path | None, index: bool, embeddings: bool, 
         location = svc.location
         found = svc.root if root is None else svc.use_root(root)
     click.echo(f"ready: {location}")
-    if not index:
-        return
     if found is None:
-        note("no project root known (no settings file, no git work tree around the store): "
-             "the code is not indexed; pass --root PATH, or run `ctxgraph index PATH`")
+        if index:
+            note("no project root known (no settings file, no git work tree around the store): "
+                 "the code is not indexed; pass --root PATH, or run `ctxgraph index PATH`")
         return
+    if index:
+        _index(params, found, embeddings, quiet)
+    if history or knowledge:
+        _past(params, found.path, history, knowledge, quiet)
+
+
+def _past(params: dict[str, Any], root: Path, history: bool, knowledge: bool, quiet: bool) -> None:
+    """The root's history, ADRs and code notes into the store, a line each."""
+    from ctxgraph.cli._history import _progress
+    from ctxgraph.service.past import history_line, knowledge_line
+
+    with open_service(params) as svc:
+        done = svc.import_past(root, history=history, knowledge=knowledge, progress=_progress(quiet))
+    if done.history is not None and not quiet and sys.stderr.isatty():
+        click.echo("", err=True)  # the end of the progress line
+    for line in done.notes:
+        note(line)
+    if done.history is not None:
+        click.echo(history_line(done.history))
+    if done.knowledge is not None:
+        click.echo(knowledge_line(done.knowledge))
+
+
+def _index(params: dict[str, Any], found: Any, embeddings: bool, quiet: bool) -> None:
+    """The first index of the root, its report on stdout (the store stays when it fails)."""
+    from ctxgraph.cli._index import ProgressLine, _print_report
+    from ctxgraph.memory.embed import EmbeddingUnavailableError
+
     failed: CliError | None = None
     with open_service(params) as svc:
         try:

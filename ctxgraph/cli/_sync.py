@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ctxgraph.cli._common import CliError, echo_json, format_option
+from ctxgraph.cli._common import CliError, echo_json, format_option, note
 from ctxgraph.cli._init import root_option
 from ctxgraph.cli._stores import open_service, store_options, store_params
 
@@ -23,7 +23,13 @@ PROGRESS_FROM = 5_000
                                                   "still prints its summary).")
 @format_option
 def sync_command(root: Path | None, quiet: bool, fmt: str, **kwargs: Any) -> None:
-    """Check every code anchor against the work tree.
+    """Bring the project's past up to date, then check every code anchor
+    against the work tree.
+
+    When the graph holds the project's imported history, the commits that
+    landed since are imported (and those rewritten away retired); when it
+    holds its imported ADRs and code notes, the files changed since are read
+    again (docs/history.md, docs/knowledge-import.md).
 
     An anchor is a file a handoff named (files created or modified, with
     their lines when given; files for the next task; a pattern's location),
@@ -34,6 +40,7 @@ def sync_command(root: Path | None, quiet: bool, fmt: str, **kwargs: Any) -> Non
     anchors just in time; a sync stores what it finds for all of them.
     """
     from ctxgraph.service.freshness import NoRootError
+    from ctxgraph.service.past import history_line, knowledge_line
 
     params = store_params(kwargs)
     with open_service(params) as svc:
@@ -46,12 +53,19 @@ def sync_command(root: Path | None, quiet: bool, fmt: str, **kwargs: Any) -> Non
             click.echo(f"\rsync: {done:,}/{total:,} anchors", err=True, nl=done >= total)
 
         try:
+            past = svc.import_past(root, kept_only=True)
             report = svc.sync(progress=progress)
         except NoRootError as exc:
             raise CliError(str(exc)) from None
     if fmt == "json":
-        echo_json(report.model_dump(mode="json"))
+        echo_json({**report.model_dump(mode="json"), "past": past.as_dict()})
     elif not quiet:
+        for line in past.notes:
+            note(line)
+        if past.history is not None:
+            click.echo(history_line(past.history))
+        if past.knowledge is not None:
+            click.echo(knowledge_line(past.knowledge))
         click.echo(f"{report.anchors:,} anchors under {report.root}: {report.unchanged:,} unchanged, "
                    f"{report.changed:,} changed, {report.deleted:,} deleted; this run: {report.renamed:,} "
                    f"renamed, {report.newly_changed:,} newly changed, {report.newly_deleted:,} newly deleted "

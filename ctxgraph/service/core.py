@@ -46,10 +46,9 @@ from ctxgraph.graph.store import KnowledgeStore, UnavailableStore
 from ctxgraph.service.admin import AdminMixin
 from ctxgraph.service.decisions import DecisionsMixin
 from ctxgraph.service.feedback import FeedbackMixin
-from ctxgraph.service.history import HistoryMixin
 from ctxgraph.service.ingest import IngestMixin
 from ctxgraph.service.knowledge import KnowledgeMixin
-from ctxgraph.service.project_notes import ProjectKnowledgeMixin
+from ctxgraph.service.past import PastMixin
 from ctxgraph.service.vectors import VectorsMixin
 from ctxgraph.signals import SignalExtractor, TaskSignals, terms
 
@@ -61,8 +60,8 @@ log = logging.getLogger(__name__)
 _RUNTIME_FIELDS = ("status", "success", "outcome_summary", "completed_at", "blocked_reason", "blocked_at")
 
 
-class ContextService(HistoryMixin, AdminMixin, KnowledgeMixin, IngestMixin, VectorsMixin, FeedbackMixin,
-                     DecisionsMixin, ProjectKnowledgeMixin):
+class ContextService(PastMixin, AdminMixin, KnowledgeMixin, IngestMixin, VectorsMixin, FeedbackMixin,
+                     DecisionsMixin):
     """Computes task context from a knowledge store; owns the store it opened."""
 
     # -- lifecycle ---------------------------------------------------------------

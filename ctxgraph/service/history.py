@@ -150,6 +150,9 @@ class HistoryMixin(IngestMixin):
                    progress=progress, started=time.monotonic())
         if options.branch == "HEAD" and not run_git(repo, "rev-list", "-n", "1", "--all").stdout.strip():
             run.report.mode = "no commits"  # a repository just made: nothing to import yet
+            if self.store.history_source(SOURCE_ID) is None:  # but its history is wanted: sync imports it
+                self.store.write_history_source({"id": SOURCE_ID, "branch": options.branch, "tip": "",
+                                                 "since": options.since or "", "at": utcnow()})
             return run.report
         head = resolve(repo, options.branch)
         run.report.head = head

@@ -45,6 +45,10 @@ INTERVAL = 3600.0
 NICE = 10
 #: A run's time limit (a cut run keeps what it wrote and is queued again at once).
 RUN_SECONDS = 300.0
+#: Seconds between two looks at the root's checked-out commit (a commit changes
+#: only ``.git``, which the watcher leaves out): when it moved, the project's
+#: past is brought up to date (new commits imported, rewritten ones retired).
+HEAD_SECONDS = 10.0
 
 
 def embeddings_available() -> bool:
@@ -73,7 +77,41 @@ def keep_memory(svc: ContextService, open_service: Callable[[], ContextService],
         return open_service().store
 
     return MemoryKeeper(open_store, svc.root.path, svc.root.project, say=say, watch_mode=watch_mode,
-                        label=label, source=svc.root.source, secrets=svc.secrets).start()
+                        label=label, source=svc.root.source, secrets=svc.secrets,
+                        on_past=PastKeeper(open_service, svc.root.path, say or log.info, label)).start()
+
+
+class PastKeeper:
+    """Brings the project's past up to date (:meth:`ContextService.import_past`,
+    ``kept_only``: what ``init`` or an import brought in) on a service of its
+    own, opened on first use and kept; says what a run imported."""
+
+    def __init__(self, open_service: Callable[[], ContextService], root: Path, say: Callable[[str], None],
+                 label: str) -> None:
+        self._open = open_service
+        self._svc: ContextService | None = None
+        self.root, self.say, self.label = root, say, label
+
+    def __call__(self) -> None:
+        from ctxgraph.errors import CtxgraphError
+        from ctxgraph.service.past import history_line, knowledge_line
+
+        try:
+            if self._svc is None:
+                self._svc = self._open()
+            done = self._svc.import_past(self.root, kept_only=True, time_limit=RUN_SECONDS)
+        except CtxgraphError as exc:
+            self.say(f"warning: project {self.label}: the history and notes of {self.root} not brought up to "
+                     f"date: {exc}")
+            return
+        if done.history is not None and (done.history.imported or done.history.retired or done.history.revived):
+            self.say(f"project {self.label}: {history_line(done.history)}")
+        if done.knowledge is not None and (done.knowledge.written or done.knowledge.removed):
+            self.say(f"project {self.label}: {knowledge_line(done.knowledge)}")
+
+    def close(self) -> None:
+        if self._svc is not None:
+            self._svc.close()
 
 
 class MemoryKeeper:
@@ -82,7 +120,7 @@ class MemoryKeeper:
     def __init__(self, open_store: Callable[[], KnowledgeStore], root: Path, project: str, *,
                  embeddings: bool | None = None, say: Callable[[str], None] | None = None,
                  watch_mode: str = "auto", interval: float = INTERVAL, label: str = "", source: str = "",
-                 secrets: SecretFilter | None = None) -> None:
+                 secrets: SecretFilter | None = None, on_past: PastKeeper | None = None) -> None:
         from ctxgraph.memory.watch import RootWatcher
         from ctxgraph.memory.worker import IndexQueue, IndexWorker, Tenths
 
@@ -103,6 +141,9 @@ class MemoryKeeper:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._timer = threading.Thread(target=self._tick, name=f"ctxgraph-index-timer-{project}", daemon=True)
+        self.on_past = on_past
+        self._head: str | None = None
+        self._heads = threading.Thread(target=self._watch_head, name=f"ctxgraph-head-{project}", daemon=True)
         self._state = "starting"
         self._latest: IndexProgress | None = None
         self._last: dict[str, Any] | None = None
@@ -123,6 +164,8 @@ class MemoryKeeper:
         self.worker.start()
         self.watcher.start()
         self._timer.start()
+        if self.on_past is not None:
+            self._heads.start()
         return self
 
     def request(self) -> None:
@@ -134,15 +177,30 @@ class MemoryKeeper:
         self._stop.set()
         self.watcher.stop()
         self.worker.stop()
-        for thread in (self.worker, self.watcher, self._timer):
+        for thread in (self.worker, self.watcher, self._timer, self._heads):
             if thread.is_alive():
                 thread.join(timeout)
+        if self.on_past is not None and not self._heads.is_alive():
+            self.on_past.close()
         with self._lock:
             self._state = "stopped"
 
     def _tick(self) -> None:
         while not self._stop.wait(self.interval):
             self.request()
+
+    def _watch_head(self) -> None:
+        """The past brought up to date on start, then whenever the checked-out commit moves."""
+        from ctxgraph.service.anchors import git_head
+
+        assert self.on_past is not None
+        while True:
+            head = git_head(self.root)
+            if head != self._head:
+                self._head = head
+                self.on_past()
+            if self._stop.wait(HEAD_SECONDS):
+                return
 
     # -- what the runs tell ------------------------------------------------------------------
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -130,9 +131,14 @@ def test_init_without_a_root_says_so_and_no_index_skips(tmp_path: Path) -> None:
     assert proc.stdout == f"ready: {bare / 'g.db'}\n"
     assert "no project root known" in proc.stderr
     tree = work_tree(tmp_path / "t")
-    skipped = ctxgraph("init", "--no-index", cwd=tree)
+    skipped = ctxgraph("init", "--no-index", "--no-history", "--no-knowledge", cwd=tree)
     assert skipped.stdout == "ready: .ctxgraph/graph.db\n"
     assert skipped.stderr == "ctxgraph: note: wrote .ctxgraph/.gitignore: git ignores the store's folder\n"
+    # the index alone skipped: the history (none yet, wanted) and the code's notes still read
+    again = ctxgraph("init", "--no-index", cwd=tree)
+    assert re.sub(r"\(\d+\.\d s\)", "(S)", again.stdout).splitlines()[1:] == [
+        "history: no commits yet (sync and the post-commit hook import them as they land)",
+        "knowledge: 0 decisions from ADRs, 0 gotchas from code notes; 0 written, 0 removed (S)"], again.stdout
 
 
 @pytest.mark.parametrize("flag", ["--root"])

@@ -75,8 +75,8 @@ def test_the_errors_and_models_a_caller_needs_are_exported() -> None:
         assert getattr(ctxgraph, name).__name__ == name
 
 
-def test_the_readme_library_snippet_runs_alone_in_an_empty_folder(tmp_path: Path) -> None:
-    section = README[README.index("## Using it as a library"):]
+def test_the_library_snippet_runs_alone_in_an_empty_folder(tmp_path: Path) -> None:
+    section = (Path(__file__).resolve().parents[2] / "docs" / "library.md").read_text(encoding="utf-8")
     snippet = re.search(r"```python\n(.*?)```", section, re.S)
     assert snippet is not None
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NEO4J_", "CTXGRAPH_"))}
