@@ -120,7 +120,7 @@ class ProjectKnowledgeMixin(ServiceBase):
             return "notes" if use_notes and note_file(path) else None
 
         previous = {f.path: f for f in self.store.imported_files(SOURCE)}
-        found = scan(top, previous, kind_of, progress=progress)
+        found = scan(top, previous, kind_of, progress=progress, secrets=self.secrets)
         run = _Run(top, normalize_timestamp(at) or utcnow())
         self._adrs(run, found, previous)
         self._notes(run, [r for r in found.read if r.state.kind == "notes"], previous)
@@ -169,7 +169,7 @@ class ProjectKnowledgeMixin(ServiceBase):
         changed = {r.state.path for r in found.read} | set(found.gone)
         if not read and not (was_adr & changed):
             return
-        files = read + [f for f in (read_text(run.root, s.path) for s in found.unchanged + found.touched
+        files = read + [f for f in (read_text(run.root, s.path, self.secrets) for s in found.unchanged + found.touched
                                     if s.kind == "adr") if f is not None]
         stats = {s.path: s for s in found.unchanged + found.touched}
         parsed: list[tuple[ReadFile, Adr]] = []

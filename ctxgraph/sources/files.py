@@ -25,6 +25,7 @@ from pathlib import Path
 
 from ctxgraph.core.models import ImportedFile
 from ctxgraph.memory.scan import RACY_NS, SourceFile, candidates, read
+from ctxgraph.memory.secrets import DEFAULT, SecretFilter
 
 
 @dataclass(frozen=True)
@@ -50,12 +51,14 @@ class Scan:
 
 
 def scan(root: Path, previous: Mapping[str, ImportedFile], kind_of: Callable[[str], str | None], *,
-         progress: Callable[[int], None] | None = None, now_ns: int | None = None) -> Scan:
-    """The stat-then-hash scan of ``root`` against ``previous`` (see the module's text)."""
+         progress: Callable[[int], None] | None = None, now_ns: int | None = None,
+         secrets: SecretFilter = DEFAULT) -> Scan:
+    """The stat-then-hash scan of ``root`` against ``previous`` (see the module's
+    text); ``secrets``: the project's secret rules (files left out, values redacted)."""
     found = Scan()
     seen: set[str] = set()
     racy_after = (time.time_ns() if now_ns is None else now_ns) - RACY_NS
-    for full, rel in candidates(root):
+    for full, rel in candidates(root, secrets):
         kind = kind_of(rel)
         if kind is None:
             continue
@@ -76,7 +79,7 @@ def scan(root: Path, previous: Mapping[str, ImportedFile], kind_of: Callable[[st
             seen.add(rel)
             found.unchanged.append(before)
             continue
-        item = read(full, rel)
+        item = read(full, rel, secrets)
         if not isinstance(item, SourceFile):
             found.skipped += 1
             continue
@@ -93,7 +96,7 @@ def scan(root: Path, previous: Mapping[str, ImportedFile], kind_of: Callable[[st
     return found
 
 
-def read_text(root: Path, path: str) -> ReadFile | None:
+def read_text(root: Path, path: str, secrets: SecretFilter = DEFAULT) -> ReadFile | None:
     """One file under ``root`` as :func:`scan` reads it (its stat taken now);
     None when it is gone or skipped."""
     full = root / path
@@ -101,7 +104,7 @@ def read_text(root: Path, path: str) -> ReadFile | None:
         st = os.lstat(full)
     except OSError:
         return None
-    item = read(full, path)
+    item = read(full, path, secrets)
     if not isinstance(item, SourceFile) or not stat_module.S_ISREG(st.st_mode):
         return None
     racy = st.st_mtime_ns >= time.time_ns() - RACY_NS

@@ -135,3 +135,47 @@ def test_mcp_imports_a_new_commit_in_the_background(tmp_path: Path) -> None:
         finally:
             c.close()
     assert "history: 1 commit imported" in (tmp_path / "server.log").read_text(encoding="utf-8")
+
+
+def listed(root: Path, env: dict[str, str], *store: str) -> dict[str, str]:
+    found = json.loads(run(root, env, "task", "list", "--format", "json", *store))
+    return {t["id"]: t["status"] for t in found if t["status"] != "retired"}
+
+
+def test_rewrites_between_syncs_leave_what_a_clean_import_makes(tmp_path: Path) -> None:
+    """Amend, rebase and reset between syncs, then two syncs at once: the tasks
+    shown and a context are those of a clean import of the final history."""
+    root = repo(tmp_path / "shop")
+    run(root, {}, "init", "--no-index", "--no-knowledge")
+    for n, name in enumerate(("Bill in euros", "Bill in dollars", "Bill in yen"), start=3):
+        (root / "src" / f"currency{n}.py").write_text(f"RATE = {n}\n", encoding="utf-8")
+        git(root, "add", "-A")
+        git(root, "commit", "-qm", name, date=f"2026-03-0{n}T09:00:00Z")
+    run(root, {}, "sync")
+    git(root, "commit", "-q", "--amend", "-m", "Bill in yen, rounded", date="2026-03-06T09:00:00Z")
+    run(root, {}, "sync")
+    # rebase: the last two commits moved onto a new one on main
+    git(root, "checkout", "-q", "-b", "side", "HEAD~2")
+    (root / "src" / "vat.py").write_text("VAT = 0.2\n", encoding="utf-8")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "Add the VAT rate", date="2026-03-07T09:00:00Z")
+    git(root, "checkout", "-q", "main")
+    git(root, "rebase", "-q", "side")
+    run(root, {}, "sync")
+    git(root, "reset", "-q", "--hard", "HEAD~1")
+    (root / "src" / "late.py").write_text("LATE = 1\n", encoding="utf-8")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "Charge late fees", date="2026-03-08T09:00:00Z")
+    procs = [subprocess.Popen(["python", "-m", "ctxgraph", "sync", "-q"], cwd=root, env=clean_env(),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    for proc in procs:
+        _, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+    clean = ["--store", str(tmp_path / "clean.db")]
+    run(root, {}, "init", "--no-index", "--no-knowledge", "--root", str(root), *clean)
+    assert listed(root, {}) == listed(root, {}, *clean)
+    assert len(listed(root, {})) == int(git(root, "rev-list", "--count", "HEAD"))
+    for store in ([], clean):
+        run(root, {}, "task", "add", "t-fees", "--name", "Bill late fees in euros", "--objective",
+            "Late fees are charged in euros with the VAT rate", *store)
+    assert run(root, {}, "context", "t-fees") == run(root, {}, "context", "t-fees", "--root", str(root), *clean)
