@@ -280,10 +280,17 @@ def watch(run: Run, root: Path) -> None:
                 assert len(runs) < 20, runs
             assert any("src/rotate.py" in r["changed"] for r in runs), runs
         finally:
-            proc.send_signal(signal.SIGINT)
+            stop(proc.pid)
             out, err = proc.communicate(timeout=120)
         run.outputs += [json.dumps(runs), out, err]
         assert proc.returncode == 0, err[-3000:]
+
+
+def stop(strace: int) -> None:
+    """Ctrl-C for the command ``strace`` runs (its child; strace itself would kill it)."""
+    children = Path(f"/proc/{strace}/task/{strace}/children").read_text(encoding="utf-8").split()
+    for pid in children or [str(strace)]:
+        os.kill(int(pid), signal.SIGINT)
 
 
 def through_mcp(run: Run, root: Path, base: Path) -> list[str]:

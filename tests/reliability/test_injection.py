@@ -224,14 +224,16 @@ class _Checker:
                     return False
                 names.update(n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name))
             return self.safe(expr.elt, frozenset(names), seen)
-        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "sql":
-            return _sql_checker().safe(ast.Name(id=expr.attr))  # a statement of the embedded store's sql.py
+        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id in SQL_MODULES:
+            # a statement of the embedded store's sql.py (or sql_imports.py)
+            return _sql_checker(expr.value.id).safe(ast.Name(id=expr.attr))
         if isinstance(expr, ast.Call):
             func = expr.func
             if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "cypher":
                 return True  # cypher.load / load_analyst / statements: shipped files only
-            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "sql":
-                return all(self.safe(a, bound, seen) for a in expr.args) and _sql_checker().returns_safe(func.attr)
+            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in SQL_MODULES:
+                return all(self.safe(a, bound, seen) for a in expr.args) and \
+                    _sql_checker(func.value.id).returns_safe(func.attr)
             if isinstance(func, ast.Name) and (func.id in SAFE_FUNCS or func.id == "__iter_of__"):
                 return all(self.safe(a, bound, seen) for a in expr.args)
             if isinstance(func, ast.Attribute) and func.attr in SAFE_STR_METHODS:
@@ -260,10 +262,18 @@ class _Checker:
         return False
 
 
+#: The embedded store's modules of statements, as its code names them (``sql.NAME``, ``sql_imports.NAME``).
+SQL_MODULES = ("sql", "sql_imports")
+
+
 @functools.cache
-def _sql_checker() -> _Checker:
-    """The embedded store's statements (``ctxgraph/graph/local/sql.py``), as its code names them: ``sql.NAME``."""
-    return _Checker(ast.parse((PACKAGE / "graph" / "local" / "sql.py").read_text(encoding="utf-8")))
+def _sql_checker(module: str = "sql") -> _Checker:
+    """The embedded store's statements (``ctxgraph/graph/local/sql.py``; for
+    ``sql_imports``, that module after sql.py's, whose constants it imports)."""
+    names = ["sql"] if module == "sql" else ["sql", module]
+    body = [stmt for name in names
+            for stmt in ast.parse((PACKAGE / "graph" / "local" / f"{name}.py").read_text(encoding="utf-8")).body]
+    return _Checker(ast.Module(body=body, type_ignores=[]))
 
 
 def statement_violations(source: str, filename: str) -> tuple[int, list[str]]:
