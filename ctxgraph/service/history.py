@@ -31,8 +31,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -242,7 +243,8 @@ class HistoryMixin(IngestMixin):
         found = entries(read_log(run.repo, revisions, since=options.since, max_count=options.max_commits), renames)
         batch: list[HistoryEntry] = []
         read = 0
-        with contextlib.closing(found), _Writer(lambda b: self._write_batch(run, b), run.tick) as writer:
+        with _no_collection(), contextlib.closing(found), \
+                _Writer(lambda b: self._write_batch(run, b), run.tick) as writer:
             for entry in found:
                 read += 1
                 self._count(run.report, entry)
@@ -354,6 +356,21 @@ class HistoryMixin(IngestMixin):
             run.report.signals += len(tasks)
             run.tick()
         run.report.signals_seconds = round(time.monotonic() - started, 3)
+
+
+@contextlib.contextmanager
+def _no_collection() -> Iterator[None]:
+    """Python's cyclic garbage collector paused (when it runs): an import makes
+    millions of short-lived lists, dicts and tuples, none in a cycle, and each
+    of the collections they set off walks every object of the process (22,150
+    commits: 0.7 s of 7.6). Memory is freed as usual, by reference counts."""
+    running = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if running:
+            gc.enable()
 
 
 @functools.lru_cache(maxsize=65_536)
