@@ -1,12 +1,11 @@
 """An imported history on the embedded store (``ctxgraph.service.history``):
 the bulk write of new finished tasks with their handoffs, the statuses of
 many tasks at once, the imported tasks' state, and the record of where an
-import stopped (in the ``meta`` table). Each write is one transaction, every
-row kind in one ``executemany`` of rows made here as tuples (the JSON of the
-rows every task has the same, ``{}`` and a term's, written without the
-encoder), the row triggers' work done once for the write; the graph a bulk
-write leaves is the one ``upsert_tasks`` followed by ``apply_handoffs``
-leaves."""
+import stopped (in the ``meta`` table). Each write is one transaction; a
+bulk write runs every row kind as one statement over a JSON array of its rows
+(``sql_imports``: SQLite reads them with ``json_each``), the row triggers'
+work done once for the write. The graph a bulk write leaves is the one
+``upsert_tasks`` followed by ``apply_handoffs`` leaves."""
 
 from __future__ import annotations
 
@@ -149,9 +148,11 @@ def _write_tasks(cur: sqlite3.Cursor, fresh: Sequence[dict[str, Any]], counted: 
     counted.add("Task", len(fresh))
     _named(cur, "Tag", tags, counted)
     _named(cur, "Term", terms, counted)
-    for rel, label, key in (("TAGGED", "Tag", "tags"), ("MENTIONS", "Term", "terms")):
-        links = [[row["props"]["id"], row[key] if key == "tags" else row["props"].get(key, [])] for row in fresh]
-        cur.execute(sql_imports.BULK_LINKS, ("Task", rel, label, _EMPTY, _rows(links)))
+    if tags:
+        cur.execute(sql_imports.BULK_LINKS, ("Task", "TAGGED", "Tag", _EMPTY,
+                                             _rows([[row["props"]["id"], row["tags"]] for row in fresh])))
+    cur.execute(sql_imports.BULK_LINKS, ("Task", "MENTIONS", "Term", _EMPTY,
+                                         _rows([[row["props"]["id"], row["props"].get("terms", [])] for row in fresh])))
     cur.execute(sql_imports.BULK_LINKS, ("Task", "HANDED_OFF", "Handoff", _EMPTY,
                                          _rows([[row["props"]["id"], [row["handoff"]["id"]]] for row in fresh])))
     handoffs = _rows([[row["handoff"]["id"], nodes.dumps(row["handoff"])] for row in fresh])
@@ -194,7 +195,7 @@ def _fill_files(cur: sqlite3.Cursor, fills: Sequence[FileFill], counted: _Counte
     changed = HandoffBatch.merged_files_of(fills, existing)
     if not changed:
         return
-    cur.execute(sql_imports.BULK_PUT_NODES, ("File", _rows([[p["path"], nodes.dumps(p)] for p in changed])))
+    cur.execute(sql_imports.BULK_PUT_NODES, ("File", _rows([[p["id"], nodes.dumps(p)] for p in changed])))
     relinked = [p for p in changed if p["path"] not in existing or existing[p["path"]].get("terms") != p["terms"]]
     cur.execute(sql_imports.BULK_FILE_TERMS_DROP, (_rows([p["path"] for p in relinked if p["path"] in existing]),))
     _named(cur, "Term", {t for p in relinked for t in p["terms"]}, counted)
