@@ -134,7 +134,13 @@ class _Writer:
         self._written()
 
     def submit(self, batch: list[HistoryEntry]) -> None:
-        while len(self._pending) >= self.DEPTH:
+        """Write ``batch`` once fewer than ``DEPTH`` are being written; a batch
+        with commits that may join a task (a ``Task:`` trailer) once every
+        batch before it is written: a task joined by commits of two batches
+        takes the outcome of the one written last, as when one batch is
+        written after the other."""
+        depth = 1 if any(e.join for e in batch) else self.DEPTH
+        while len(self._pending) >= depth:
             self._pending.popleft().result()
         self._pending.append(self._pool.submit(self._run, batch))
 
