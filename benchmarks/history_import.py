@@ -5,7 +5,8 @@ the full text first (``full_text_s``: the commits read, the rules applied, the
 tasks and handoffs written: what a context ranks by), then the tasks'
 signals (``signals_s``: spaCy, in batches) — and the process's peak resident
 memory. Each store runs in a process of its own (its ``peak_rss_mb`` is its
-own; Neo4j's server is not in it).
+own; Neo4j's server is not in it). ``load`` is the machine's load average
+(1 min) when the row started: on a shared machine both figures move with it.
 
     python -m benchmarks.history_import                       # ipython's mirror, both stores when NEO4J_URI is set
     python -m benchmarks.history_import --repo PATH --stores local --json
@@ -34,6 +35,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ctxgraph.service.history_types import HISTORY_BATCH
+
 DEFAULT_REPO = Path("/work/.mirror/ipython+ipython/repo")
 
 
@@ -52,6 +55,8 @@ def row(store: str, repo: Path, batch: int) -> dict[str, Any]:
     """One store's row (run in its own process)."""
     from ctxgraph.service import ContextService
     from ctxgraph.service.history import HistoryOptions
+
+    load = os.getloadavg()[0]
 
     with tempfile.TemporaryDirectory() as folder:
         if store == "local":
@@ -75,7 +80,8 @@ def row(store: str, repo: Path, batch: int) -> dict[str, Any]:
         finally:
             svc.close()
     return {
-        "store": store, "repository": str(repo), "commits_read": report.read, "imported": report.imported,
+        "store": store, "repository": str(repo), "load": round(load, 2), "commits_read": report.read,
+        "imported": report.imported,
         "skipped": report.skipped, "git_log_s": round(git_s, 3), "git_log_after_s": round(git_after, 3),
         "full_text_s": round(full_text, 3), "ratio": round(full_text / git_s, 1),
         "commits_per_s": round(report.read / full_text), "signals_s": round(signals_s, 3),
@@ -131,7 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repo", type=Path, default=DEFAULT_REPO)
     parser.add_argument("--synthetic", type=int, metavar="N", help="measure a repository of N commits made here")
     parser.add_argument("--stores", help="local,neo4j (default: local, plus neo4j when NEO4J_URI is set)")
-    parser.add_argument("--batch", type=int, default=2_000, help="commits per transaction (default 2,000)")
+    parser.add_argument("--batch", type=int, default=HISTORY_BATCH,
+                        help=f"commits per transaction (default {HISTORY_BATCH:,}, the import's)")
     parser.add_argument("--row", help=argparse.SUPPRESS)  # internal: one store's row in this process
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
@@ -153,11 +160,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps({"rows": rows}, indent=2))
         return 0
-    print("| store | commits | imported | git log s | full text s | ratio | commits/s | signals s | peak RSS MB |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| store | commits | imported | git log s | full text s | ratio | commits/s | signals s | peak RSS MB "
+          "| load |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['store']} | {r['commits_read']:,} | {r['imported']:,} | {r['git_log_s']} | {r['full_text_s']} | "
-              f"{r['ratio']}x | {r['commits_per_s']:,} | {r['signals_s']} | {r['peak_rss_mb']} |")
+              f"{r['ratio']}x | {r['commits_per_s']:,} | {r['signals_s']} | {r['peak_rss_mb']} | {r['load']} |")
     return 0
 
 

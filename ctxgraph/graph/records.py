@@ -127,12 +127,31 @@ def signal_tags(signals: TaskSignals) -> list[str]:
 
 def history_rows(tasks: Sequence[Task], records: Sequence[HandoffRecord]) -> list[dict[str, Any]]:
     """The rows of an imported history's bulk write (``import_history``): per
-    task, its finished properties, its tags and its handoff's properties
-    (``records[i]`` is the handoff of ``tasks[i]``)."""
+    task, its finished properties (``finished_task_props``, built in one go),
+    its tags and its handoff's properties (``records[i]`` is the handoff of
+    ``tasks[i]``)."""
     if len(tasks) != len(records) or any(t.id != r.task_id for t, r in zip(tasks, records, strict=True)):
         raise ValueError("import_history: each task needs its own handoff, in the same order")
-    return [{"props": finished_task_props(t, r), "tags": task_tags(t), "handoff": r.props()}
-            for t, r in zip(tasks, records, strict=True)]
+    done, failed = TaskStatus.COMPLETED.value, TaskStatus.FAILED.value
+    rows = []
+    for task, record in zip(tasks, records, strict=True):
+        found = task_terms(task)
+        sig = task.signals
+        props: dict[str, Any] = {
+            "id": task.id, "name": task.name, "objective": task.objective,
+            "acceptance_criteria": list(task.acceptance_criteria), "type": task.type,
+            "complexity": task.complexity.value, "status": done if record.success else failed,
+            "requires_context": task.requires_context, "outcome_summary": record.summary,
+            "success": record.success, "completed_at": record.completed_at, "created_at": task.created_at,
+            "updated_at": record.completed_at, "terms": found, "term_count": len(found),
+        }
+        if sig is not None:
+            props.update(signal_keywords=list(sig.keywords), signal_domains=list(sig.domains),
+                         signal_files=list(sig.files_mentioned), signal_types=list(sig.task_types))
+        if None in props.values():
+            props = _compact(props)
+        rows.append({"props": props, "tags": task_tags(task), "handoff": record.props()})
+    return rows
 
 
 def concurrent_from_props(props: dict[str, Any], record: str | None) -> ConcurrentTask:

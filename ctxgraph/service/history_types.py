@@ -11,8 +11,12 @@ from ctxgraph.errors import InvalidArgumentError
 from ctxgraph.sources.history import ID_DIGITS
 from ctxgraph.sources.history_rules import RULES
 
-#: Commits written per store transaction.
-HISTORY_BATCH = 2_000
+#: Commits written per store transaction: a commit's task id is a hash, so
+#: every batch lands all over the stores' indexes, and fewer, larger batches
+#: write each page fewer times (22,150 commits into the embedded store:
+#: 7.6 s at 2,000, 6.2 s at 5,000, 5.9 s at 10,000; peak memory 157, 213,
+#: 297 MB).
+HISTORY_BATCH = 5_000
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ a message is replaced by ``[e-mail]``.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Generator, Iterable
 from dataclasses import dataclass
@@ -33,7 +34,7 @@ from typing import Any
 
 from ctxgraph.core.limits import MAX_ID_CHARS, MAX_NAME_CHARS, MAX_TEXT_CHARS
 from ctxgraph.core.models import Complexity, Task, TaskStatus, clean_path
-from ctxgraph.sources.git_log import Change, Commit, body_of, subject_of
+from ctxgraph.sources.git_log import Change, Commit
 from ctxgraph.sources.history_rules import MASS_CHANGE, Verdict, judge
 
 #: The prefix of the id of a task made from a commit.
@@ -45,6 +46,7 @@ TASK_TYPE = "change"
 
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(\.[\w-]+)+")
 _TRAILER = re.compile(r"^([A-Za-z][A-Za-z0-9-]*)\s*:\s*(.*)$")
+_BLANK_LINES = re.compile(r"\n{3,}")
 _PERSON_KEYS = frozenset({"cc", "author", "committer", "from", "to"})
 _REFS = re.compile(r"(?<![\w&/#])(?:#|\bGH-)(\d{1,7})\b|github\.com/[\w.-]+/[\w.-]+/(?:issues|pull)/(\d{1,7})\b",
                    re.IGNORECASE)
@@ -86,9 +88,11 @@ def _names_a_person(line: str) -> bool:
 
 def clean_message(message: str) -> str:
     """The message without the lines naming people and without e-mail addresses."""
-    lines = [line.rstrip() for line in message.strip().splitlines() if not _names_a_person(line)]
+    lines = [line.rstrip() for line in message.strip().splitlines() if ":" not in line or not _names_a_person(line)]
     text = "\n".join(lines).strip()
-    return _EMAIL.sub("[e-mail]", re.sub(r"\n{3,}", "\n\n", text))
+    if "\n\n\n" in text:
+        text = _BLANK_LINES.sub("\n\n", text)
+    return _EMAIL.sub("[e-mail]", text) if "@" in text else text
 
 
 def refs(message: str) -> list[str]:
@@ -158,8 +162,8 @@ def commit_task(commit: Commit, message: str) -> Task:
     """The finished task a kept commit becomes (no signals yet); ``message`` is
     its message as kept (:func:`clean_message`). Built without validation:
     every field is already in the form the model's validators give."""
-    name = subject_of(message)[:MAX_NAME_CHARS] or commit.id[:ID_DIGITS]
-    body = body_of(message)
+    subject, body = _subject_and_body(message)
+    name = subject[:MAX_NAME_CHARS] or commit.id[:ID_DIGITS]
     objective = (name + ("\n\n" + body if body else ""))[:MAX_TEXT_CHARS]
     return Task.model_construct(
         id=task_id(commit.id), name=name, objective=objective, acceptance_criteria=(), type=TASK_TYPE,
@@ -168,13 +172,28 @@ def commit_task(commit: Commit, message: str) -> Task:
         signals=None, created_at=commit.date, updated_at=commit.date)
 
 
+def _subject_and_body(message: str) -> tuple[str, str]:
+    """``(subject_of(message), body_of(message))`` in one pass over its lines."""
+    lines = message.strip().splitlines()
+    for i, line in enumerate(lines):
+        if not line.strip():
+            return " ".join(part.strip() for part in lines[:i]), "\n".join(lines[i:]).strip()
+    return " ".join(part.strip() for part in lines), ""
+
+
+@functools.lru_cache(maxsize=65_536)
+def _clean_path(path: str) -> str:
+    """``clean_path`` of a path a commit names (cached: a history names the same paths again and again)."""
+    return clean_path(path)
+
+
 def commit_handoff(commit: Commit, subject: str, files: Iterable[tuple[str, str]], task: str) -> dict[str, Any]:
     """The handoff document of a kept commit: ``files`` are (status, path at the tip)."""
     created: dict[str, None] = {}
     modified: dict[str, None] = {}
     deleted: dict[str, None] = {}
     for status, raw in files:
-        path = clean_path(raw)
+        path = _clean_path(raw)
         (created if status in ("A", "C") else deleted if status == "D" else modified)[path] = None
     modified = {p: None for p in modified if p not in created}
     doc: dict[str, Any] = {

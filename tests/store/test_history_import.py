@@ -311,3 +311,27 @@ def test_the_embedded_bulk_write_keeps_its_triggers(tmp_path: Path, extractor: S
             assert conn.execute("SELECT value FROM meta WHERE key = 'graph_generation'").fetchone()[0] != generation
     finally:
         store.close()
+
+
+def test_the_embedded_bulk_write_keeps_the_counts(tmp_path: Path, extractor: SignalExtractor, repo: Path) -> None:
+    # the bulk write adds to the kept counts (labels, tag degrees) what the row
+    # triggers it drops would have: they are the counts of the graph it leaves
+    import sqlite3
+
+    store = LocalStore.open(tmp_path / "graph.db")
+    try:
+        svc = ContextService(store, extractor)
+        svc.add_task({"id": "t-before", "name": "Refresh the jwt session token"})
+        kept = [e for e in entries(read_log(repo, ["HEAD"])) if e.task is not None and e.handoff is not None]
+        tasks = [e.task.model_copy(update={"signals": svc.signals_for(e.task)}) for e in kept if e.task is not None]
+        records = [svc._commit_record(e.handoff, f"handoff:{e.task_id}") for e in kept if e.handoff is not None]
+        assert store.import_history(tasks[:3], records[:3]) == [True] * 3
+        assert store.import_history(tasks, records) == [False] * 3 + [True] * (len(tasks) - 3)
+        with sqlite3.connect(store.path) as conn:
+            labels = dict(conn.execute("SELECT label, n FROM label_counts WHERE n > 0").fetchall())
+            assert labels == dict(conn.execute("SELECT label, count(*) FROM nodes GROUP BY label").fetchall())
+            degrees = dict(conn.execute("SELECT tag, n FROM tag_degrees WHERE n > 0").fetchall())
+            assert degrees and degrees == dict(conn.execute(
+                "SELECT dst_id, count(*) FROM edges WHERE type = 'TAGGED' GROUP BY dst_id").fetchall())
+    finally:
+        store.close()

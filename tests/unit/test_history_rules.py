@@ -110,3 +110,21 @@ def svc_free() -> ContextService:
     from ctxgraph.graph.store import UnavailableStore
 
     return ContextService(UnavailableStore("nowhere", "no store in this test"))
+
+
+def test_the_bulk_rows_are_the_finished_properties() -> None:
+    # history_rows builds in one go what finished_task_props gives a task and its handoff
+    from ctxgraph.core.models import Task
+    from ctxgraph.graph.records import HandoffRecord, finished_task_props, history_rows, task_tags
+    from ctxgraph.signals import TaskSignals
+
+    tasks = [Task(id="c-1", name="Fix the parser", objective="Fix the parser\n\nIt broke on tabs", type="change"),
+             Task(id="c-2", name="Cache tokens", acceptance_criteria=("fast",), status="blocked",
+                  blocked_reason="waiting", blocked_at="2024-01-01T00:00:00Z", created_at="2024-01-01T00:00:00Z",
+                  signals=TaskSignals(keywords=("cache",), domains=("auth",), files_mentioned=("a.py",),
+                                      task_types=("feature",)))]
+    records = [HandoffRecord(id=f"handoff:{t.id}", task_id=t.id, summary=f"done {t.id}", success=t.id == "c-1",
+                             completed_at="2024-02-01T00:00:00Z", raw="{}", content_hash="x") for t in tasks]
+    assert history_rows(tasks, records) == [
+        {"props": finished_task_props(t, r), "tags": task_tags(t), "handoff": r.props()}
+        for t, r in zip(tasks, records, strict=True)]

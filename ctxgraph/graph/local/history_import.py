@@ -1,8 +1,10 @@
 """An imported history on the embedded store (``ctxgraph.service.history``):
 the bulk write of new finished tasks with their handoffs, the statuses of
 many tasks at once, the imported tasks' state, and the record of where an
-import stopped (in the ``meta`` table). Each write is one transaction, every
-row kind in one ``executemany``; the graph a bulk write leaves is the one
+import stopped (in the ``meta`` table). Each write is one transaction; a
+bulk write runs every row kind as one statement over a JSON array of its rows
+(``sql_imports``: SQLite reads them with ``json_each``), the row triggers'
+work done once for the write. The graph a bulk write leaves is the one
 ``upsert_tasks`` followed by ``apply_handoffs`` leaves."""
 
 from __future__ import annotations
@@ -14,31 +16,58 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ctxgraph.core.models import Task, TaskStatus
-from ctxgraph.graph.handoff_batch import link_props, plan_handoffs
+from ctxgraph.graph.handoff_batch import FileFill, HandoffBatch, link_props, plan_handoffs
 from ctxgraph.graph.local import nodes, sql, sql_imports
 from ctxgraph.graph.local.connection import Connection
-from ctxgraph.graph.local.writes import _fill_files
 from ctxgraph.graph.records import HandoffRecord, history_rows, signal_tags
 from ctxgraph.signals import TaskSignals
 
 _SOURCE_KEY = "history_source:"
+_EMPTY = "{}"
+
+
+class _Counted:
+    """What a bulk write makes that the kept counts count: the nodes it
+    created per label, the tags it linked to."""
+
+    def __init__(self) -> None:
+        self.labels: dict[str, int] = {}
+        self.tags: set[str] = set()
+
+    def add(self, label: str, created: int) -> None:
+        self.labels[label] = self.labels.get(label, 0) + created
 
 
 @contextlib.contextmanager
-def _bulk(cur: sqlite3.Cursor) -> Iterator[None]:
-    """Inside a write transaction: the graph's generation bumped once for the
-    whole write, not once per row (``sql_imports.GRAPH_GENERATION_ROW_TRIGGERS_DROP``),
-    and a larger page cache while it runs (``sql_imports.CACHE_BULK``)."""
+def _bulk(cur: sqlite3.Cursor) -> Iterator[_Counted]:
+    """Inside a write transaction: the row triggers of ``sql_imports.BULK_ROW_TRIGGERS``
+    the store has dropped for the write and made again from their own text
+    after it, their work done once (the graph's generation bumped, the nodes
+    created counted, the tags linked to counted again), and a larger page
+    cache while it runs (``sql_imports.CACHE_BULK``)."""
     cur.execute(sql_imports.CACHE_BULK)
     try:
-        for statement in sql_imports.GRAPH_GENERATION_ROW_TRIGGERS_DROP:
-            cur.execute(statement)
-        yield
+        found = cur.execute(sql_imports.ROW_TRIGGERS_GET, (json.dumps(sql_imports.BULK_ROW_TRIGGERS),)).fetchall()
+        for name, _ in found:
+            cur.execute(sql_imports.ROW_TRIGGER_DROP[name])
+        counted = _Counted()
+        yield counted
+        names = {name for name, _ in found}
         cur.execute(sql_imports.GRAPH_GENERATION_BUMP)
-        for statement in sql_imports.GRAPH_GENERATION_ROW_TRIGGERS_MAKE:
-            cur.execute(statement)
+        if "label_counts_add" in names:
+            cur.executemany(sql_imports.LABEL_COUNT_ADD, sorted((k, n) for k, n in counted.labels.items() if n))
+        if "tag_degrees_add" in names:
+            cur.executemany(sql_imports.TAG_DEGREE_SET, [(tag, tag) for tag in sorted(counted.tags)])
+        for _, text in found:
+            cur.execute(text)
     finally:
         cur.execute(sql_imports.CACHE_DEFAULT)
+
+
+def _named_json(name: str) -> str:
+    """``nodes.dumps({"id": name, "name": name})``, without the encoder's dict walk."""
+    text = json.dumps(name, ensure_ascii=False)
+    return f'{{"id": {text}, "name": {text}}}'
 
 
 class HistoryImport:
@@ -50,8 +79,9 @@ class HistoryImport:
         if not tasks:
             return []
         rows = history_rows(tasks, records)
-        with self.db.write() as cur, _bulk(cur):
-            stored = set(nodes.nodes(cur, "Task", (t.id for t in tasks)))
+        with self.db.write() as cur, _bulk(cur) as counted:
+            ids = json.dumps(sorted({t.id for t in tasks}))
+            stored = {str(r[0]) for r in cur.execute(sql_imports.TASKS_STORED, (ids,))}
             written: list[bool] = []
             fresh: list[dict[str, Any]] = []
             for row in rows:
@@ -60,23 +90,10 @@ class HistoryImport:
                 if new:
                     stored.add(row["props"]["id"])
                     fresh.append(row)
-            if not fresh:
-                return written
-            nodes.put_nodes(cur, [("Task", row["props"]) for row in fresh])
-            nodes.named(cur, "Tag", {t for row in fresh for t in row["tags"]})
-            nodes.put_edges(cur, [(("Task", row["props"]["id"]), "TAGGED", ("Tag", t), {})
-                                  for row in fresh for t in row["tags"]])
-            nodes.named(cur, "Term", {t for row in fresh for t in row["props"].get("terms", ())})
-            nodes.put_edges(cur, [(("Task", row["props"]["id"]), "MENTIONS", ("Term", t), {})
-                                  for row in fresh for t in row["props"].get("terms", ())])
-            nodes.put_nodes(cur, [("Handoff", row["handoff"]) for row in fresh])
-            nodes.put_edges(cur, [(("Task", row["props"]["id"]), "HANDED_OFF", ("Handoff", row["handoff"]["id"]), {})
-                                  for row in fresh])
-            ids = {row["props"]["id"] for row in fresh}
-            batch = plan_handoffs([r for r in records if r.task_id in ids], {})
-            _fill_files(cur, batch.files)
-            nodes.put_edges(cur, [(("Handoff", h), link.rel, ("File", link.path), link_props(link))
-                                  for h, link in batch.links()])
+            if fresh:
+                _write_tasks(cur, fresh, counted)
+                made = {row["props"]["id"] for row in fresh}
+                _write_handoffs(cur, plan_handoffs([r for r in records if r.task_id in made], {}), counted)
         return written
 
     def set_statuses(self, task_ids: Sequence[str], status: TaskStatus, at: str) -> None:
@@ -114,3 +131,74 @@ class HistoryImport:
     def write_history_source(self, props: dict[str, Any]) -> None:
         with self.db.write() as cur:
             cur.execute(sql_imports.HISTORY_SOURCE_PUT, (_SOURCE_KEY + str(props["id"]), nodes.dumps(props)))
+
+
+def _rows(items: Any) -> str:
+    """A bulk statement's JSON array parameter."""
+    return json.dumps(items, ensure_ascii=False)
+
+
+def _write_tasks(cur: sqlite3.Cursor, fresh: Sequence[dict[str, Any]], counted: _Counted) -> None:
+    """The new tasks (``history_rows``' rows), their tags, terms and handoffs,
+    as ``upsert_tasks`` then ``apply_handoffs`` write them."""
+    cur.execute(sql_imports.BULK_NEW_NODES, ("Task", _rows([[row["props"]["id"], nodes.dumps(row["props"])]
+                                                            for row in fresh])))
+    tags = {t for row in fresh for t in row["tags"]}
+    terms = {t for row in fresh for t in row["props"].get("terms", ())}
+    counted.add("Task", len(fresh))
+    _named(cur, "Tag", tags, counted)
+    _named(cur, "Term", terms, counted)
+    if tags:
+        cur.execute(sql_imports.BULK_LINKS, ("Task", "TAGGED", "Tag", _EMPTY,
+                                             _rows([[row["props"]["id"], row["tags"]] for row in fresh])))
+    cur.execute(sql_imports.BULK_LINKS, ("Task", "MENTIONS", "Term", _EMPTY,
+                                         _rows([[row["props"]["id"], row["props"].get("terms", [])] for row in fresh])))
+    cur.execute(sql_imports.BULK_LINKS, ("Task", "HANDED_OFF", "Handoff", _EMPTY,
+                                         _rows([[row["props"]["id"], [row["handoff"]["id"]]] for row in fresh])))
+    handoffs = _rows([[row["handoff"]["id"], nodes.dumps(row["handoff"])] for row in fresh])
+    ids = _rows(sorted({row["handoff"]["id"] for row in fresh}))
+    stored = int(cur.execute(sql_imports.NODES_STORED, ("Handoff", ids)).fetchone()[0])
+    cur.execute(sql_imports.BULK_PUT_NODES, ("Handoff", handoffs))
+    counted.add("Handoff", len({row["handoff"]["id"] for row in fresh}) - stored)
+    counted.tags.update(tags)
+
+
+def _named(cur: sqlite3.Cursor, label: str, names: set[str], counted: _Counted) -> None:
+    """The ``label`` nodes (Tag, Term) among ``names`` made when missing."""
+    if names:
+        cur.execute(sql_imports.BULK_NAMED, (label, _rows([[t, _named_json(t)] for t in sorted(names)])))
+        counted.add(label, cur.rowcount)
+
+
+def _write_handoffs(cur: sqlite3.Cursor, batch: HandoffBatch, counted: _Counted) -> None:
+    """The files the new handoffs name (created, or their notes merged) and
+    their links to them."""
+    _fill_files(cur, batch.files, counted)
+    cur.execute(sql_imports.BULK_FILE_LINKS, (_rows([[h, link.rel, link.path, _link_json(link)]
+                                                     for h, link in batch.links()]),))
+
+
+def _link_json(link: Any) -> str:
+    props = link_props(link)
+    return _PURPOSE if props == _NO_PURPOSE else nodes.dumps(props)
+
+
+_NO_PURPOSE = {"purpose": ""}
+_PURPOSE = nodes.dumps(_NO_PURPOSE)
+
+
+def _fill_files(cur: sqlite3.Cursor, fills: Sequence[FileFill], counted: _Counted) -> None:
+    """``writes._fill_files`` in one statement per row kind: the missing files
+    created and the others' notes merged (``handoff_batch.merge_file``), a file
+    whose terms changed linked to its new ones instead of its old ones."""
+    existing = nodes.nodes(cur, "File", (f.entry.path for f in fills))
+    changed = HandoffBatch.merged_files_of(fills, existing)
+    if not changed:
+        return
+    cur.execute(sql_imports.BULK_PUT_NODES, ("File", _rows([[p["id"], nodes.dumps(p)] for p in changed])))
+    relinked = [p for p in changed if p["path"] not in existing or existing[p["path"]].get("terms") != p["terms"]]
+    cur.execute(sql_imports.BULK_FILE_TERMS_DROP, (_rows([p["path"] for p in relinked if p["path"] in existing]),))
+    _named(cur, "Term", {t for p in relinked for t in p["terms"]}, counted)
+    cur.execute(sql_imports.BULK_LINKS, ("File", "MENTIONS", "Term", _EMPTY,
+                                         _rows([[p["path"], p["terms"]] for p in relinked])))
+    counted.add("File", sum(1 for p in changed if p["path"] not in existing))

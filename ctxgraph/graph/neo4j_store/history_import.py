@@ -35,15 +35,14 @@ class HistoryImport(Schema):
         token = uuid.uuid4().hex
 
         def work(tx: ManagedTransaction) -> set[str]:
-            created = {r["id"] for r in self._rows(tx, "history_import", rows=rows, token=token)}
+            created = {r["id"] for r in self._rows(tx, "history_import", rows=_task_rows(rows), token=token)}
             fresh = [r for r in records if r.task_id in created]
             if fresh:
                 new = [row for row in rows if row["props"]["id"] in created]
                 tagged = [{"id": row["props"]["id"], "tags": row["tags"]} for row in new if row["tags"]]
                 if tagged:
                     tx.run(cypher.load("history_tags"), rows=tagged).consume()
-                tx.run(cypher.load("history_terms"), terms=_term_rows(new)).consume()
-                tx.run(cypher.load("history_docs"), **_doc_stats(new)).consume()
+                tx.run(cypher.load("history_terms"), **_term_params(new)).consume()
                 batch = plan_handoffs(fresh, {})
                 fill_files(tx, batch.files)
                 links = batch.links()
@@ -96,28 +95,41 @@ class HistoryImport(Schema):
         self._write(lambda tx: tx.run(cypher.load("history_source_put"), props=dict(props)).consume())
 
 
-def _term_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``history_terms``' rows: each term of the new tasks once, in name order,
-    with the ids of the tasks having it."""
-    tasks: dict[str, list[str]] = {}
+def _task_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``history_import``'s rows: per task its properties, its task_text
+    document (its terms when finished, as tasks_doc sets it; else null) and its
+    handoff's properties."""
+    out = []
     for row in rows:
-        for name in row["props"].get("terms", ()):
-            tasks.setdefault(name, []).append(row["props"]["id"])
-    return [{"name": name, "tasks": tasks[name]} for name in sorted(tasks)]
+        props = row["props"]
+        done = props.get("status") == TaskStatus.COMPLETED.value
+        out.append({"props": props, "doc": props.get("terms", []) if done else None, "completed": done,
+                    "handoff": row["handoff"]})
+    return out
 
 
-def _doc_stats(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """``history_docs``' parameters: the finished new tasks, and what their
-    documents add to the task_text statistics (as ``tasks_doc`` counts a task
-    without a document before: each distinct term once, the length in terms,
-    a document when it has one)."""
-    done = [row["props"] for row in rows if row["props"].get("status") == TaskStatus.COMPLETED.value]
+def _term_params(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """``history_terms``' parameters for the new tasks ``rows``: each term once,
+    in name order, with the number of finished tasks having it; per task the
+    positions of its terms in that list; what the finished tasks' documents add
+    to the corpus (as ``tasks_doc`` counts a task without a document before:
+    each distinct term once, the length in terms, a document when it has one)."""
     df: dict[str, int] = {}
-    for props in done:
-        for name in set(props.get("terms", ())):
-            df[name] = df.get(name, 0) + 1
-    return {"ids": sorted(p["id"] for p in done), "df": [[name, df[name]] for name in sorted(df)],
-            "docs": sum(1 for p in done if p.get("terms")), "length": sum(len(p.get("terms", ())) for p in done)}
+    docs = length = 0
+    for row in rows:
+        props = row["props"]
+        found = props.get("terms", ())
+        done = props.get("status") == TaskStatus.COMPLETED.value
+        for name in found:
+            df[name] = df.get(name, 0) + done
+        if done:
+            docs += bool(found)
+            length += len(found)
+    names = sorted(df)
+    position = {name: i for i, name in enumerate(names)}
+    return {"terms": [[name, df[name]] for name in names], "docs": docs, "length": length,
+            "rows": [{"id": row["props"]["id"], "terms": [position[n] for n in row["props"].get("terms", ())]}
+                     for row in rows]}
 
 
 def _link_rows(links: Sequence[tuple[str, Any]]) -> list[dict[str, Any]]:
