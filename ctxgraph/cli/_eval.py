@@ -51,7 +51,8 @@ def _service(neo4j_uri: str | None, neo4j_user: str | None, neo4j_database: str 
 
 def _eval(directory: Path, fmt: str, budget: int | None, complexity: str | None, neo4j_uri: str | None,
           neo4j_user: str | None, neo4j_database: str | None, limit_queries: int | None,
-          index_source: bool | None, embeddings: bool, tune: bool) -> None:
+          index_source: bool | None, embeddings: bool, tune: bool | None, repo: Path | None,
+          index_scope: str) -> None:
     """Measure ctxgraph's retrieval on an evaluation set against baselines.
 
     DIR holds history.jsonl (completed tasks with their handoffs),
@@ -80,6 +81,17 @@ def _eval(directory: Path, fmt: str, budget: int | None, complexity: str | None,
     The "ctxgraph+tuned" row ranks with the weights `ctxgraph tune` fits on
     the loaded history alone (never on the queries); its memory is off, as
     the "ctxgraph" row's. The JSON report's "tuning" says what the fit found.
+
+    --repo GIT_DIR measures the set the way a user gets ctxgraph: GIT_DIR (a
+    clone of the project meta.json names) is checked out at the set's
+    snapshot (cached beside the release sources), and the history, the ADRs
+    and the code notes are imported from it instead of read from
+    history.jsonl; the source indexed is the checkout's. Its report has the
+    "ctxgraph" row (everything, memory on), "ctxgraph-day-zero" (the context
+    map and the source alone, memory on, in a second fresh store), the
+    baselines, what the imports did ("imports") and how often a shown
+    imported item comes from a gold file, beside as many picked by BM25
+    ("knowledge").
     """
     if not directory.exists():
         raise CliError(f"{directory}: no such folder", 2)
@@ -87,11 +99,18 @@ def _eval(directory: Path, fmt: str, budget: int | None, complexity: str | None,
         raise CliError(f"{directory}: not a folder; expected an evaluation set folder", 2)
 
     from ctxgraph.evaluation.dataset import load_set, missing_files
-    from ctxgraph.evaluation.runner import format_table, run_eval
+    from ctxgraph.evaluation.runner import run_eval
 
     missing = missing_files(directory)
     if missing:
         raise CliError(f"{directory}: not an evaluation set: missing {', '.join(missing)}", 2)
+    if repo is not None:
+        if index_source is False:
+            raise CliError("--repo indexes the source from its checkout: --no-index-source does not apply", 2)
+        _eval_repo(directory, repo, fmt, budget, complexity, (neo4j_uri, neo4j_user, neo4j_database),
+                   limit_queries, embeddings, bool(tune), index_scope)
+        return
+    tune = True if tune is None else tune
     try:
         eval_set = load_set(directory, limit_queries=limit_queries)
         if index_source is None:  # the default: the source whenever the set names its release
@@ -117,12 +136,50 @@ def _eval(directory: Path, fmt: str, budget: int | None, complexity: str | None,
                     embedder.save()
     except CtxgraphError as exc:
         raise CliError(str(exc), exc.exit_code) from None
+    _print(report, fmt)
+
+
+def _print(report: Any, fmt: str) -> None:
+    from ctxgraph.evaluation.runner import format_table
+
     if fmt == "json":
         import json
 
         click.echo(json.dumps(report.as_dict(), indent=2, ensure_ascii=False))
     else:
         click.echo(format_table(report), nl=False)
+
+
+def _eval_repo(directory: Path, repo: Path, fmt: str, budget: int | None, complexity: str | None,
+               neo4j: tuple[str | None, str | None, str | None], limit_queries: int | None, embeddings: bool,
+               tune: bool, scope: str) -> None:
+    """``--repo``: the run of :mod:`ctxgraph.evaluation.repo`."""
+    from ctxgraph.evaluation.dataset import load_set
+    from ctxgraph.evaluation.repo import prepare, run_repo_eval
+    from ctxgraph.evaluation.source import cache_dir
+
+    if not repo.exists():
+        raise CliError(f"{repo}: no such folder", 2)
+    embedder = None
+    try:
+        eval_set = load_set(directory, limit_queries=limit_queries)
+        with _progress("Checking out the snapshot", 1) as tick:
+            source = prepare(repo, eval_set, scope=scope)
+            tick(1)
+        if embeddings:
+            from ctxgraph.memory.embed import CachedEmbedder
+
+            embedder = CachedEmbedder(cache_dir() / "embeddings" / "all-MiniLM-L6-v2.npz")
+        try:
+            report = run_repo_eval(lambda: _service(*neo4j), eval_set, source, budget=budget,
+                                   complexity=complexity, stage=_progress, embeddings=embeddings,
+                                   embedder=embedder, warn=warn, tune=tune)
+        finally:
+            if embedder is not None:
+                embedder.save()
+    except CtxgraphError as exc:
+        raise CliError(str(exc), exc.exit_code) from None
+    _print(report, fmt)
 
 
 _options = [
@@ -148,12 +205,19 @@ _options = [
                       "with pip): ctxgraph's row then has its associative memory on, as a user's indexed "
                       "project does, and a ctxgraph-no-memory row is added [default: when meta.json names "
                       "the release]."),
-    click.option("--tune/--no-tune", default=True, show_default=True,
+    click.option("--tune/--no-tune", default=None,
                  help="Fit the ranking's weights on the history (as `ctxgraph tune`) and add the "
-                      "ctxgraph+tuned row."),
+                      "ctxgraph+tuned row [default: --tune, with --repo --no-tune]."),
     click.option("--embeddings/--no-embeddings", default=True, show_default=True,
                  help="The source's index: with embeddings, or the lightweight one (file names and first "
                       "lines, no ML)."),
+    click.option("--repo", type=click.Path(path_type=Path), metavar="GIT_DIR",
+                 help="Import the history, ADRs and code notes from this clone of the project (meta.json's "
+                      "\"project\"), checked out at the set's snapshot, instead of reading history.jsonl; "
+                      "index the source from the same checkout; add the ctxgraph-day-zero row."),
+    click.option("--index-scope", type=click.Choice(["tree", "package"]), default="tree", show_default=True,
+                 help="With --repo: index the checkout's whole tree (as `ctxgraph init` does) or only the "
+                      "package folder (meta.json's src_prefix)."),
 ]
 for _option in reversed(_options):
     _eval = _option(_eval)

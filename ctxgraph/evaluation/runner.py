@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +32,7 @@ from ctxgraph.compute.tune import WeightFit
 from ctxgraph.core.models import Complexity, Task
 from ctxgraph.core.tokens import estimate_tokens
 from ctxgraph.evaluation.baselines import Bm25Files, map_score_paths, render_all, render_paths
-from ctxgraph.evaluation.dataset import HISTORY, EvalSet
+from ctxgraph.evaluation.dataset import HISTORY, EvalSet, QueryLine
 from ctxgraph.evaluation.protocol import (
     QueryOutcome,
     SystemMetrics,
@@ -43,6 +44,7 @@ from ctxgraph.evaluation.protocol import (
 from ctxgraph.service import ContextService
 
 if TYPE_CHECKING:
+    from ctxgraph.compute.output import ComputedContext
     from ctxgraph.memory.index import IndexReport
 
 log = logging.getLogger(__name__)
@@ -84,6 +86,10 @@ class EvalReport:
     index: dict[str, Any] | None = None
     #: What tuning on the history found (one fit per weight set).
     tuning: tuple[WeightFit, ...] = ()
+    #: A run from the repository (``--repo``, :mod:`ctxgraph.evaluation.repo`):
+    #: what its imports did, and the imported knowledge's precision.
+    imports: dict[str, Any] | None = None
+    knowledge: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -91,6 +97,8 @@ class EvalReport:
             "queries": self.queries,
             "skipped": self.skipped,
             "systems": {name: metrics.as_dict() for name, metrics in self.systems.items()},
+            **({"knowledge": self.knowledge} if self.knowledge is not None else {}),
+            **({"imports": self.imports} if self.imports is not None else {}),
             **({"index": {k: v for k, v in self.index.items() if k != "skipped"}} if self.index else {}),
             **({"tuning": [f.as_dict() for f in self.tuning]} if self.tuning else {}),
         }
@@ -118,21 +126,28 @@ def load_history(svc: ContextService, eval_set: EvalSet, *, stage: Stage = no_pr
             svc.ingest_handoffs(handoffs, progress=tick)
     if eval_set.files:
         svc.add_files(list(eval_set.files))
-    if svc.task_vectors and tasks:
-        # The finished tasks' vectors (neighbours by embedding), as an
-        # up-to-date `ctxgraph embed-tasks` leaves them.
-        from ctxgraph.memory.embed import EmbeddingUnavailableError
+    embed_history(svc, len(tasks), stage=stage, warn=warn)
 
-        try:
-            with stage("Embedding tasks", len(tasks)) as tick:
-                svc.embed_tasks(progress=tick)
-        except EmbeddingUnavailableError as exc:
-            message = (f"tasks not embedded: {exc}; the ctxgraph rows rank by full text alone "
-                       "(CTXGRAPH_TASK_VECTORS=0 does so on purpose, without this warning)")
-            if warn is None:
-                log.warning("%s", message)
-            else:
-                warn(message)
+
+def embed_history(svc: ContextService, count: int, *, stage: Stage = no_progress,
+                  warn: Callable[[str], None] | None = None) -> None:
+    """The finished tasks' vectors (neighbours by embedding), as an up-to-date
+    `ctxgraph embed-tasks` leaves them (``count``: how many tasks, for the
+    progress bar); a warning when the model is missing."""
+    if not (svc.task_vectors and count):
+        return
+    from ctxgraph.memory.embed import EmbeddingUnavailableError
+
+    try:
+        with stage("Embedding tasks", count) as tick:
+            svc.embed_tasks(progress=tick)
+    except EmbeddingUnavailableError as exc:
+        message = (f"tasks not embedded: {exc}; the ctxgraph rows rank by full text alone "
+                   "(CTXGRAPH_TASK_VECTORS=0 does so on purpose, without this warning)")
+        if warn is None:
+            log.warning("%s", message)
+        else:
+            warn(message)
 
 
 def _timed(fn: Callable[[], str]) -> tuple[str, float]:
@@ -151,16 +166,24 @@ def run_queries(
     keep_contexts: bool = False,
     memory: bool = False,
     tuned: RankingWeights | None = None,
+    systems: Sequence[str] | None = None,
+    known: Sequence[str] | None = None,
+    now: datetime | None = None,
+    on_context: Callable[[QueryLine, ComputedContext], None] | None = None,
 ) -> tuple[dict[str, list[QueryOutcome]], int, dict[str, str]]:
     """Every system's outcome on every scored query, the skipped count and
     (with ``keep_contexts``) ctxgraph's rendered contexts. ``memory`` (the
     source indexed): the ctxgraph row has its associative memory on, and the
     :data:`NO_MEMORY_SYSTEM` row has it off; ``tuned``: also the
-    :data:`TUNED_SYSTEM` row, ranked with these weights (memory off)."""
-    systems = systems_of(memory, tuned is not None)
+    :data:`TUNED_SYSTEM` row, ranked with these weights (memory off).
+    ``systems``: only these rows (default :func:`systems_of`); ``known``: the
+    paths a context can name (default the set's :attr:`~EvalSet.known_paths`);
+    ``now``: the queries' "now" (default the end of the set's history);
+    ``on_context``: called with each query and the ctxgraph row's context."""
+    systems = systems_of(memory, tuned is not None) if systems is None else tuple(systems)
     tuned_config = svc.config.model_copy(update={"ranking": tuned}) if tuned is not None else svc.config
-    known = eval_set.known_paths
-    now = eval_set.snapshot
+    known = eval_set.known_paths if known is None else known
+    now = eval_set.snapshot if now is None else now
     map_paths = eval_set.map_paths
     bm25 = Bm25Files(eval_set.files, eval_set.history)
     files = list(eval_set.files)
@@ -175,9 +198,12 @@ def run_queries(
                 continue
             task = query.task()
 
-            def ctxgraph_text(task: Task = task) -> str:
-                return svc.compute(task, complexity=complexity, budget=budget, now=now, memory=memory,
-                                   memory_project=eval_set.name if memory else None).markdown
+            def ctxgraph_text(task: Task = task, query: QueryLine = query) -> str:
+                ctx = svc.compute(task, complexity=complexity, budget=budget, now=now, memory=memory,
+                                  memory_project=eval_set.name if memory else None)
+                if on_context is not None:
+                    on_context(query, ctx)
+                return ctx.markdown
 
             def no_memory_text(task: Task = task) -> str:
                 return svc.compute(task, complexity=complexity, budget=budget, now=now, memory=False).markdown
@@ -316,6 +342,10 @@ def format_table(report: EvalReport) -> str:
     for row in rows:
         cells = [row[0].ljust(widths[0]), *(c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True))]
         lines.append("  ".join(cells).rstrip())
+    if report.imports is not None or report.knowledge is not None:
+        from ctxgraph.evaluation.repo import format_imports
+
+        lines += ["", *format_imports(report.imports or {}, report.knowledge)]
     return "\n".join(lines) + "\n"
 
 
