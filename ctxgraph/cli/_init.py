@@ -81,11 +81,14 @@ def init_command(reset: bool, root: Path | None, index: bool, embeddings: bool, 
 
 def _past(params: dict[str, Any], root: Path, history: bool, knowledge: bool, quiet: bool) -> None:
     """The root's history, ADRs and code notes into the store, a line each."""
-    from ctxgraph.cli._history import _progress
     from ctxgraph.service.past import history_line, knowledge_line
 
+    def progress(report: Any) -> None:  # as `ctxgraph history import` shows it, on a terminal
+        if not quiet and sys.stderr.isatty():
+            click.echo(f"\rhistory: {report.read:,} commits read, {report.imported:,} imported", err=True, nl=False)
+
     with open_service(params) as svc:
-        done = svc.import_past(root, history=history, knowledge=knowledge, progress=_progress(quiet))
+        done = svc.import_past(root, history=history, knowledge=knowledge, progress=progress)
     if done.history is not None and not quiet and sys.stderr.isatty():
         click.echo("", err=True)  # the end of the progress line
     for line in done.notes:

@@ -343,7 +343,7 @@ def format_table(report: EvalReport) -> str:
         cells = [row[0].ljust(widths[0]), *(c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True))]
         lines.append("  ".join(cells).rstrip())
     if report.imports is not None or report.knowledge is not None:
-        from ctxgraph.evaluation.repo import format_imports
+        from ctxgraph.evaluation.knowledge import format_imports
 
         lines += ["", *format_imports(report.imports or {}, report.knowledge)]
     return "\n".join(lines) + "\n"
