@@ -34,6 +34,7 @@ from typing import Any
 
 from ctxgraph.core.limits import MAX_ID_CHARS, MAX_NAME_CHARS, MAX_TEXT_CHARS
 from ctxgraph.core.models import Complexity, Task, TaskStatus, clean_path
+from ctxgraph.memory.secrets import DEFAULT
 from ctxgraph.sources.git_log import Change, Commit
 from ctxgraph.sources.history_rules import MASS_CHANGE, Verdict, judge
 
@@ -158,6 +159,17 @@ class HistoryEntry:
         return task_id(self.commit.id)
 
 
+#: The name a commit message is redacted as (a text file: the keyword detector's rules for prose).
+MESSAGE_NAME = "COMMIT_EDITMSG.txt"
+
+
+def redact_message(message: str) -> str:
+    """``message`` with the values that look like credentials replaced, as the
+    memory's index replaces them in files (:mod:`ctxgraph.memory.secrets`, its
+    default rules): a commit's text goes into contexts, hence into prompts."""
+    return DEFAULT.redact(MESSAGE_NAME, message)[0]
+
+
 def commit_task(commit: Commit, message: str) -> Task:
     """The finished task a kept commit becomes (no signals yet); ``message`` is
     its message as kept (:func:`clean_message`). Built without validation:
@@ -226,7 +238,7 @@ def entries(commits: Iterable[Commit], renames: Renames | None = None, *,
         if verdict.skipped:
             yield HistoryEntry(commit=commit, verdict=verdict, files=files)
             continue
-        message = clean_message(commit.message)
+        message = redact_message(clean_message(commit.message))
         task = commit_task(commit, message)
         yield HistoryEntry(commit=commit, verdict=verdict, files=files, task=task,
                            handoff=commit_handoff(commit, task.name, files, task.id),
