@@ -6,6 +6,9 @@ is measured on the five development repositories (docs/history.md,
 
 File rules drop a file from a commit (the commit stays when files remain):
 
+- ``secret``: a file the memory's index never opens for its name (a dotenv
+  file, a key, a credential store: :mod:`ctxgraph.memory.secrets`), so that
+  not even its name reaches a context;
 - ``lock``: a dependency lock file (``poetry.lock``, ``uv.lock``,
   ``package-lock.json``, ``requirements/*.txt`` compiled by pip-tools, ...);
 - ``vendored``: a file under a folder of copied third-party code
@@ -39,6 +42,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ctxgraph.memory.secrets import DEFAULT
 from ctxgraph.sources.git_log import Change, Commit, body_of
 
 #: A commit with more files than this (after the file rules) is a mass change.
@@ -49,6 +53,7 @@ MASS_CHANGE = 40
 
 #: Every rule, in the order they are tried, with what it says in a summary.
 RULES: dict[str, str] = {
+    "secret": "a secret file (by its name)",
     "lock": "a dependency lock file",
     "vendored": "a file under a folder of copied third-party code",
     "generated": "a build output or a generated file",
@@ -59,7 +64,7 @@ RULES: dict[str, str] = {
     "mass-change": f"more than {MASS_CHANGE} files",
     "no-files": "no file left",
 }
-FILE_RULES = ("lock", "vendored", "generated")
+FILE_RULES = ("secret", "lock", "vendored", "generated")
 
 _LOCK_NAMES = frozenset({
     "poetry.lock", "uv.lock", "pdm.lock", "pipfile.lock", "package-lock.json", "npm-shrinkwrap.json",
@@ -121,6 +126,8 @@ class Verdict:
 def file_rule(path: str) -> str | None:
     """The file rule that drops ``path`` (None: kept). (Cached: a history names
     the same paths again and again.)"""
+    if DEFAULT.secret_file(path) is not None:
+        return "secret"
     parts = path.lower().split("/")
     name = parts[-1]
     if name in _LOCK_NAMES or (len(parts) > 1 and parts[-2] == "requirements" and name.endswith(".txt")):
