@@ -114,6 +114,10 @@ def test_rows_and_recall(report: dict[str, Any]) -> None:
     # only the imported history ties "frobnicate" to zap.py
     assert report["systems"]["ctxgraph"]["recall_at_5"] == 1.0
     assert report["systems"]["ctxgraph-day-zero"]["recall_at_5"] < 1.0
+    # with every file named counted (the ADR, a test), a set's file can only lose its place
+    assert list(report["every_file"]) == list(report["systems"])
+    for name, figures in report["every_file"].items():
+        assert figures["recall_at_5"] <= report["systems"][name]["recall_at_5"], name
 
 
 def test_imports_read_the_snapshot_alone(report: dict[str, Any]) -> None:
