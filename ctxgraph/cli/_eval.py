@@ -86,7 +86,8 @@ def _eval(directory: Path, fmt: str, budget: int | None, complexity: str | None,
     clone of the project meta.json names) is checked out at the set's
     snapshot (cached beside the release sources), and the history, the ADRs
     and the code notes are imported from it instead of read from
-    history.jsonl; the source indexed is the checkout's. Its report has the
+    history.jsonl; the source indexed is the checkout's (its package folder,
+    or with --index-scope tree all of it). Its report has the
     "ctxgraph" row (everything, memory on), "ctxgraph-day-zero" (the context
     map and the source alone, memory on, in a second fresh store), the
     baselines, what the imports did ("imports") and how often a shown
@@ -215,9 +216,11 @@ _options = [
                  help="Import the history, ADRs and code notes from this clone of the project (meta.json's "
                       "\"project\"), checked out at the set's snapshot, instead of reading history.jsonl; "
                       "index the source from the same checkout; add the ctxgraph-day-zero row."),
-    click.option("--index-scope", type=click.Choice(["tree", "package"]), default="tree", show_default=True,
-                 help="With --repo: index the checkout's whole tree (as `ctxgraph init` does) or only the "
-                      "package folder (meta.json's src_prefix)."),
+    click.option("--index-scope", type=click.Choice(["package", "tree"]), default="package", show_default=True,
+                 help="With --repo: index only the package folder of the checkout (meta.json's src_prefix, "
+                      "the files the gold answers are among, as the release a plain run indexes) or its whole "
+                      "tree, as `ctxgraph init` indexes a project (tests and docs then take places among the "
+                      "files a context names: docs/evaluation.md)."),
 ]
 for _option in reversed(_options):
     _eval = _option(_eval)

@@ -13,9 +13,9 @@ stores are then loaded and asked, one after the other:
    and any found is retired: never shown), the ADRs and code notes imported by
    :meth:`~ctxgraph.service.ContextService.import_project_knowledge`, the
    set's context map, the tasks' vectors, and the source indexed for the
-   associative memory from the checkout (the whole tree, as ``ctxgraph init``
-   indexes a project, or with ``scope="package"`` the ``src_prefix`` folder
-   alone); the memory on.
+   associative memory from the checkout (the ``src_prefix`` folder alone, the
+   package a plain run indexes from its release; with ``scope="tree"`` the
+   whole tree, as ``ctxgraph init`` indexes a project); the memory on.
 2. ``ctxgraph-day-zero``: the context map and the same source index alone —
    no history, no imported knowledge; the memory on.
 
@@ -70,8 +70,8 @@ from ctxgraph.sources.history import ID_PREFIX, is_commit_task
 
 #: The row of ctxgraph on a store holding the context map and the source alone.
 DAY_ZERO_SYSTEM = "ctxgraph-day-zero"
-#: What the memory indexes: the checkout's whole tree, or ``src_prefix`` alone.
-SCOPES = ("tree", "package")
+#: What the memory indexes: ``src_prefix`` alone, or the checkout's whole tree.
+SCOPES = ("package", "tree")
 #: The prefix of a query's id: ``q-`` and the first 10 hex digits of its commit.
 QUERY_PREFIX = "q-"
 
@@ -92,7 +92,7 @@ class RepoSource:
     files: tuple[str, ...]
 
 
-def prepare(repo: Path, eval_set: EvalSet, *, scope: str = "tree", cache: Path | None = None) -> RepoSource:
+def prepare(repo: Path, eval_set: EvalSet, *, scope: str = "package", cache: Path | None = None) -> RepoSource:
     """Check ``repo`` out at the set's snapshot (cached) and pick the folder to index."""
     if scope not in SCOPES:
         raise ValueError(f"scope: {scope!r} is not one of {', '.join(SCOPES)}")
