@@ -345,10 +345,6 @@ def format_table(report: EvalReport) -> str:
     for row in rows:
         cells = [row[0].ljust(widths[0]), *(c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True))]
         lines.append("  ".join(cells).rstrip())
-    if report.imports is not None or report.knowledge is not None:
-        from ctxgraph.evaluation.repo import format_imports
-
-        lines += ["", *format_imports(report)]
     return "\n".join(lines) + "\n"
 
 

@@ -206,6 +206,12 @@ def test_repo_with_no_index_source_is_refused(project: tuple[Path, Path, str, li
     assert "--no-index-source does not apply" in line
 
 
+def test_index_scope_without_repo_is_refused(project: tuple[Path, Path, str, list[str]], tmp_path: Path) -> None:
+    _, folder, _, _ = project
+    line = one_line_error(invoke(tmp_path, str(folder), "--index-scope", "tree"), 2)
+    assert "--index-scope applies to a --repo run only" in line
+
+
 def test_a_set_without_a_snapshot_is_refused(project: tuple[Path, Path, str, list[str]], tmp_path: Path) -> None:
     repo, _, _, _ = project
     data = Path(__file__).parents[1] / "data" / "eval_tiny"
