@@ -52,7 +52,7 @@ def _service(neo4j_uri: str | None, neo4j_user: str | None, neo4j_database: str 
 def _eval(directory: Path, fmt: str, budget: int | None, complexity: str | None, neo4j_uri: str | None,
           neo4j_user: str | None, neo4j_database: str | None, limit_queries: int | None,
           index_source: bool | None, embeddings: bool, tune: bool | None, repo: Path | None,
-          index_scope: str) -> None:
+          index_scope: str | None) -> None:
     """Measure ctxgraph's retrieval on an evaluation set against baselines.
 
     DIR holds history.jsonl (completed tasks with their handoffs),
@@ -86,7 +86,8 @@ def _eval(directory: Path, fmt: str, budget: int | None, complexity: str | None,
     clone of the project meta.json names) is checked out at the set's
     snapshot (cached beside the release sources), and the history, the ADRs
     and the code notes are imported from it instead of read from
-    history.jsonl; the source indexed is the checkout's. Its report has the
+    history.jsonl; the source indexed is the checkout's (its package folder,
+    or with --index-scope tree all of it). Its report has the
     "ctxgraph" row (everything, memory on), "ctxgraph-day-zero" (the context
     map and the source alone, memory on, in a second fresh store), the
     baselines, what the imports did ("imports") and how often a shown
@@ -108,8 +109,10 @@ def _eval(directory: Path, fmt: str, budget: int | None, complexity: str | None,
         if index_source is False:
             raise CliError("--repo indexes the source from its checkout: --no-index-source does not apply", 2)
         _eval_repo(directory, repo, fmt, budget, complexity, (neo4j_uri, neo4j_user, neo4j_database),
-                   limit_queries, embeddings, bool(tune), index_scope)
+                   limit_queries, embeddings, bool(tune), index_scope or "package")
         return
+    if index_scope is not None:
+        raise CliError("--index-scope applies to a --repo run only", 2)
     tune = True if tune is None else tune
     try:
         eval_set = load_set(directory, limit_queries=limit_queries)
@@ -146,8 +149,12 @@ def _print(report: Any, fmt: str) -> None:
         import json
 
         click.echo(json.dumps(report.as_dict(), indent=2, ensure_ascii=False))
-    else:
-        click.echo(format_table(report), nl=False)
+        return
+    click.echo(format_table(report), nl=False)
+    if report.imports is not None:  # a --repo run
+        from ctxgraph.evaluation.repo import format_imports
+
+        click.echo("\n" + "\n".join(format_imports(report)))
 
 
 def _eval_repo(directory: Path, repo: Path, fmt: str, budget: int | None, complexity: str | None,
@@ -215,9 +222,11 @@ _options = [
                  help="Import the history, ADRs and code notes from this clone of the project (meta.json's "
                       "\"project\"), checked out at the set's snapshot, instead of reading history.jsonl; "
                       "index the source from the same checkout; add the ctxgraph-day-zero row."),
-    click.option("--index-scope", type=click.Choice(["tree", "package"]), default="tree", show_default=True,
-                 help="With --repo: index the checkout's whole tree (as `ctxgraph init` does) or only the "
-                      "package folder (meta.json's src_prefix)."),
+    click.option("--index-scope", type=click.Choice(["package", "tree"]), default=None,
+                 help="With --repo: index only the package folder of the checkout (meta.json's src_prefix, "
+                      "the files the gold answers are among, as the release a plain run indexes) or its whole "
+                      "tree, as `ctxgraph init` indexes a project (tests and docs then take places among the "
+                      "files a context names: docs/evaluation.md) [default: package]."),
 ]
 for _option in reversed(_options):
     _eval = _option(_eval)

@@ -1,7 +1,9 @@
 """Retrieval evaluation on real project histories (``ctxgraph eval DIR``).
 
 ``protocol`` holds the arithmetic (pure), ``dataset`` reads a set,
-``baselines`` the systems ctxgraph is measured against, ``runner`` one run.
+``baselines`` the systems ctxgraph is measured against, ``runner`` one run;
+``checkout`` and ``repo`` a run from the project's repository (``--repo``),
+``knowledge`` the imported knowledge's precision, ``source`` the release's source.
 """
 
 from __future__ import annotations

@@ -76,29 +76,4 @@ class KnowledgeScore:
                 "ctxgraph": precision(self.ours, self.gold), "bm25": precision(self.theirs, self.gold)}
 
 
-def format_imports(imports: dict[str, Any], knowledge: dict[str, Any] | None) -> list[str]:
-    """The text report's lines on the imports and the knowledge's precision."""
-    lines = []
-    history = imports.get("history")
-    if history:
-        skipped = ", ".join(f"{rule} {n:,}" for rule, n in history["skipped"].items()) or "none"
-        lines.append(f"history: {history['read']:,} commits read, {history['imported']:,} imported "
-                     f"(skipped: {skipped}) in {history['seconds']:.1f}s; query commits among them: "
-                     f"{imports.get('query_commits', 0)}")
-    found = imports.get("knowledge")
-    if found:
-        lines.append(f"knowledge: {found['decisions']:,} decisions from ADRs, {found['gotchas']:,} gotchas from "
-                     f"code notes ({found['files']:,} files looked at) in {found['seconds']:.1f}s")
-    if knowledge is not None:
-        ours, theirs = knowledge["ctxgraph"], knowledge["bm25"]
-        lines.append(f"knowledge shown: {ours['shown']:,} imported items for {knowledge['queries_shown']} queries; "
-                     f"in a gold file: ctxgraph {_figure(ours['precision'])} (hit {_figure(ours['hit'])}), "
-                     f"bm25 {_figure(theirs['precision'])} (hit {_figure(theirs['hit'])})")
-    return lines
-
-
-def _figure(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
-
-
-__all__ = ["KnowledgeScore", "format_imports", "precision"]
+__all__ = ["KnowledgeScore", "precision"]

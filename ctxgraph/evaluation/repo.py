@@ -13,18 +13,23 @@ stores are then loaded and asked, one after the other:
    and any found is retired: never shown), the ADRs and code notes imported by
    :meth:`~ctxgraph.service.ContextService.import_project_knowledge`, the
    set's context map, the tasks' vectors, and the source indexed for the
-   associative memory from the checkout (the whole tree, as ``ctxgraph init``
-   indexes a project, or with ``scope="package"`` the ``src_prefix`` folder
-   alone); the memory on.
+   associative memory from the checkout (the ``src_prefix`` folder alone, the
+   package a plain run indexes from its release; with ``scope="tree"`` the
+   whole tree, as ``ctxgraph init`` indexes a project); the memory on.
 2. ``ctxgraph-day-zero``: the context map and the same source index alone —
    no history, no imported knowledge; the memory on.
 
 The baselines (``bm25``, ``seed``, ``all``) are a plain run's, from the
-set's files. The queries' "now" is the snapshot's commit time. A context can
-name any file the set knows, any file tracked at the snapshot and any file an
-imported commit touched: all of them count among the first five files named
-(a test file the memory shows takes a place as a source file does), and
-``stale@5`` is the share of those not tracked at the snapshot.
+set's files. The queries' "now" is the snapshot's commit time.
+
+Scoring is a plain run's: the files a context names are the set's known
+paths (its context map's and those ``history.jsonl`` touched — the project's
+source files, which the gold files are) in order of first appearance, so
+the rows compare with a plain run's. A context may also name other files (a
+test or a docs page the memory shows, the file an imported note was read
+from): ``every_file`` gives recall at 5 and 10 with every file tracked at
+the snapshot or touched by an imported commit counted among the files named,
+so that such a file takes a place as a source file does.
 
 ``knowledge``: for each scored query, the imported items (decisions from
 ADRs, gotchas from code notes) the ``ctxgraph`` row's context shows, each by
@@ -37,7 +42,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -46,7 +51,7 @@ from ctxgraph.core.models import Complexity, TaskStatus, utcnow
 from ctxgraph.evaluation.checkout import checkout, commit_time, package_tree, src_prefix_of, tracked_files
 from ctxgraph.evaluation.dataset import EvalSet, QueryLine
 from ctxgraph.evaluation.knowledge import KnowledgeScore
-from ctxgraph.evaluation.protocol import distinct, is_skipped, summarize
+from ctxgraph.evaluation.protocol import QueryOutcome, distinct, is_skipped, summarize
 from ctxgraph.evaluation.runner import (
     SYSTEMS,
     TUNED_SYSTEM,
@@ -65,8 +70,8 @@ from ctxgraph.sources.history import ID_PREFIX, is_commit_task
 
 #: The row of ctxgraph on a store holding the context map and the source alone.
 DAY_ZERO_SYSTEM = "ctxgraph-day-zero"
-#: What the memory indexes: the checkout's whole tree, or ``src_prefix`` alone.
-SCOPES = ("tree", "package")
+#: What the memory indexes: ``src_prefix`` alone, or the checkout's whole tree.
+SCOPES = ("package", "tree")
 #: The prefix of a query's id: ``q-`` and the first 10 hex digits of its commit.
 QUERY_PREFIX = "q-"
 
@@ -87,7 +92,7 @@ class RepoSource:
     files: tuple[str, ...]
 
 
-def prepare(repo: Path, eval_set: EvalSet, *, scope: str = "tree", cache: Path | None = None) -> RepoSource:
+def prepare(repo: Path, eval_set: EvalSet, *, scope: str = "package", cache: Path | None = None) -> RepoSource:
     """Check ``repo`` out at the set's snapshot (cached) and pick the folder to index."""
     if scope not in SCOPES:
         raise ValueError(f"scope: {scope!r} is not one of {', '.join(SCOPES)}")
@@ -159,7 +164,7 @@ def imported_items(svc: ContextService) -> tuple[dict[str, str], dict[str, str]]
     return files, texts
 
 
-def known_paths(svc: ContextService, eval_set: EvalSet, source: RepoSource) -> list[str]:
+def every_path(svc: ContextService, eval_set: EvalSet, source: RepoSource) -> list[str]:
     """Every path a context can name: the set's, the files tracked at the
     snapshot, the files the imported commits touched."""
     touched = svc.store.handoff_files(sorted(svc.store.history_tasks(ID_PREFIX)))
@@ -198,7 +203,7 @@ def run_repo_eval(
         indexed = index_source(svc, eval_set, source.index_root, embeddings=embeddings, embedder=embedder,
                                stage=stage)
         svc.use_root(source.tree)
-        known = known_paths(svc, eval_set, source)
+        known = every_path(svc, eval_set, source)
         files, texts = imported_items(svc)
         systems = ("ctxgraph", *((TUNED_SYSTEM,) if tuning is not None else ()), *SYSTEMS[1:])
         mark = time.perf_counter()
@@ -219,16 +224,25 @@ def run_repo_eval(
         queried += time.perf_counter() - mark
     outcomes[DAY_ZERO_SYSTEM] = zero["ctxgraph"]
     order = (systems[0], DAY_ZERO_SYSTEM, *systems[1:])
-    snapshot = frozenset(source.files)
+    in_set = frozenset(eval_set.known_paths)
+    scored_outcomes = {name: [replace(o, named=tuple(p for p in o.named if p in in_set)) for o in outcomes[name]]
+                       for name in order}
+    snapshot = frozenset(eval_set.map_paths)
     return EvalReport(
         set=eval_set.name, queries=len(eval_set.queries), skipped=skipped,
-        systems={name: summarize(outcomes[name], skipped, snapshot) for name in order},
-        outcomes={name: tuple(outcomes[name]) for name in order},
+        systems={name: summarize(scored_outcomes[name], skipped, snapshot) for name in order},
+        outcomes={name: tuple(scored_outcomes[name]) for name in order},
+        every_file={name: _every_file(outcomes[name], skipped) for name in order},
         tuning=tuning.fits if tuning is not None else (),
         index={**indexed.as_dict(), "scope": source.scope},
         imports={"snapshot": source.now.isoformat(), **imports},
         knowledge=knowledge_score(eval_set, files, texts, shown),
         load_seconds=time.perf_counter() - started - queried, query_seconds=queried)
+
+
+def _every_file(outcomes: Sequence[QueryOutcome], skipped: int) -> dict[str, float]:
+    metrics = summarize(outcomes, skipped)
+    return {"recall_at_5": round(metrics.recall_at_5, 4), "recall_at_10": round(metrics.recall_at_10, 4)}
 
 
 def _quiet(svc: ContextService, embedder: Any) -> None:
@@ -252,5 +266,36 @@ def scored(eval_set: EvalSet) -> Sequence[QueryLine]:
     return [q for q in eval_set.queries if not is_skipped(q.gold_files, eval_set.map_paths)]
 
 
-__all__ = ["DAY_ZERO_SYSTEM", "SCOPES", "RepoSource", "ServiceFactory",
-           "known_paths", "load_repo", "prepare", "query_commits", "run_repo_eval", "shown_items"]
+def format_imports(report: EvalReport) -> list[str]:
+    """The text report's lines on a ``--repo`` run: recall at 5 with every
+    file counted, the imports, the knowledge's precision."""
+    lines = []
+    if report.every_file:
+        rows = ", ".join(f"{name} {figures['recall_at_5']:.3f}" for name, figures in report.every_file.items())
+        lines.append(f"recall@5 with every file named counted (tests, docs, ...): {rows}")
+    imports = report.imports or {}
+    history = imports.get("history")
+    if history:
+        skipped = ", ".join(f"{rule} {n:,}" for rule, n in history["skipped"].items()) or "none"
+        lines.append(f"history: {history['read']:,} commits read, {history['imported']:,} imported "
+                     f"(skipped: {skipped}) in {history['seconds']:.1f}s; query commits among them: "
+                     f"{imports.get('query_commits', 0)}")
+    found = imports.get("knowledge")
+    if found:
+        lines.append(f"knowledge: decisions from ADRs {found['decisions']:,}, gotchas from code notes "
+                     f"{found['gotchas']:,} ({found['files']:,} files looked at) in {found['seconds']:.1f}s")
+    knowledge = report.knowledge
+    if knowledge is not None:
+        ours, theirs = knowledge["ctxgraph"], knowledge["bm25"]
+        lines.append(f"knowledge shown: {ours['shown']:,} imported items for {knowledge['queries_shown']} queries; "
+                     f"in a gold file: ctxgraph {_figure(ours['precision'])} (hit {_figure(ours['hit'])}), "
+                     f"bm25 {_figure(theirs['precision'])} (hit {_figure(theirs['hit'])})")
+    return lines
+
+
+def _figure(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+__all__ = ["DAY_ZERO_SYSTEM", "SCOPES", "RepoSource", "ServiceFactory", "every_path", "format_imports",
+           "load_repo", "prepare", "query_commits", "run_repo_eval", "shown_items"]

@@ -90,6 +90,8 @@ class EvalReport:
     #: what its imports did, and the imported knowledge's precision.
     imports: dict[str, Any] | None = None
     knowledge: dict[str, Any] | None = None
+    #: Per system, recall at 5 and 10 with every file a context names counted (``--repo``).
+    every_file: dict[str, dict[str, float]] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -97,6 +99,7 @@ class EvalReport:
             "queries": self.queries,
             "skipped": self.skipped,
             "systems": {name: metrics.as_dict() for name, metrics in self.systems.items()},
+            **({"every_file": self.every_file} if self.every_file is not None else {}),
             **({"knowledge": self.knowledge} if self.knowledge is not None else {}),
             **({"imports": self.imports} if self.imports is not None else {}),
             **({"index": {k: v for k, v in self.index.items() if k != "skipped"}} if self.index else {}),
@@ -342,10 +345,6 @@ def format_table(report: EvalReport) -> str:
     for row in rows:
         cells = [row[0].ljust(widths[0]), *(c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True))]
         lines.append("  ".join(cells).rstrip())
-    if report.imports is not None or report.knowledge is not None:
-        from ctxgraph.evaluation.knowledge import format_imports
-
-        lines += ["", *format_imports(report.imports or {}, report.knowledge)]
     return "\n".join(lines) + "\n"
 
 

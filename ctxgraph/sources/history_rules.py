@@ -25,7 +25,10 @@ Commit rules skip the whole commit, the first that applies naming it
   kept aside with the commit it reverts, for the gotchas a later step makes
   of them;
 - ``release``: a release or a version bump (``Release 1.2.3``, ``Bump
-  version``, ``v1.2.3``, ``start version 2.0.1``, ...);
+  version``, ``v1.2.3``, ``start version 2.0.1``, ...) that changes no
+  version file (``__version__.py``, ``_version.py``, ``VERSION``, ...): one
+  that does is a task, the precedent of the next release, which changes the
+  same file (the rules below then apply to it, ``changelog-only`` aside);
 - ``dependency-bump``: a dependency update (``Bump pytest from 6.2.4 to
   6.2.5``, ``[pre-commit.ci] pre-commit autoupdate``, ...);
 - ``changelog-only``: every file left is a changelog or a version file;
@@ -145,18 +148,23 @@ def is_changelog_or_version(path: str) -> bool:
     return bool(_CHANGELOG.match(name) or _VERSION_FILE.match(name))
 
 
+def is_version_file(path: str) -> bool:
+    return bool(_VERSION_FILE.match(posixpath.basename(path)))
+
+
 def commit_rule(subject: str, message: str, kept: Sequence[Change], *, mass_change: int = MASS_CHANGE) -> str | None:
     """The commit rule that skips a commit with this ``subject``, ``message``
     and files ``kept`` after the file rules (None: a task)."""
     if _REVERT_SUBJECT.match(subject) or _REVERTS.match(body_of(message)):
         return "revert"
-    if _RELEASE.match(subject):
+    release = bool(_RELEASE.match(subject))
+    if release and not any(is_version_file(c.path) for c in kept):
         return "release"
-    if _DEPENDENCY.match(subject):
+    if not release and _DEPENDENCY.match(subject):
         return "dependency-bump"
     if not kept:
         return "no-files"
-    if all(is_changelog_or_version(c.path) for c in kept):
+    if not release and all(is_changelog_or_version(c.path) for c in kept):
         return "changelog-only"
     if len(kept) > mass_change:
         return "mass-change"
@@ -181,4 +189,4 @@ def judge(commit: Commit, *, mass_change: int = MASS_CHANGE) -> Verdict:
 
 
 __all__ = ["FILE_RULES", "MASS_CHANGE", "RULES", "Verdict", "commit_rule", "file_rule", "is_changelog_or_version",
-           "judge"]
+           "is_version_file", "judge"]

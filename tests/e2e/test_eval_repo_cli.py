@@ -114,6 +114,10 @@ def test_rows_and_recall(report: dict[str, Any]) -> None:
     # only the imported history ties "frobnicate" to zap.py
     assert report["systems"]["ctxgraph"]["recall_at_5"] == 1.0
     assert report["systems"]["ctxgraph-day-zero"]["recall_at_5"] < 1.0
+    # with every file named counted (the ADR, a test), a set's file can only lose its place
+    assert list(report["every_file"]) == list(report["systems"])
+    for name, figures in report["every_file"].items():
+        assert figures["recall_at_5"] <= report["systems"][name]["recall_at_5"], name
 
 
 def test_imports_read_the_snapshot_alone(report: dict[str, Any]) -> None:
@@ -123,9 +127,9 @@ def test_imports_read_the_snapshot_alone(report: dict[str, Any]) -> None:
     assert (history["read"], history["imported"], history["skipped"]) == (7, 6, {"release": 1})
     assert imports["query_commits"] == 0
     assert (imports["knowledge"]["decisions"], imports["knowledge"]["gotchas"]) == (1, 1)
-    assert report["index"]["scope"] == "tree"
-    assert "src/tiny/zap.py" in report["index"]["added"] and "docs/adr/0001-keep-the-printer-pure.md" in \
-        report["index"]["added"]
+    # the memory indexes the package (src_prefix) alone by default
+    assert report["index"]["scope"] == "package"
+    assert sorted(report["index"]["added"]) == [f"src/tiny/{n}.py" for n in ("__init__", "lexer", "printer", "zap")]
 
 
 def test_knowledge_precision(report: dict[str, Any]) -> None:
@@ -156,14 +160,14 @@ def test_checkout_is_cached_with_its_marker_in_git(project: tuple[Path, Path, st
     assert any(line.startswith("knowledge shown: ") for line in lines)
 
 
-def test_package_scope_indexes_src_prefix_alone(project: tuple[Path, Path, str, list[str]], cache: Path) -> None:
+def test_tree_scope_indexes_the_whole_checkout(project: tuple[Path, Path, str, list[str]], cache: Path) -> None:
     repo, folder, _, _ = project
-    result = invoke(cache, str(folder), "--repo", str(repo), "--no-embeddings", "--index-scope", "package",
+    result = invoke(cache, str(folder), "--repo", str(repo), "--no-embeddings", "--index-scope", "tree",
                     "--format", "json")
     assert result.exit_code == 0, result.stderr
     index = json.loads(result.stdout)["index"]
-    assert index["scope"] == "package"
-    assert sorted(index["added"]) == [f"src/tiny/{n}.py" for n in ("__init__", "lexer", "printer", "zap")]
+    assert index["scope"] == "tree"
+    assert "docs/adr/0001-keep-the-printer-pure.md" in index["added"] and "src/tiny/zap.py" in index["added"]
 
 
 def test_a_query_commit_in_the_store_is_counted_and_retired(project: tuple[Path, Path, str, list[str]],
@@ -200,6 +204,12 @@ def test_repo_with_no_index_source_is_refused(project: tuple[Path, Path, str, li
     repo, folder, _, _ = project
     line = one_line_error(invoke(tmp_path, str(folder), "--repo", str(repo), "--no-index-source"), 2)
     assert "--no-index-source does not apply" in line
+
+
+def test_index_scope_without_repo_is_refused(project: tuple[Path, Path, str, list[str]], tmp_path: Path) -> None:
+    _, folder, _, _ = project
+    line = one_line_error(invoke(tmp_path, str(folder), "--index-scope", "tree"), 2)
+    assert "--index-scope applies to a --repo run only" in line
 
 
 def test_a_set_without_a_snapshot_is_refused(project: tuple[Path, Path, str, list[str]], tmp_path: Path) -> None:

@@ -38,6 +38,20 @@ def test_release_subjects(subject: str) -> None:
     assert commit_rule(subject, subject, A_FILE) == "release"
 
 
+def test_a_release_that_changes_a_version_file_is_a_task() -> None:
+    # the precedent of the next release, which changes the same file
+    bump = [Change("M", "HISTORY.md"), Change("M", "requests/__version__.py")]
+    assert commit_rule("v2.22.0", "v2.22.0", bump) is None
+    assert commit_rule("Bump version", "Bump version", [Change("M", "VERSION")]) is None
+    # no version file: a release's __init__.py may hold anything
+    assert commit_rule("Release 1.2.3", "", [Change("M", "CHANGES.rst"), Change("M", "src/pkg/__init__.py")]) == \
+        "release"
+    # the same files under another subject: only the changelog and a version
+    assert commit_rule("Note", "", bump) == "changelog-only"
+    many = [Change("M", "src/_version.py"), *(Change("M", f"src/m{i}.py") for i in range(MASS_CHANGE))]
+    assert commit_rule("Release 1.2.3", "", many) == "mass-change"
+
+
 @pytest.mark.parametrize("subject", [
     "Bump pytest from 6.2.4 to 6.2.5", "Bump the github-actions group with 2 updates",
     "[pre-commit.ci] pre-commit autoupdate", "build(deps): bump urllib3", "Update dependencies",
