@@ -3,5 +3,5 @@
 // the planner once chose to scan the whole index and filter it.)
 UNWIND $ids AS id
 MATCH (h:Handoff {id: id})-[r]->()
-USING INDEX h:Handoff(id)
+USING INDEX SEEK h:Handoff(id)
 DELETE r

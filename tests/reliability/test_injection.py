@@ -211,6 +211,10 @@ class _Checker:
             return self.safe(expr.left, bound, seen) and self.safe(expr.right, bound, seen)
         if isinstance(expr, ast.Subscript):
             return self.safe(expr.value, bound, seen)
+        if isinstance(expr, ast.Subscript):  # an item of a safe collection, whatever the key
+            return self.safe(expr.value, bound, seen)
+        if isinstance(expr, ast.Dict):
+            return all(v is not None and self.safe(v, bound, seen) for v in expr.values)
         if isinstance(expr, ast.Tuple | ast.List):
             return all(self.safe(e, bound, seen) for e in expr.elts)
         if isinstance(expr, ast.Starred):

@@ -37,13 +37,13 @@ def git_status(repo: Path) -> str:
 
 def test_init_makes_a_private_store_that_git_ignores_and_says_so_once(tmp_path: Path) -> None:
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    first = run("init", "--no-index", cwd=tmp_path, umask=0)
+    first = run("init", "--no-index", "--no-history", "--no-knowledge", cwd=tmp_path, umask=0)
     assert (first.returncode, first.stdout, first.stderr) == (0, "ready: .ctxgraph/graph.db\n", NOTE)
     folder = tmp_path / ".ctxgraph"
     assert (folder / ".gitignore").read_text() == "*\n"
     assert (mode(folder), mode(folder / "graph.db")) == (0o700, 0o600)
     assert git_status(tmp_path) == ""
-    again = run("init", "--no-index", cwd=tmp_path)
+    again = run("init", "--no-index", "--no-history", "--no-knowledge", cwd=tmp_path)
     assert (again.returncode, again.stdout, again.stderr) == (0, "ready: .ctxgraph/graph.db\n", "")
 
 

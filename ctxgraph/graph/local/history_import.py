@@ -58,8 +58,8 @@ def _bulk(cur: sqlite3.Cursor) -> Iterator[_Counted]:
             cur.executemany(sql_imports.LABEL_COUNT_ADD, sorted((k, n) for k, n in counted.labels.items() if n))
         if "tag_degrees_add" in names:
             cur.executemany(sql_imports.TAG_DEGREE_SET, [(tag, tag) for tag in sorted(counted.tags)])
-        for _, text in found:
-            cur.execute(text)
+        for name in sorted(names):
+            cur.execute(sql_imports.ROW_TRIGGER_MAKE[name])
     finally:
         cur.execute(sql_imports.CACHE_DEFAULT)
 

@@ -144,19 +144,21 @@ AGGREGATES_DROP = (
     "DROP TABLE IF EXISTS tag_degrees",
     "DROP TABLE IF EXISTS task_state",
 )
+_LABEL_COUNTS_ADD = """CREATE TRIGGER label_counts_add AFTER INSERT ON nodes BEGIN
+         INSERT INTO label_counts (label, n) VALUES (NEW.label, 1) ON CONFLICT (label) DO UPDATE SET n = n + 1;
+       END"""
+_TAG_DEGREES_ADD = """CREATE TRIGGER tag_degrees_add AFTER INSERT ON edges
+       WHEN NEW.type = 'TAGGED' AND NEW.dst_label = 'Tag' BEGIN
+         INSERT INTO tag_degrees (tag, n) VALUES (NEW.dst_id, 1) ON CONFLICT (tag) DO UPDATE SET n = n + 1;
+       END"""
 AGGREGATES = (
     "CREATE TABLE label_counts (label TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID",
     "CREATE TABLE tag_degrees (tag TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID",
-    """CREATE TRIGGER label_counts_add AFTER INSERT ON nodes BEGIN
-         INSERT INTO label_counts (label, n) VALUES (NEW.label, 1) ON CONFLICT (label) DO UPDATE SET n = n + 1;
-       END""",
+    _LABEL_COUNTS_ADD,
     """CREATE TRIGGER label_counts_remove AFTER DELETE ON nodes BEGIN
          UPDATE label_counts SET n = n - 1 WHERE label = OLD.label;
        END""",
-    """CREATE TRIGGER tag_degrees_add AFTER INSERT ON edges
-       WHEN NEW.type = 'TAGGED' AND NEW.dst_label = 'Tag' BEGIN
-         INSERT INTO tag_degrees (tag, n) VALUES (NEW.dst_id, 1) ON CONFLICT (tag) DO UPDATE SET n = n + 1;
-       END""",
+    _TAG_DEGREES_ADD,
     """CREATE TRIGGER tag_degrees_remove AFTER DELETE ON edges
        WHEN OLD.type = 'TAGGED' AND OLD.dst_label = 'Tag' BEGIN
          UPDATE tag_degrees SET n = n - 1 WHERE tag = OLD.dst_id;

@@ -4,6 +4,15 @@ knowledge, ``ctxgraph.graph.local.imports``; its git history,
 
 from __future__ import annotations
 
+from ctxgraph.graph.local.sql import (
+    _GENERATION_EDGE_ADD,
+    _GENERATION_EDGE_CHANGE,
+    _GENERATION_NODE_ADD,
+    _GENERATION_NODE_CHANGE,
+    _LABEL_COUNTS_ADD,
+    _TAG_DEGREES_ADD,
+)
+
 # -- imports of the project's files (ctxgraph.sources; ctxgraph.graph.local.imports) --------
 
 #: Made by the first write of an import (a store without any has no table).
@@ -67,7 +76,23 @@ ROW_TRIGGERS_GET = (
     "ORDER BY name"
 )
 #: (A trigger's name cannot be a parameter: one constant statement per trigger.)
-ROW_TRIGGER_DROP = {name: f"DROP TRIGGER {name}" for name in BULK_ROW_TRIGGERS}
+ROW_TRIGGER_DROP = {
+    "graph_generation_node_add": "DROP TRIGGER graph_generation_node_add",
+    "graph_generation_node_change": "DROP TRIGGER graph_generation_node_change",
+    "graph_generation_edge_add": "DROP TRIGGER graph_generation_edge_add",
+    "graph_generation_edge_change": "DROP TRIGGER graph_generation_edge_change",
+    "label_counts_add": "DROP TRIGGER label_counts_add",
+    "tag_degrees_add": "DROP TRIGGER tag_degrees_add",
+}
+#: Each trigger made again after the write, as the schema makes it.
+ROW_TRIGGER_MAKE = {
+    "graph_generation_node_add": _GENERATION_NODE_ADD,
+    "graph_generation_node_change": _GENERATION_NODE_CHANGE,
+    "graph_generation_edge_add": _GENERATION_EDGE_ADD,
+    "graph_generation_edge_change": _GENERATION_EDGE_CHANGE,
+    "label_counts_add": _LABEL_COUNTS_ADD,
+    "tag_degrees_add": _TAG_DEGREES_ADD,
+}
 GRAPH_GENERATION_BUMP = (
     "UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) WHERE key = 'graph_generation'"
 )
