@@ -18,7 +18,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -174,21 +173,6 @@ def check_headings(markdown: str, prior_work: int | None = None) -> None:
 def no_secret(text: str, where: str) -> None:
     for name, value in SECRETS.items():
         assert value not in text, f"{name} secret in {where}"
-
-
-@pytest.fixture(params=["local", "neo4j"])
-def store_env(request: pytest.FixtureRequest) -> Iterator[dict[str, str]]:
-    if request.param == "local":
-        yield {}
-        return
-    from ctxgraph.graph.neo4j_store import Neo4jSettings
-
-    settings = request.getfixturevalue("neo4j_settings")
-    shared = request.getfixturevalue("neo4j_store")
-    assert isinstance(settings, Neo4jSettings)
-    shared.clear()
-    yield {"NEO4J_URI": settings.uri, "NEO4J_USER": settings.user, "NEO4J_PASSWORD": settings.password or ""}
-    shared.clear()
 
 
 def need_strace() -> None:

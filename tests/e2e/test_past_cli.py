@@ -10,11 +10,9 @@ from __future__ import annotations
 import json
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from _mcp_client import clean_env, stdio
 
 from tests._sessions import session_env
@@ -42,18 +40,6 @@ def repo(root: Path) -> Path:
 
 def commit_id(root: Path, rev: str = "HEAD") -> str:
     return "c-" + git(root, "rev-parse", rev)[:10]
-
-
-@pytest.fixture(params=["local", "neo4j"])
-def store_env(request: pytest.FixtureRequest) -> Iterator[dict[str, str]]:
-    if request.param == "local":
-        yield {}
-        return
-    settings = request.getfixturevalue("neo4j_settings")
-    shared = request.getfixturevalue("neo4j_store")
-    shared.clear()
-    yield {"NEO4J_URI": settings.uri, "NEO4J_USER": settings.user, "NEO4J_PASSWORD": settings.password or ""}
-    shared.clear()
 
 
 def run(root: Path, env: dict[str, str], *args: str) -> str:
