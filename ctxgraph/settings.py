@@ -23,6 +23,8 @@ Read in the shell (CLI, ``ContextService.open``), never at import::
     adr_dirs = ["design/records"]  # ADR folders besides the usual ones
     adrs = true                    # ADRs become decisions
     notes = true                   # the code's notes become gotchas
+    [history]                      # what the git history import keeps (docs/history.md)
+    paths = ["src/pkg"]            # only these folders' files (default: the whole repository)
 """
 
 from __future__ import annotations
@@ -52,6 +54,13 @@ class KnowledgeSettings:
 
 
 @dataclass(frozen=True)
+class HistorySettings:
+    """``[history]``: what the git history import keeps (None: not set)."""
+
+    paths: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
 class Settings:
     context: ContextConfig = field(default_factory=ContextConfig)
     domains: dict[str, tuple[str, ...]] | None = None
@@ -61,6 +70,7 @@ class Settings:
     secret_files: tuple[str, ...] = ()
     secret_patterns: tuple[str, ...] = ()
     knowledge: KnowledgeSettings = field(default_factory=KnowledgeSettings)
+    history: HistorySettings = field(default_factory=HistorySettings)
 
 
 def find_settings_file(start: Path) -> tuple[Path, bool] | None:
@@ -98,6 +108,7 @@ def load_settings(path: Path | None = None, *, start: Path | None = None) -> Set
     domains_raw = table.pop("domains", None)
     secret_files, secret_patterns = _index_rules(path, table.pop("index", None))
     knowledge = _knowledge_settings(path, table.pop("knowledge", None))
+    history = _history_settings(path, table.pop("history", None))
     try:
         context = ContextConfig.model_validate(table)
     except ValidationError as exc:
@@ -114,7 +125,7 @@ def load_settings(path: Path | None = None, *, start: Path | None = None) -> Set
         domains = {**{k: tuple(v) for k, v in DEFAULT_DOMAINS.items()},
                    **{k: tuple(v) for k, v in domains_raw.items()}}
     return Settings(context=context, domains=domains, source=str(path), secret_files=secret_files,
-                    secret_patterns=secret_patterns, knowledge=knowledge)
+                    secret_patterns=secret_patterns, knowledge=knowledge, history=history)
 
 
 def _index_rules(path: Path, raw: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -157,6 +168,19 @@ def _knowledge_settings(path: Path, raw: Any) -> KnowledgeSettings:
         if not isinstance(value, bool):
             raise ConfigurationError(f"{path}: knowledge.{key} must be true or false")
     return KnowledgeSettings(adr_dirs=tuple(dirs), **flags)
+
+
+def _history_settings(path: Path, raw: Any) -> HistorySettings:
+    if raw is None:
+        return HistorySettings()
+    if not isinstance(raw, dict) or set(raw) - {"paths"}:
+        raise ConfigurationError(f"{path}: [history] takes paths (a list of folders of the repository)")
+    paths = raw.get("paths")
+    if paths is not None and (not isinstance(paths, list) or not all(isinstance(p, str) and p.strip()
+                                                                         for p in paths)):
+        raise ConfigurationError(f"{path}: history.paths must be a list of folders (relative to the repository's "
+                                 "top)")
+    return HistorySettings(paths=None if paths is None else tuple(paths))
 
 
 def settings_target(start: Path | None = None) -> tuple[Path, bool]:

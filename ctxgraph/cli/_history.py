@@ -48,6 +48,10 @@ def _progress(quiet: bool) -> Any:
               help="The branch (or tag, or commit) whose history is imported: its commits, no other.")
 @click.option("--since", metavar="DATE", help="Only commits after DATE (git's date syntax: 2024-01-31, '2 years ago').")
 @click.option("--max-commits", type=click.IntRange(min=1), metavar="N", help="At most the N newest commits.")
+@click.option("--path", "paths", multiple=True, metavar="FOLDER",
+              help="Keep only the files under FOLDER (relative to the repository's top; repeat for more), and "
+                   "skip the commits that change none: one package of a larger repository [default: the "
+                   "settings' history.paths, else the last import's folders, else everything].")
 @click.option("--time-limit", type=click.FloatRange(min=0.1), metavar="SECONDS",
               help="Stop after about this long (counted from the command's start); what was written stays, "
                    "and the next run goes on.")
@@ -57,7 +61,8 @@ def _progress(quiet: bool) -> Any:
 @click.option("-q", "--quiet", is_flag=True, help="No progress line and no summary (errors only).")
 @format_option
 def import_command(root: Path | None, branch: str, since: str | None, max_commits: int | None,
-                   time_limit: float | None, signals: bool, quiet: bool, fmt: str, **kwargs: Any) -> None:
+                   paths: tuple[str, ...], time_limit: float | None, signals: bool, quiet: bool, fmt: str,
+                   **kwargs: Any) -> None:
     """Import the git history of the project's root (--root) as finished tasks.
 
     Run again, it reads only the commits added since, retires the tasks of
@@ -69,7 +74,8 @@ def import_command(root: Path | None, branch: str, since: str | None, max_commit
     from ctxgraph.service.history import HistoryOptions
 
     left = None if time_limit is None else max(0.1, time_limit - (time.monotonic() - STARTED))
-    options = HistoryOptions(branch=branch, since=since, max_commits=max_commits, time_limit=left, signals=signals)
+    options = HistoryOptions(branch=branch, since=since, max_commits=max_commits, time_limit=left, signals=signals,
+                             paths=paths or None)
     with open_service(store_params(kwargs)) as svc:
         report = svc.import_history(root, options, progress=_progress(quiet))
     if not quiet and sys.stderr.isatty():
@@ -87,6 +93,8 @@ def _summary(report: HistoryReport) -> None:
                f"{report.updated:,} updated, {report.joined:,} joined to their task; "
                f"{report.retired:,} retired, {report.revived:,} back; {report.signals:,} given signals "
                f"({report.seconds:.2f} s)")
+    if report.paths:
+        click.echo("folders kept: " + ", ".join(report.paths))
     click.echo(f"skipped: {skipped or 'none'}")
     if report.files_dropped:
         click.echo("files dropped: " + ", ".join(f"{n:,} {rule}" for rule, n in sorted(report.files_dropped.items())))

@@ -53,12 +53,14 @@ from ctxgraph.compute.relevance import (
     tag_relevance,
 )
 from ctxgraph.compute.render import render
-from ctxgraph.core.models import Candidates, KnowledgeItem, Severity, Task, TaskStatus, infer_component
+from ctxgraph.core.models import Candidates, KnowledgeItem, Severity, Task, TaskStatus, infer_component, split_location
 from ctxgraph.core.tokens import estimate_tokens
 from ctxgraph.signals import TaskSignals
 
 __all__ = ["MEMORY_FILES_TOP", "apply_caps", "assemble", "collect_blocks", "compute_context"]
 
+#: The leading files whose code notes a context may show (:func:`_off_files`).
+NOTE_FILES_TOP = 5
 #: Files named (snippets and code references) when the associative memory ranks them.
 MEMORY_FILES_TOP = 9
 
@@ -147,6 +149,7 @@ def collect_blocks(
 
     # Phase 2: knowledge by tags (what a dependency already brought, or filtered, stays as it was).
     merged = merge_hits(candidates.keyword_hits, candidates.domain_hits, signals, weights)
+    path_notes: list[tuple[Block, str]] = []
     counts = {"pattern": 0, "gotcha": 0, "decision": 0}
     for k, rel in merged:
         if k.kind in counts and not (k.kind == "decision" and k.status == "superseded"):
@@ -161,6 +164,8 @@ def collect_blocks(
         reason = knowledge_reason(k) or retired
         if k.kind == "gotcha":
             add(warning_block(k, rel, common), reason)
+            if k.scope == "path" and k.location and not reason:
+                path_notes.append((blocks[-1], split_location(k.location)[0]))
         elif k.kind == "decision":
             add(decision_block(k, rel, common), reason)
         elif k.kind == "open_question":
@@ -199,6 +204,7 @@ def collect_blocks(
     else:
         code_refs = list(refs)
     memory_note = ""
+    snippet_files: list[str] = []
     if candidates.memory is not None:
         # Associative memory: files fused with the graph's ranking; the best
         # chunks shown as snippets, their files not repeated below.
@@ -209,6 +215,7 @@ def collect_blocks(
                       max((n.score for n in nearest), default=None))
         known = {r.file: r for r in code_refs}
         shown = {s.path for s in fusion.snippets}
+        snippet_files = list(dict.fromkeys(s.path for s in fusion.snippets))
         code_refs = [
             (known.get(path) or CodeRef(file=path, component=infer_component(path), notes=memory_found(found),
                                         relevance=0.0)).model_copy(update={"relevance": round(fused * 1000, 4)})
@@ -222,6 +229,7 @@ def collect_blocks(
         # A file shown as a snippet takes the place of a code reference.
         code_refs = code_refs[:max(0, MEMORY_FILES_TOP - len(fusion.snippets))]
     code_refs = code_refs[:CONTEXT_MAP_TOP]
+    _off_files(path_notes, [*snippet_files, *(r.file for r in code_refs)])
     for ref_ in code_refs:
         add(code_block(ref_))
     for ref_, gone in retired_refs:
@@ -251,6 +259,21 @@ def collect_blocks(
         memory="; ".join(x for x in (memory_note, *candidates.memory_notes) if x),
     )
     return blocks, meta
+
+
+def _off_files(notes: Sequence[tuple[Block, str]], files: Sequence[str]) -> None:
+    """A gotcha about one file (scope ``path``: a code note) found by its tags
+    is shown only when its file is among the :data:`NOTE_FILES_TOP` files the
+    context puts first (its snippets, then its code references): it is about
+    that file, and shown for another it would name a file the ranking did not
+    choose, ahead of those it did. A context that names no file keeps them:
+    they displace nothing there."""
+    leading = frozenset(files[:NOTE_FILES_TOP])
+    if not leading:
+        return
+    for block, path in notes:
+        if path not in leading:
+            block.drop("off-files")
 
 
 _SECTION_CAPS = {

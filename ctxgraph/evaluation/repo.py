@@ -14,8 +14,10 @@ stores are then loaded and asked, one after the other:
    :meth:`~ctxgraph.service.ContextService.import_project_knowledge`, the
    set's context map, the tasks' vectors, and the source indexed for the
    associative memory from the checkout (the ``src_prefix`` folder alone, the
-   package a plain run indexes from its release; with ``scope="tree"`` the
-   whole tree, as ``ctxgraph init`` indexes a project); the memory on.
+   package a plain run indexes from its release, and the commits keep that
+   folder's files alone, as ``ctxgraph history import --path`` keeps them;
+   with ``scope="tree"`` the whole tree and every file, as ``ctxgraph init``
+   imports and indexes a project); the memory on.
 2. ``ctxgraph-day-zero``: the context map and the same source index alone —
    no history, no imported knowledge; the memory on.
 
@@ -90,6 +92,9 @@ class RepoSource:
     now: datetime
     #: The files tracked at the snapshot.
     files: tuple[str, ...]
+    #: The folders whose files the imported commits keep (the package's with
+    #: ``scope="package"``, as its index; ``()``: all).
+    history_paths: tuple[str, ...] = ()
 
 
 def prepare(repo: Path, eval_set: EvalSet, *, scope: str = "package", cache: Path | None = None) -> RepoSource:
@@ -97,9 +102,10 @@ def prepare(repo: Path, eval_set: EvalSet, *, scope: str = "package", cache: Pat
     if scope not in SCOPES:
         raise ValueError(f"scope: {scope!r} is not one of {', '.join(SCOPES)}")
     tree = checkout(repo, eval_set.meta, eval_set.name, cache)
-    root = tree if scope == "tree" else package_tree(tree, src_prefix_of(eval_set.meta, eval_set.name))
+    prefix = src_prefix_of(eval_set.meta, eval_set.name)
+    root = tree if scope == "tree" else package_tree(tree, prefix)
     return RepoSource(tree=tree, index_root=root, scope=scope, now=commit_time(tree),
-                      files=tuple(tracked_files(tree)))
+                      files=tuple(tracked_files(tree)), history_paths=() if scope == "tree" else (prefix,))
 
 
 def query_commits(svc: ContextService, eval_set: EvalSet) -> int:
@@ -127,7 +133,7 @@ def load_repo(svc: ContextService, eval_set: EvalSet, source: RepoSource, *, sta
             tick(report.read - read)
             read = report.read
 
-        history = svc.import_history(source.tree, HistoryOptions(), progress=progress)
+        history = svc.import_history(source.tree, HistoryOptions(paths=source.history_paths), progress=progress)
     leaked = query_commits(svc, eval_set)
     with stage("Importing ADRs and code notes", 1) as tick:
         knowledge = svc.import_project_knowledge(source.tree, adrs=True, notes=True, adr_dirs=(),

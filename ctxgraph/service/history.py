@@ -50,6 +50,7 @@ from ctxgraph.service.history_types import (
     HistoryOptions,
     HistoryReport,
     check_options,
+    folders,
     verdict_of,
 )
 from ctxgraph.service.ingest import IngestMixin
@@ -72,7 +73,7 @@ from ctxgraph.sources.history import (
     joined_task,
     task_id,
 )
-from ctxgraph.sources.history_rules import judge
+from ctxgraph.sources.history_rules import in_paths, judge
 
 #: Tasks given their signals per extraction and write.
 SIGNALS_BATCH = 1_000
@@ -92,6 +93,10 @@ class _Run:
     #: Stored imported tasks: id -> (status, handoff content hash, has signals); None: not read (new commits only).
     stored: dict[str, tuple[str, str | None, bool]] | None = None
     unsigned: list[str] = field(default_factory=list)
+    #: Stored tasks whose commit the rules now skip: retired after the walk.
+    now_skipped: list[str] = field(default_factory=list)
+    #: The tasks ``_reachability`` finished again.
+    revived: set[str] = field(default_factory=set)
     #: Held while a batch's writer adds to the report (two batches are written at once) and while progress is told.
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -169,18 +174,23 @@ class HistoryMixin(IngestMixin):
         options = options or HistoryOptions()
         check_options(options)
         repo = self._history_repo(root)
-        run = _Run(repo=repo, options=options, report=HistoryReport(root=str(repo), branch=options.branch),
+        state = self.store.history_source(SOURCE_ID) or {}
+        paths = folders(options.paths if options.paths is not None else settings_paths(repo, state))
+        options = replace(options, paths=paths)
+        run = _Run(repo=repo, options=options, report=HistoryReport(root=str(repo), branch=options.branch,
+                                                                    paths=list(paths)),
                    progress=progress, started=time.monotonic())
         if options.branch == "HEAD" and not run_git(repo, "rev-list", "-n", "1", "--all").stdout.strip():
             run.report.mode = "no commits"  # a repository just made: nothing to import yet
-            if self.store.history_source(SOURCE_ID) is None:  # but its history is wanted: sync imports it
+            if not state:  # but its history is wanted: sync imports it
                 self.store.write_history_source({"id": SOURCE_ID, "branch": options.branch, "tip": "",
-                                                 "since": options.since or "", "at": utcnow()})
+                                                 "since": options.since or "", "paths": "\n".join(paths),
+                                                 "at": utcnow()})
             return run.report
         head = resolve(repo, options.branch)
         run.report.head = head
-        state = self.store.history_source(SOURCE_ID) or {}
-        same = bool(state) and state.get("branch") == options.branch and (state.get("since") or None) == options.since
+        same = (bool(state) and state.get("branch") == options.branch
+                and (state.get("since") or None) == options.since and stored_paths(state) == paths)
         if same and state.get("tip") == head:
             run.report.mode = "up to date"
         elif same and is_ancestor(repo, str(state.get("tip")), head):
@@ -198,7 +208,8 @@ class HistoryMixin(IngestMixin):
             self._sign(run)
         if not run.report.partial and (options.signals or run.report.mode == "up to date"):
             self.store.write_history_source({"id": SOURCE_ID, "branch": options.branch, "tip": head,
-                                             "since": options.since or "", "at": utcnow()})
+                                             "since": options.since or "", "paths": "\n".join(paths),
+                                             "at": utcnow()})
         run.tick()
         return run.report
 
@@ -210,6 +221,9 @@ class HistoryMixin(IngestMixin):
         found = read_commit(repo, commit)
         head = resolve(repo, branch)
         verdict = judge(found)
+        paths = folders(settings_paths(repo, self.store.history_source(SOURCE_ID) or {}))
+        if paths and not verdict.skipped:
+            verdict, _ = in_paths(verdict, tuple((c.status, c.path) for c in verdict.kept), paths)
         merge = len(found.parents) > 1
         joins = joined_task(found.message)
         if joins is not None and (is_commit_task(joins) or not self.store.get_tasks([joins])):
@@ -256,6 +270,7 @@ class HistoryMixin(IngestMixin):
                 run.stored[i] = (status.value, digest, signed)
         run.report.retired += len(retire)
         run.report.revived += len(revive)
+        run.revived.update(revive)
         run.unsigned += sorted(i for i, s in ours.items() if not s[2])
 
     def _walk(self, run: _Run, revisions: Sequence[str]) -> bool:
@@ -266,7 +281,8 @@ class HistoryMixin(IngestMixin):
         in memory: ``_Writer``)."""
         options = run.options
         renames = Renames()
-        found = entries(read_log(run.repo, revisions, since=options.since, max_count=options.max_commits), renames)
+        found = entries(read_log(run.repo, revisions, since=options.since, max_count=options.max_commits), renames,
+                        paths=options.paths or ())
         batch: list[HistoryEntry] = []
         read = 0
         with _no_collection(), contextlib.closing(found), \
@@ -276,6 +292,8 @@ class HistoryMixin(IngestMixin):
                 self._count(run.report, entry)
                 if not entry.verdict.skipped:
                     batch.append(entry)
+                elif run.stored is not None and run.stored.get(entry.task_id, ("",))[0] == _COMPLETED:
+                    run.now_skipped.append(entry.task_id)  # imported under other rules or folders
                 if len(batch) >= options.batch_size:
                     writer.submit(batch)
                     batch = []
@@ -284,10 +302,22 @@ class HistoryMixin(IngestMixin):
                         return False
             if batch:
                 writer.submit(batch)
+        self._retire_skipped(run)
         if options.max_commits is not None and read >= options.max_commits:
             run.report.stopped = "max commits"
         run.tick()
         return run.stored is None and renames.moved
+
+    def _retire_skipped(self, run: _Run) -> None:
+        """Retire the imported tasks whose commit the rules now skip (the
+        import's folders changed, or its rules did)."""
+        ids = sorted(set(run.now_skipped))
+        for start in range(0, len(ids), SIGNALS_BATCH):
+            self.store.set_statuses(ids[start:start + SIGNALS_BATCH], TaskStatus.RETIRED, utcnow())
+        back = len(run.revived & set(ids))  # revived as reachable a moment ago: retired as they were
+        run.report.revived -= back
+        run.report.retired += len(ids) - back
+        run.now_skipped.clear()
 
     @staticmethod
     def _count(report: HistoryReport, entry: HistoryEntry) -> None:
@@ -397,6 +427,23 @@ def _no_collection() -> Iterator[None]:
     finally:
         if running:
             gc.enable()
+
+
+_COMPLETED = TaskStatus.COMPLETED.value
+
+
+def settings_paths(repo: Path, state: dict[str, Any]) -> tuple[str, ...]:
+    """The import's folders when none are given: the settings' ``[history]
+    paths`` when they say, else those of the last import (none at first)."""
+    from ctxgraph.settings import load_settings
+
+    given = load_settings(start=repo).history.paths
+    return stored_paths(state) if given is None else given
+
+
+def stored_paths(state: dict[str, Any]) -> tuple[str, ...]:
+    """The folders of the last import (its record keeps them one a line)."""
+    return tuple(p for p in str(state.get("paths") or "").split("\n") if p)
 
 
 @functools.lru_cache(maxsize=65_536)

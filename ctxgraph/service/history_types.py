@@ -24,7 +24,9 @@ class HistoryOptions:
     """What one import reads: ``branch`` (a branch, tag or commit; default the
     checked-out one), commits after ``since`` only (git's date syntax), at
     most ``max_commits`` (the newest), for at most ``time_limit`` seconds;
-    ``signals``: give the imported tasks their signals (step 3)."""
+    ``signals``: give the imported tasks their signals (step 3); ``paths``:
+    folders of the repository whose files alone a commit keeps (``()``: all
+    of it; None: those of the last import, all of it at first)."""
 
     branch: str = "HEAD"
     since: str | None = None
@@ -32,6 +34,7 @@ class HistoryOptions:
     time_limit: float | None = None
     batch_size: int = HISTORY_BATCH
     signals: bool = True
+    paths: tuple[str, ...] | None = None
 
 
 @dataclass
@@ -41,6 +44,8 @@ class HistoryReport:
     root: str
     branch: str
     head: str = ""
+    #: The folders whose files alone the commits keep (``[]``: the whole repository).
+    paths: list[str] = field(default_factory=list)
     #: ``full`` (every commit of the branch read), ``new commits`` (those after
     #: the last tip), ``up to date`` (none to read), ``no commits`` (a
     #: repository without any yet: nothing to import).
@@ -131,6 +136,24 @@ def check_options(options: HistoryOptions) -> None:
         raise InvalidArgumentError(f"batch_size: {options.batch_size!r} is not a whole number of at least 1")
     if not options.branch.strip() or options.branch.startswith("-"):
         raise InvalidArgumentError(f"branch: {options.branch!r} is not a branch, tag or commit")
+    for path in options.paths or ():
+        folder(path)
 
 
-__all__ = ["HISTORY_BATCH", "CommitExplanation", "HistoryOptions", "HistoryReport", "check_options", "verdict_of"]
+def folder(path: str) -> str:
+    """A folder of ``paths`` as the import compares it: relative to the
+    repository's top, ``/``-separated, ending in ``/`` (``src/pkg`` ->
+    ``src/pkg/``)."""
+    parts = [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]
+    if path.startswith("/") or not parts or ".." in parts:
+        raise InvalidArgumentError(f"path: {path!r} is not a folder inside the repository (relative to its top)")
+    return "/".join(parts) + "/"
+
+
+def folders(paths: tuple[str, ...]) -> tuple[str, ...]:
+    """``paths`` as :func:`folder` gives them, sorted, without repeats."""
+    return tuple(sorted({folder(p) for p in paths}))
+
+
+__all__ = ["HISTORY_BATCH", "CommitExplanation", "HistoryOptions", "HistoryReport", "check_options", "folder",
+           "folders", "verdict_of"]

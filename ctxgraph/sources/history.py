@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Generator, Iterable
+from collections.abc import Generator, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,7 +36,7 @@ from ctxgraph.core.limits import MAX_ID_CHARS, MAX_NAME_CHARS, MAX_TEXT_CHARS
 from ctxgraph.core.models import Complexity, Task, TaskStatus, clean_path
 from ctxgraph.memory.secrets import DEFAULT
 from ctxgraph.sources.git_log import Change, Commit
-from ctxgraph.sources.history_rules import MASS_CHANGE, Verdict, judge
+from ctxgraph.sources.history_rules import MASS_CHANGE, Verdict, in_paths, judge
 
 #: The prefix of the id of a task made from a commit.
 ID_PREFIX = "c-"
@@ -225,16 +225,20 @@ def commit_handoff(commit: Commit, subject: str, files: Iterable[tuple[str, str]
     return doc
 
 
-def entries(commits: Iterable[Commit], renames: Renames | None = None, *,
-            mass_change: int = MASS_CHANGE) -> Generator[HistoryEntry, None, None]:
+def entries(commits: Iterable[Commit], renames: Renames | None = None, *, mass_change: int = MASS_CHANGE,
+            paths: Sequence[str] = ()) -> Generator[HistoryEntry, None, None]:
     """Each commit (newest first) with its verdict and, when kept, its task
     and handoff; ``renames`` (a new one when None) follows the renames of every
-    commit read, kept or not."""
+    commit read, kept or not. With ``paths`` (folders, each ending in ``/``),
+    a kept commit keeps its files under them alone, judged at their path at
+    the tip (:func:`~.history_rules.in_paths`)."""
     renames = renames if renames is not None else Renames()
     for commit in commits:
         verdict = judge(commit, mass_change=mass_change)
         files = tuple((c.status, renames.final(c.path)) for c in verdict.kept)
         renames.step(commit.changes)
+        if paths and not verdict.skipped:
+            verdict, files = in_paths(verdict, files, paths)
         if verdict.skipped:
             yield HistoryEntry(commit=commit, verdict=verdict, files=files)
             continue

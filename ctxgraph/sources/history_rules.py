@@ -35,6 +35,12 @@ Commit rules skip the whole commit, the first that applies naming it
 - ``mass-change``: more than :data:`MASS_CHANGE` files left (a
   reformatting, a licence header everywhere, a tree moved);
 - ``no-files``: no file left (an empty commit, or only files dropped above).
+
+An import given folders (``ctxgraph history import --path``, ``[history]
+paths``) drops, last, the files of a kept commit that are not under any of
+them at the tip (``outside-paths``), and skips a commit left with none
+(``outside-paths`` again): the history of one package of a larger
+repository.
 """
 
 from __future__ import annotations
@@ -66,8 +72,9 @@ RULES: dict[str, str] = {
     "changelog-only": "only changelog or version files",
     "mass-change": f"more than {MASS_CHANGE} files",
     "no-files": "no file left",
+    "outside-paths": "no file under the import's folders (--path)",
 }
-FILE_RULES = ("secret", "lock", "vendored", "generated")
+FILE_RULES = ("secret", "lock", "vendored", "generated", "outside-paths")
 
 _LOCK_NAMES = frozenset({
     "poetry.lock", "uv.lock", "pdm.lock", "pipfile.lock", "package-lock.json", "npm-shrinkwrap.json",
@@ -188,5 +195,35 @@ def judge(commit: Commit, *, mass_change: int = MASS_CHANGE) -> Verdict:
                    reverts=reverted.group(1).lower() if reverted else "")
 
 
-__all__ = ["FILE_RULES", "MASS_CHANGE", "RULES", "Verdict", "commit_rule", "file_rule", "is_changelog_or_version",
-           "is_version_file", "judge"]
+def under(path: str, folders: Sequence[str]) -> bool:
+    """Whether ``path`` is in one of ``folders`` (each ending in ``/``)."""
+    return path.startswith(tuple(folders))
+
+
+def in_paths(verdict: Verdict, files: tuple[tuple[str, str], ...], folders: Sequence[str],
+             ) -> tuple[Verdict, tuple[tuple[str, str], ...]]:
+    """A kept commit's verdict and files (status, path at the tip) with the
+    files outside ``folders`` dropped; skipped as ``outside-paths`` when none
+    is left."""
+    inside = tuple(f for f in files if under(f[1], folders))
+    if len(inside) == len(files):
+        return verdict, files
+    dropped = verdict.dropped + tuple((path, "outside-paths") for _, path in files if not under(path, folders))
+    kept = tuple(c for c, f in zip(verdict.kept, files, strict=True) if under(f[1], folders))
+    rule = None if inside else "outside-paths"
+    return Verdict(rule=rule, kept=kept, dropped=dropped, reverts=verdict.reverts), inside
+
+
+__all__ = [
+    "FILE_RULES",
+    "MASS_CHANGE",
+    "RULES",
+    "Verdict",
+    "commit_rule",
+    "file_rule",
+    "in_paths",
+    "is_changelog_or_version",
+    "is_version_file",
+    "judge",
+    "under",
+]

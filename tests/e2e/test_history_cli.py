@@ -66,3 +66,19 @@ def test_bad_input_is_one_line(repo: Path, tmp_path: Path) -> None:
     assert code == 2 and line.endswith("'nope' is not a commit in " + str(repo.resolve()))
     proc = cli("history", "import", "--max-commits", "0", cwd=repo)
     assert proc.returncode == 2 and b"--max-commits" in proc.stderr
+    code, line = cli_error("history", "import", "--path", "../elsewhere", cwd=repo)
+    assert (code, line) == (2, "ctxgraph: error: path: '../elsewhere' is not a folder inside the repository "
+                               "(relative to its top)")
+
+
+def test_a_folder_keeps_its_files_and_sync_keeps_the_folder(repo: Path) -> None:
+    out = cli_ok("history", "import", "--path", "src/auth", cwd=repo).splitlines()
+    assert out[1] == "folders kept: src/auth/"
+    assert out[2] == "skipped: 1 no-files, 1 outside-paths, 1 release, 1 revert"
+    assert out[3] == "files dropped: 2 lock, 2 outside-paths"
+    (repo / "src" / "cache.py").write_text("C = 2\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "Cache again")
+    synced = json.loads(cli_ok("sync", "--format", "json", cwd=repo))["past"]["history"]
+    assert (synced["paths"], synced["read"], synced["imported"], synced["skipped"]) == (
+        ["src/auth/"], 1, 0, {"outside-paths": 1})

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from ctxgraph.core.models import Task
+from ctxgraph.errors import InvalidArgumentError
 from ctxgraph.graph.local import LocalStore
 from ctxgraph.graph.store import KnowledgeStore
 from ctxgraph.service import ContextService
@@ -335,3 +336,31 @@ def test_the_embedded_bulk_write_keeps_the_counts(tmp_path: Path, extractor: Sig
                 "SELECT dst_id, count(*) FROM edges WHERE type = 'TAGGED' GROUP BY dst_id").fetchall())
     finally:
         store.close()
+
+
+def test_folders_keep_their_files_alone_and_changing_them_ends_as_a_clean_import(
+        svc: ContextService, repo: Path) -> None:
+    only = run(svc, repo, paths=("src/auth",))
+    assert only.paths == ["src/auth/"]
+    assert only.skipped["outside-paths"] == 1  # "Use the new cache": src/cache.py alone
+    assert only.files_dropped["outside-paths"] == 2  # the first commit's README.md, and src/cache.py
+    done = [t.id for t in svc.list_tasks() if t.status.value == "completed"]
+    files = svc.store.handoff_files(done)
+    assert len(done) == 5 and all(p.startswith("src/auth/") for paths in files.values() for p in paths)
+    assert run(svc, repo).mode == "up to date"  # no folders given: the last import's
+    kept = snapshot(svc, repo)
+    whole = run(svc, repo, paths=())
+    assert (whole.mode, whole.paths, whole.imported, whole.updated) == ("full", [], 1, 1)
+    assert snapshot(svc, repo) == clean(svc, repo)
+    back = run(svc, repo, paths=("./src/auth/",))
+    assert (back.retired, back.revived, back.updated) == (1, 0, 1)
+    assert snapshot(svc, repo)["completed"] == kept["completed"]
+    svc.store.clear()
+    run(svc, repo, paths=("src/auth",))
+    assert snapshot(svc, repo) == kept
+
+
+def test_a_folder_outside_the_repository_is_refused(svc: ContextService, repo: Path) -> None:
+    for bad in ("/etc", "../other", ".", ""):
+        with pytest.raises(InvalidArgumentError, match="not a folder inside the repository"):
+            run(svc, repo, paths=(bad,))

@@ -209,6 +209,22 @@ def test_context_map_keeps_positive_scores_top_ten() -> None:
     assert "src/other.ts" not in [r.file for r in refs]
 
 
+def test_a_code_note_is_shown_for_a_leading_file_alone() -> None:
+    near = k("gotcha", 1, scope="path", location="src/auth/login.ts:3-4", severity=Severity.HIGH)
+    far = k("gotcha", 2, scope="path", location="src/billing/tax.ts:9", severity=Severity.HIGH)
+    plain = k("gotcha", 3, severity=Severity.HIGH)
+    files = (FileEntry(path="src/auth/login.ts", component="auth"), FileEntry(path="src/billing/tax.ts",
+                                                                               component="billing"))
+    ctx = run(Candidates(keyword_hits=(hit(near), hit(far), hit(plain)), context_map=files), explain=True)
+    assert {w.id for w in ctx.warnings} == {"gotcha-01", "gotcha-03"}  # tax.ts scores 0: not a file shown
+    assert [f.file for f in ctx.code_references] == ["src/auth/login.ts"]
+    dropped = {e.id: e.reason for e in ctx.explain or () if e.fate == "dropped"}
+    assert dropped["gotcha-02"] == "off-files"
+    # a context naming no file keeps every note: it displaces nothing there
+    bare = run(Candidates(keyword_hits=(hit(near), hit(far))))
+    assert {w.id for w in bare.warnings} == {"gotcha-01", "gotcha-02"}
+
+
 # ------------------------------------------------------------- working memory
 
 

@@ -4,13 +4,17 @@ and the models make of them."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from ctxgraph.core.models import HandoffDoc, Task
+from ctxgraph.errors import ConfigurationError, InvalidArgumentError
 from ctxgraph.service import ContextService
+from ctxgraph.service.history_types import folder, folders
 from ctxgraph.sources.git_log import Change, Commit
 from ctxgraph.sources.history import commit_handoff, commit_task
-from ctxgraph.sources.history_rules import MASS_CHANGE, RULES, commit_rule, file_rule, judge
+from ctxgraph.sources.history_rules import MASS_CHANGE, RULES, commit_rule, file_rule, in_paths, judge, under
 
 A_FILE = [Change("M", "src/app.py")]
 
@@ -93,6 +97,39 @@ def test_file_count_rules() -> None:
     assert locked.rule == "no-files" and locked.dropped == (("poetry.lock", "lock"),)
     assert set(RULES) >= {"lock", "vendored", "generated", "revert", "release", "dependency-bump",
                           "changelog-only", "mass-change", "no-files"}
+
+
+def test_folders_keep_their_files_and_skip_a_commit_left_with_none() -> None:
+    changes = (Change("M", "src/pkg/a.py"), Change("M", "tests/test_a.py"), Change("M", "poetry.lock"))
+    verdict = judge(Commit(id="a" * 40, parents=(), date="", message="Fix a", changes=changes))
+    files = tuple((c.status, c.path) for c in verdict.kept)
+    kept, inside = in_paths(verdict, files, ("src/pkg/",))
+    assert inside == (("M", "src/pkg/a.py"),) and kept.rule is None
+    assert [c.path for c in kept.kept] == ["src/pkg/a.py"]
+    assert kept.dropped == (("poetry.lock", "lock"), ("tests/test_a.py", "outside-paths"))
+    none, left = in_paths(verdict, files, ("docs/",))
+    assert none.rule == "outside-paths" and left == ()
+    assert in_paths(verdict, files, ("src/", "tests/")) == (verdict, files)
+    assert not under("src/pkgs/b.py", ("src/pkg/",))
+
+
+def test_folders_are_relative_to_the_top() -> None:
+    assert folders(("src/pkg", "./src/pkg/", "docs\\api")) == ("docs/api/", "src/pkg/")
+    for bad in ("/abs", "a/../../b", ".", ""):
+        with pytest.raises(InvalidArgumentError):
+            folder(bad)
+
+
+def test_the_settings_name_the_folders(tmp_path: Path) -> None:
+    from ctxgraph.settings import HistorySettings, load_settings
+
+    assert load_settings(start=tmp_path).history == HistorySettings()
+    (tmp_path / "ctxgraph.toml").write_text('[history]\npaths = ["src/pkg"]\n')
+    assert load_settings(start=tmp_path).history == HistorySettings(paths=("src/pkg",))
+    for bad in ('paths = "src"', "paths = [1]", "folders = []"):
+        (tmp_path / "ctxgraph.toml").write_text(f"[history]\n{bad}\n")
+        with pytest.raises(ConfigurationError, match=r"ctxgraph\.toml: (\[history\]|history\.)"):
+            load_settings(start=tmp_path)
 
 
 def _sample() -> tuple[Commit, dict[str, object]]:
