@@ -76,20 +76,29 @@ def init_command(reset: bool, root: Path | None, index: bool, embeddings: bool, 
     if index:
         _index(params, found, embeddings, quiet)
     if history or knowledge:
-        _past(params, found.path, history, knowledge, quiet)
+        _past(params, found.path, history, knowledge, embeddings, quiet)
 
 
-def _past(params: dict[str, Any], root: Path, history: bool, knowledge: bool, quiet: bool) -> None:
-    """The root's history, ADRs and code notes into the store, a line each."""
-    from ctxgraph.service.past import history_line, knowledge_line
+def _past(params: dict[str, Any], root: Path, history: bool, knowledge: bool, embeddings: bool,
+          quiet: bool) -> None:
+    """The root's history, ADRs and code notes into the store, then the
+    imported tasks embedded (for at most ``INIT_EMBED_SECONDS``), a line each."""
+    from ctxgraph.service.past import INIT_EMBED_SECONDS, history_line, knowledge_line, tasks_line
+
+    shown = not quiet and sys.stderr.isatty()
 
     def progress(report: Any) -> None:  # as `ctxgraph history import` shows it, on a terminal
-        if not quiet and sys.stderr.isatty():
+        if shown:
             click.echo(f"\rhistory: {report.read:,} commits read, {report.imported:,} imported", err=True, nl=False)
 
+    def embedding(done: int, total: int) -> None:
+        if shown:
+            click.echo(f"\rtasks: {done:,}/{total:,} embedded", err=True, nl=done >= total)
+
     with open_service(params) as svc:
-        done = svc.import_past(root, history=history, knowledge=knowledge, progress=progress)
-    if done.history is not None and not quiet and sys.stderr.isatty():
+        done = svc.import_past(root, history=history, knowledge=knowledge, progress=progress,
+                               embed_seconds=INIT_EMBED_SECONDS if embeddings else None, embed_progress=embedding)
+    if done.history is not None and shown:
         click.echo("", err=True)  # the end of the progress line
     for line in done.notes:
         note(line)
@@ -97,6 +106,9 @@ def _past(params: dict[str, Any], root: Path, history: bool, knowledge: bool, qu
         click.echo(history_line(done.history))
     if done.knowledge is not None:
         click.echo(knowledge_line(done.knowledge))
+    said = tasks_line(done.tasks) if done.tasks is not None else None
+    if said:
+        click.echo(said)
 
 
 def _index(params: dict[str, Any], found: Any, embeddings: bool, quiet: bool) -> None:

@@ -40,7 +40,7 @@ def sync_command(root: Path | None, quiet: bool, fmt: str, **kwargs: Any) -> Non
     anchors just in time; a sync stores what it finds for all of them.
     """
     from ctxgraph.service.freshness import NoRootError
-    from ctxgraph.service.past import history_line, knowledge_line
+    from ctxgraph.service.past import SYNC_EMBED_SECONDS, history_line, knowledge_line, tasks_line
 
     params = store_params(kwargs)
     with open_service(params) as svc:
@@ -53,7 +53,7 @@ def sync_command(root: Path | None, quiet: bool, fmt: str, **kwargs: Any) -> Non
             click.echo(f"\rsync: {done:,}/{total:,} anchors", err=True, nl=done >= total)
 
         try:
-            past = svc.import_past(root, kept_only=True)
+            past = svc.import_past(root, kept_only=True, embed_seconds=SYNC_EMBED_SECONDS)
             report = svc.sync(progress=progress)
         except NoRootError as exc:
             raise CliError(str(exc)) from None
@@ -66,6 +66,9 @@ def sync_command(root: Path | None, quiet: bool, fmt: str, **kwargs: Any) -> Non
             click.echo(history_line(past.history))
         if past.knowledge is not None:
             click.echo(knowledge_line(past.knowledge))
+        said = tasks_line(past.tasks) if past.tasks is not None else None
+        if said:
+            click.echo(said)
         click.echo(f"{report.anchors:,} anchors under {report.root}: {report.unchanged:,} unchanged, "
                    f"{report.changed:,} changed, {report.deleted:,} deleted; this run: {report.renamed:,} "
                    f"renamed, {report.newly_changed:,} newly changed, {report.newly_deleted:,} newly deleted "

@@ -45,6 +45,9 @@ INTERVAL = 3600.0
 NICE = 10
 #: A run's time limit (a cut run keeps what it wrote and is queued again at once).
 RUN_SECONDS = 300.0
+#: How long one run of the past's keeper embeds finished tasks before it lets
+#: a moved HEAD be seen (it goes on at the next look, :data:`HEAD_SECONDS` on).
+EMBED_SECONDS = 60.0
 #: Seconds between two looks at the root's checked-out commit (a commit changes
 #: only ``.git``, which the watcher leaves out): when it moved, the project's
 #: past is brought up to date (new commits imported, rewritten ones retired).
@@ -91,15 +94,19 @@ class PastKeeper:
         self._open = open_service
         self._svc: ContextService | None = None
         self.root, self.say, self.label = root, say, label
+        #: Finished tasks still without a vector after the last run: the next tick goes on.
+        self.pending = False
+        self.stopping = threading.Event()
 
     def __call__(self) -> None:
         from ctxgraph.errors import CtxgraphError
-        from ctxgraph.service.past import history_line, knowledge_line
+        from ctxgraph.service.past import history_line, knowledge_line, tasks_line
 
         try:
             if self._svc is None:
                 self._svc = self._open()
-            done = self._svc.import_past(self.root, kept_only=True, time_limit=RUN_SECONDS)
+            done = self._svc.import_past(self.root, kept_only=True, time_limit=RUN_SECONDS,
+                                         embed_seconds=EMBED_SECONDS, stop=self.stopping.is_set)
         except CtxgraphError as exc:
             self.say(f"warning: project {self.label}: the history and notes of {self.root} not brought up to "
                      f"date: {exc}")
@@ -108,8 +115,14 @@ class PastKeeper:
             self.say(f"project {self.label}: {history_line(done.history)}")
         if done.knowledge is not None and (done.knowledge.written or done.knowledge.removed):
             self.say(f"project {self.label}: {knowledge_line(done.knowledge)}")
+        tasks = done.tasks
+        self.pending = tasks is not None and tasks.partial and not tasks.skipped
+        said = tasks_line(tasks) if tasks is not None and tasks.embedded else None
+        if said:
+            self.say(f"project {self.label}: {said}")
 
     def close(self) -> None:
+        self.stopping.set()
         if self._svc is not None:
             self._svc.close()
 
@@ -196,7 +209,7 @@ class MemoryKeeper:
         assert self.on_past is not None
         while True:
             head = git_head(self.root)
-            if head != self._head:
+            if head != self._head or self.on_past.pending:  # (pending: tasks left to embed)
                 self._head = head
                 self.on_past()
             if self._stop.wait(HEAD_SECONDS):

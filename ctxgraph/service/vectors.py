@@ -53,7 +53,8 @@ class VectorsMixin(ServiceBase):
     # -- finished tasks' vectors (what the neighbours are found among) ------------------
 
     def embed_tasks(self, pending: Sequence[tuple[str, str]] | None = None, *, tasks: Sequence[str] | None = None,
-                    batch: int = TASK_EMBED_BATCH, progress: Callable[[int], None] | None = None) -> int:
+                    batch: int = TASK_EMBED_BATCH, progress: Callable[[int], None] | None = None,
+                    stop: Callable[[], bool] | None = None) -> int:
         """Embed the finished tasks that have no vector of their current text
         (all-MiniLM-L6-v2, local), ``batch`` texts at a time, stored every
         :data:`TASK_WRITE_BATCH` vectors and at the end: an interrupted run keeps
@@ -64,7 +65,9 @@ class VectorsMixin(ServiceBase):
         another process embedded meanwhile is skipped; a task whose stored
         query vector was made of all of its current text takes that one (the
         same vector) instead of being embedded. Returns how many got a vector;
-        ``progress(n)`` after each batch of ``n`` (skipped ones included).
+        ``progress(n)`` after each batch of ``n`` (skipped ones included);
+        ``stop()``, asked before each batch, ends the run early when true
+        (what was embedded is written).
         Raises :class:`~ctxgraph.memory.embed.EmbeddingUnavailableError`
         when the model cannot load."""
         if pending is None:
@@ -74,6 +77,8 @@ class VectorsMixin(ServiceBase):
         done = 0
         unwritten: list[tuple[str, str, Sequence[float]]] = []  # float32 rows until written
         for start in range(0, len(pending), batch):
+            if stop is not None and stop():
+                break
             chunk = pending[start:start + batch]
             still = set(dict(self.store.tasks_to_embed(len(chunk), [tid for tid, _ in chunk])))
             todo = [(tid, text) for tid, text in chunk if tid in still]
@@ -91,6 +96,8 @@ class VectorsMixin(ServiceBase):
                 unwritten = []
             if progress:
                 progress(len(chunk))
+        if unwritten:  # stopped early
+            self.store.write_task_vectors(unwritten)
         self._vectors_seen = None
         return done
 

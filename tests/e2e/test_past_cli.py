@@ -60,6 +60,7 @@ def test_init_imports_the_past_and_sync_keeps_it_current(tmp_path: Path, store_e
     out = run(root, store_env, "init", "--no-index", *where)
     assert "history: 2 commits imported as finished tasks" in out
     assert "knowledge: 0 decisions from ADRs, 1 gotcha from code notes" in out
+    assert "tasks: 2 embedded for the neighbours by meaning (" in out and out.rstrip().endswith("; complete")
     first, second = commit_id(root, "HEAD~1"), commit_id(root)
     assert tasks(root, store_env) == {first: "completed", second: "completed"}
     run(root, store_env, "task", "add", "t-vat", "--name", "Round the VAT of invoice totals",
@@ -74,6 +75,7 @@ def test_init_imports_the_past_and_sync_keeps_it_current(tmp_path: Path, store_e
     third = commit_id(root)
     synced = run(root, store_env, "sync", *where)
     assert "history: 1 commit imported as finished tasks" in synced, synced
+    assert "tasks: 1 embedded for the neighbours by meaning (" in synced, synced
     git(root, "commit", "-q", "--amend", "-m", "Round the tax to cents", date="2026-03-03T10:00:00Z")
     amended = commit_id(root)
     (root / "src" / "billing.py").write_text("def total(lines):\n    return sum(lines)\n", encoding="utf-8")
@@ -101,7 +103,8 @@ def test_init_no_history_stays_without_one(tmp_path: Path) -> None:
 
 def test_mcp_imports_a_new_commit_in_the_background(tmp_path: Path) -> None:
     root = repo(tmp_path / "shop")
-    run(root, {}, "init", "--no-index")
+    out = run(root, {}, "init", "--no-index", "--no-embeddings")  # the tasks left to embed: the server does
+    assert "tasks:" not in out
     with (tmp_path / "server.log").open("w", encoding="utf-8") as errlog:
         c = stdio(["--root", str(root)], cwd=root, env=clean_env(), errlog=errlog)
         try:
@@ -120,7 +123,9 @@ def test_mcp_imports_a_new_commit_in_the_background(tmp_path: Path) -> None:
             assert found, (tmp_path / "server.log").read_text(encoding="utf-8")
         finally:
             c.close()
-    assert "history: 1 commit imported" in (tmp_path / "server.log").read_text(encoding="utf-8")
+    log = (tmp_path / "server.log").read_text(encoding="utf-8")
+    assert "history: 1 commit imported" in log
+    assert "tasks: 2 embedded for the neighbours by meaning (" in log, log  # init's, in the background
 
 
 def listed(root: Path, env: dict[str, str], *store: str) -> dict[str, str]:
