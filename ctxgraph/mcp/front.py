@@ -43,7 +43,8 @@ RETRY_AFTER = 1
 
 
 class Drain:
-    """The requests to the MCP path in flight, and whether the server drains."""
+    """The requests to the MCP path in flight (a GET, an event stream, is not
+    counted), and whether the server drains."""
 
     def __init__(self, metrics: Metrics | None = None) -> None:
         self.in_flight = 0
@@ -152,7 +153,8 @@ class Front:
                      [(b"retry-after", str(RETRY_AFTER).encode()), (b"connection", b"close")])
 
     async def mcp(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """The MCP transport, counted in flight; its 401 replaced by ours."""
+        """The MCP transport, its 401 replaced by ours; a request counted in flight
+        (not a GET: a client's event stream, open while its session is)."""
         held = [False]
 
         async def hinted(message: Message) -> None:
@@ -165,6 +167,9 @@ class Front:
                 return
             await send(message)
 
+        if scope.get("method") == "GET":
+            await self.app(scope, receive, hinted)
+            return
         self.drain.enter()
         try:
             await self.app(scope, receive, hinted)

@@ -100,7 +100,7 @@ class Metrics:
         self.tool_seconds = Histogram("ctxgraph_mcp_tool_duration_seconds", "Seconds a tool call took, by tool",
                                       ["tool"], buckets=LATENCY_BUCKETS, registry=r)
         self.in_flight = Gauge("ctxgraph_mcp_requests_in_flight",
-                               "HTTP requests to the MCP path being served", registry=r)
+                               "HTTP requests to the MCP path being served (not counting event streams)", registry=r)
         self.http_responses = Counter("ctxgraph_http_responses", "HTTP responses, by route and status code",
                                       ["route", "code"], registry=r)
         self.contexts = Counter("ctxgraph_contexts_computed", "Contexts computed and delivered by compute_context",

@@ -54,9 +54,9 @@ def schema_names() -> list[str]:
     return names
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0][:300] if text else type(exc).__name__
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()).rstrip(":")
+    return text[:300] if text else type(exc).__name__
 
 
 class Readiness:
@@ -142,7 +142,7 @@ class Readiness:
         except neo4j_errors.AuthError:
             return f"Neo4j at {where} refused the credentials"
         except (neo4j_errors.Neo4jError, neo4j_errors.DriverError, OSError, CtxgraphError) as exc:
-            return f"cannot reach Neo4j at {where}: {_first_line(exc)}"
+            return f"cannot reach Neo4j at {where}: {_one_line(exc)}"
         if self.metrics is not None:
             self.metrics.store_seconds.labels(project.name).observe(time.perf_counter() - began)
         states = {str(r["name"]): str(r["state"]) for r in records}
