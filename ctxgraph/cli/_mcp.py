@@ -57,7 +57,7 @@ from ctxgraph.mcp.startup import DEFAULT_SHUTDOWN_SECONDS, SHUTDOWN_ENV
               envvar=LOG_FORMAT_ENV, show_envvar=True,
               help="json: every line on stderr a JSON object, and one per request (method, tool, project, status, "
                    "duration; never an argument or a token).")
-@click.option("--shutdown-timeout", type=click.FloatRange(min=1, max=3600), default=DEFAULT_SHUTDOWN_SECONDS,
+@click.option("--shutdown-timeout", type=click.FloatRange(min=2, max=3600), default=DEFAULT_SHUTDOWN_SECONDS,
               show_default=True, metavar="SECONDS", envvar=SHUTDOWN_ENV, show_envvar=True,
               help="HTTP: on SIGTERM new requests get 503, those in flight finish, and the process exits within "
                    "SECONDS.")

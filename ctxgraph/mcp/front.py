@@ -20,6 +20,7 @@ or instead of, the MCP transport.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
@@ -129,6 +130,10 @@ class Front:
                 await self.mcp(scope, receive, sent)
             else:
                 await self.app(scope, receive, sent)
+        except asyncio.CancelledError:
+            if not self.drain.draining:
+                raise
+            status[0] = 499  # cut off at the end of the drain (nginx's code for a request not answered)
         finally:
             self.record(method, path, status[0], time.perf_counter() - began)
 

@@ -28,8 +28,8 @@ import uvicorn
 from ctxgraph.mcp.front import Drain
 from ctxgraph.mcp.startup import say
 
-#: Seconds of the bound kept for step 2 (or a fifth of the bound, when that is less).
-CLOSING_SECONDS = 2.0
+#: Seconds of the bound kept for step 2 (or half the bound, when that is less).
+CLOSING_SECONDS = 3.0
 #: At most this long is given to the streams still open when the server stops.
 STREAM_SECONDS = 1.0
 
@@ -48,7 +48,7 @@ class DrainingServer(uvicorn.Server):
         super().__init__(config)
         self.drain = drain
         self.bound = bound
-        self.closing = min(CLOSING_SECONDS, bound / 5)
+        self.closing = min(CLOSING_SECONDS, bound / 2)
         self.signal: int | None = None
         self.deadline = 0.0
         self.announced = False

@@ -177,7 +177,8 @@ def serve_http(server: CtxgraphServer, sock: socket.socket, projects: Projects, 
                                      max_request_body_size=HTTP_BODY_LIMIT)
     drain = Drain(metrics)
     front = Front(ClippedErrorReplies(app), mcp_path=HTTP_PATH, readiness=readiness, drain=drain, metrics=metrics)
-    config = uvicorn.Config(front, log_level="warning", access_log=access_log, lifespan="on",
+    # log_config None: uvicorn's records go to the root logger's handlers (JSON lines with --log-format json)
+    config = uvicorn.Config(front, log_level="warning", access_log=access_log, lifespan="on", log_config=None,
                             timeout_graceful_shutdown=int(STREAM_SECONDS))
     uv = DrainingServer(config, drain, shutdown_seconds)
 
