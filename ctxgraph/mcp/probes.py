@@ -7,8 +7,8 @@ reachable, with its schema applied.
   waiting for a call that a load balancer would not send it.
 - A Neo4j project is then asked, on a driver of the check's own (never a
   connection a tool call is using), which of the schema's indexes and
-  constraints exist (``ready_schema.cypher``): one round trip, timed into
-  ``ctxgraph_store_check_duration_seconds``. Any missing one, or one whose
+  constraints exist (:class:`ctxgraph.service.readiness.Neo4jProbe`): one
+  round trip, timed into ``ctxgraph_store_check_duration_seconds``. Any missing one, or one whose
   index failed, is a reason not to be ready. An embedded store is ready once
   open (its schema version was checked then).
 - The background index is reported, never a reason: a first index still
@@ -23,40 +23,21 @@ thread of its own; one that takes longer than :data:`CHECK_SECONDS` answers
 from __future__ import annotations
 
 import asyncio
-import re
 import threading
-import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
-from ctxgraph import cypher
 from ctxgraph.errors import CtxgraphError
 from ctxgraph.mcp.metrics import Metrics
 from ctxgraph.mcp.projects import Project, Projects
 
 if TYPE_CHECKING:
-    from neo4j import Driver
+    from ctxgraph.service.readiness import Neo4jProbe
 
 #: A readiness check that has not answered after this many seconds is "not ready".
 CHECK_SECONDS = 5.0
 #: The memory status fields a readiness answer shows (not the root, a path of the server's).
 MEMORY_FIELDS = ("state", "files_indexed", "files", "percent", "runs")
-_SCHEMA_NAME = re.compile(r"^\s*CREATE\s+(?:[A-Z]+\s+)?(?:CONSTRAINT|INDEX)\s+(\w+)\s+IF NOT EXISTS", re.M)
-
-
-def schema_names() -> list[str]:
-    """The names of the indexes and constraints ``schema.cypher`` creates."""
-    names = []
-    for statement in cypher.statements("schema"):
-        found = _SCHEMA_NAME.search(statement)
-        if found:
-            names.append(found.group(1))
-    return names
-
-
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()).rstrip(":")
-    return text[:300] if text else type(exc).__name__
 
 
 class Readiness:
@@ -66,8 +47,7 @@ class Readiness:
         self.projects = projects
         self.metrics = metrics
         self.timeout = timeout
-        self._names = schema_names()
-        self._drivers: dict[str, Driver] = {}
+        self._probes: dict[str, Neo4jProbe] = {}
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ctxgraph-readyz")
         self._lock = threading.Lock()
         self._pending: Future[tuple[bool, dict[str, Any]]] | None = None
@@ -115,52 +95,23 @@ class Readiness:
             return None
         return self._neo4j(project)
 
-    def _driver(self, project: Project) -> Driver:
-        driver = self._drivers.get(project.name)
-        if driver is None:
-            from neo4j import GraphDatabase
-
-            settings = project.neo4j_settings()
-            auth = (settings.user, settings.password) if settings.password is not None else None
-            # every connection checked before use: the first check after a restart of Neo4j is right
-            driver = GraphDatabase.driver(settings.uri, auth=auth, connection_timeout=self.timeout,
-                                          max_transaction_retry_time=0, liveness_check_timeout=0,
-                                          max_connection_pool_size=1, notifications_min_severity="OFF")
-            self._drivers[project.name] = driver
-        return driver
-
     def _neo4j(self, project: Project) -> str | None:
-        from neo4j import RoutingControl
-        from neo4j import exceptions as neo4j_errors
-
-        where = project.spec.location
-        began = time.perf_counter()
-        try:
-            records = self._driver(project).execute_query(
-                cypher.load("ready_schema"), names=self._names, database_=project.spec.database,
-                routing_=RoutingControl.READ).records
-        except neo4j_errors.AuthError:
-            return f"Neo4j at {where} refused the credentials"
-        except (neo4j_errors.Neo4jError, neo4j_errors.DriverError, OSError, CtxgraphError) as exc:
-            return f"cannot reach Neo4j at {where}: {_one_line(exc)}"
-        if self.metrics is not None:
-            self.metrics.store_seconds.labels(project.name).observe(time.perf_counter() - began)
-        states = {str(r["name"]): str(r["state"]) for r in records}
-        missing = [n for n in self._names if n not in states]
-        if missing:
-            shown = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")
-            return (f"the schema is not applied on Neo4j at {where}: {len(missing)} of its {len(self._names)} "
-                    f"indexes and constraints are missing ({shown})")
-        failed = sorted(n for n, s in states.items() if s == "FAILED")
-        if failed:
-            return f"indexes failed on Neo4j at {where}: {', '.join(failed[:5])}"
-        return None
+        probe = self._probes.get(project.name)
+        if probe is None:
+            try:
+                probe = self._probes[project.name] = project.neo4j_probe(self.timeout)
+            except CtxgraphError as exc:  # a password file that cannot be read
+                return str(exc)
+        reason, seconds = probe.check()
+        if reason is None and self.metrics is not None:
+            self.metrics.store_seconds.labels(project.name).observe(seconds)
+        return reason
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
-        for driver in self._drivers.values():
-            driver.close()
-        self._drivers.clear()
+        for probe in self._probes.values():
+            probe.close()
+        self._probes.clear()
 
 
 def memory_progress(project: Project) -> dict[str, Any]:

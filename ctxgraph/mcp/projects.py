@@ -33,8 +33,8 @@ from ctxgraph.errors import ConfigurationError, CtxgraphError, StoreUnavailableE
 from ctxgraph.service import ContextService
 
 if TYPE_CHECKING:
-    from ctxgraph.graph.neo4j_store import Neo4jSettings
     from ctxgraph.service.keeper import MemoryKeeper
+    from ctxgraph.service.readiness import Neo4jProbe
 
 log = logging.getLogger(__name__)
 
@@ -173,12 +173,12 @@ class Project:
         """The store is open (its schema was applied, or checked, when it was opened)."""
         return self._svc is not None
 
-    def neo4j_settings(self) -> Neo4jSettings:
-        """The settings the project's Neo4j store is opened with (as ``ContextService.open`` makes them)."""
-        from ctxgraph.graph.neo4j_store import Neo4jSettings
+    def neo4j_probe(self, timeout: float) -> Neo4jProbe:
+        """A readiness probe of the project's Neo4j store, with the settings its service opens it with."""
+        from ctxgraph.service.readiness import Neo4jProbe
 
-        return Neo4jSettings.from_env(uri=self.spec.location, user=self.neo4j_user, password=self._neo4j_password,
-                                      database=self.spec.database)
+        return Neo4jProbe(self.spec.location, user=self.neo4j_user, password=self._neo4j_password,
+                          database=self.spec.database, timeout=timeout)
 
     def _new_service(self) -> ContextService:
         if self.spec.kind == "neo4j":
