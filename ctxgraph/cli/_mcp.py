@@ -84,6 +84,9 @@ def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, proj
     own token. --no-auth is accepted on loopback addresses only
     (127.0.0.0/8, ::1, localhost). On a loopback address only requests whose
     Host and Origin headers name that address are served (DNS rebinding).
+    Without the token: /healthz, /readyz (503 with the reason while a store
+    is down) and /metrics (Prometheus). SIGTERM drains: new requests get
+    503, those in flight finish within --shutdown-timeout.
 
     \b
     Projects: one store by default (--store / --neo4j, as for every
