@@ -18,7 +18,9 @@ route and status code; never a task id, an argument or a token.
   ``unchanged``);
 - the background index, read when scraped: ``ctxgraph_memory_files_indexed``,
   ``ctxgraph_memory_files_found`` and ``ctxgraph_memory_index_runs``
-  (0 while the first index is under way), each ``{project}``;
+  (0 while the first index is under way), and the background import of the
+  git history: ``ctxgraph_history_runs``, ``ctxgraph_history_commits_imported``
+  and ``ctxgraph_history_partial``, each ``{project}``;
 - the store as the readiness check finds it: ``ctxgraph_store_up{project}``
   and ``ctxgraph_store_check_duration_seconds{project}``;
 - ``ctxgraph_build_info{version,python,mcp}``.
@@ -74,13 +76,26 @@ class MemoryCollector(Collector):
         runs = GaugeMetricFamily("ctxgraph_memory_index_runs",
                                  "Index runs completed since the server started (0: the first is under way)",
                                  labels=["project"])
+        history_runs = GaugeMetricFamily("ctxgraph_history_runs",
+                                         "Background imports of the project's git history done since the server "
+                                         "started", labels=["project"])
+        imported = GaugeMetricFamily("ctxgraph_history_commits_imported",
+                                     "Commits those imports brought in as finished tasks", labels=["project"])
+        partial = GaugeMetricFamily("ctxgraph_history_partial",
+                                    "1 when the latest import stopped early (more commits to import)",
+                                    labels=["project"])
         for project, status in sorted(self._statuses().items()):
+            history = status.get("history")
+            if isinstance(history, Mapping):
+                history_runs.add_metric([project], float(history["runs"]))
+                imported.add_metric([project], float(history["imported"]))
+                partial.add_metric([project], float(history["partial"]))
             if status.get("state") == "off":
                 continue
             indexed.add_metric([project], float(status.get("files_indexed", 0)))
             found.add_metric([project], float(status.get("files", 0)))
             runs.add_metric([project], float(status.get("runs", 0)))
-        return [indexed, found, runs]
+        return [indexed, found, runs, history_runs, imported, partial]
 
     def describe(self) -> Iterable[Metric]:
         return []

@@ -224,6 +224,14 @@ class Project:
             return {"state": "off", "reason": self.memory_off or "not started"}
         return self.keeper.status()
 
+    def history_status(self) -> dict[str, int] | None:
+        """The background import of the project's history (git commits): runs done, commits
+        imported, 1 when the latest run stopped early (more to import); None when there is none."""
+        past = self.keeper.on_past if self.keeper is not None else None
+        if past is None:
+            return None
+        return {"runs": past.runs, "imported": past.imported, "partial": int(past.partial)}
+
     def call(self, fn: Callable[[ContextService], T]) -> T:
         """``fn(service)`` under the project's lock; the store is opened first if it is not open."""
         with self._lock:

@@ -26,6 +26,7 @@ import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
+from typing import Any
 
 import anyio
 from mcp.server.auth.provider import AccessToken
@@ -168,7 +169,10 @@ def serve_http(server: CtxgraphServer, sock: socket.socket, projects: Projects, 
     the 401's hint, the drain) until a signal stops it (:mod:`ctxgraph.mcp.shutdown`)."""
     import uvicorn
 
-    metrics = Metrics(server.tool_names, memory=lambda: {p.name: p.memory_status() for p in projects.by_name.values()})
+    def progress() -> dict[str, dict[str, Any]]:
+        return {p.name: {**p.memory_status(), "history": p.history_status()} for p in projects.by_name.values()}
+
+    metrics = Metrics(server.tool_names, memory=progress)
     observe(server, metrics)
     readiness = Readiness(projects, metrics)
     host, port = sock.getsockname()[:2]

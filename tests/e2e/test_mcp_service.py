@@ -18,6 +18,8 @@ import pytest
 from _mcp_client import SMALL_HANDOFF, HttpServer, McpClient, cli_ok, http, small_store
 from _mcp_service import RawSession, base_of, finish, get_json, request, samples, value, wait_for
 
+from tests._git_repo import make_repo
+
 TOKEN = "svc-test-" + os.urandom(12).hex()
 #: An argument value no log line may hold.
 SECRET_ARGUMENT = "t-never-logged-" + os.urandom(4).hex()
@@ -117,6 +119,37 @@ def test_the_json_log_has_one_line_per_request_and_no_secret(served: tuple[HttpS
     refused = [line for line in lines if line.get("event") == "http_request" and line.get("code") == 401]
     assert refused and refused[-1]["path"] == "/mcp"
     assert TOKEN not in text and SECRET_ARGUMENT not in text and "Bearer" not in text
+
+
+def test_readiness_and_metrics_show_the_index_and_history_progress(tmp_path: Path) -> None:
+    """A project folder (a git work tree) indexed in the background: /readyz
+    reports the index (never as a reason), /metrics its files and runs and the
+    history's imports."""
+    root = tmp_path / "shop"
+    make_repo(root)
+    server = HttpServer(["--project", f"shop={root}", "--create"], cwd=tmp_path, env={"CTXGRAPH_MCP_TOKEN": TOKEN},
+                        log=tmp_path / "http.log")
+    try:
+        base = base_of(server.url)
+        code, body = get_json(base + "/readyz")
+        assert code == 200 and body["projects"]["shop"]["store"] == "ok", body
+        memory = body["projects"]["shop"]["memory"]
+        assert memory["state"] != "off" and "root" not in memory
+        assert ("first_index" in memory) == (memory["runs"] == 0), memory
+
+        def indexed() -> bool:
+            found = samples(server.url)
+            return (value(found, "ctxgraph_memory_index_runs", project="shop") >= 1
+                    and value(found, "ctxgraph_history_runs", project="shop") >= 1)
+        wait_for(indexed, "a first index and a history import")
+        found = samples(server.url)
+        assert value(found, "ctxgraph_memory_files_found", project="shop") == 4  # make_repo's files
+        assert value(found, "ctxgraph_memory_files_indexed", project="shop") == 4
+        assert value(found, "ctxgraph_history_partial", project="shop") == 0
+        code, body = get_json(base + "/readyz")
+        assert code == 200 and "first_index" not in body["projects"]["shop"]["memory"], body
+    finally:
+        assert server.stop() == 0
 
 
 def _server(folder: Path, *args: str) -> HttpServer:
