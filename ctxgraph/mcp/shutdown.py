@@ -12,7 +12,8 @@
    handoff being ingested then is not committed (each is one transaction),
    so none is half written, and its client sees its connection end.
 
-A second signal during the drain stops the server at once (step 2).
+A second SIGINT (Ctrl-C) during the drain stops the server at once (step 2);
+a second SIGTERM changes nothing (the bound holds).
 """
 
 from __future__ import annotations
@@ -55,10 +56,11 @@ class DrainingServer(uvicorn.Server):
         self.drained = False
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
-        """The signal handler: starts the drain; a second signal stops at once."""
+        """The signal handler: starts the drain; a second SIGINT stops at once (a second SIGTERM changes nothing)."""
         if self.drain.draining:
-            self.should_exit = True
-            self.force_exit = True
+            if sig == signal.SIGINT:
+                self.should_exit = True
+                self.force_exit = True
             return
         self.signal = sig
         self.deadline = time.monotonic() + self.bound
