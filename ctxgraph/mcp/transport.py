@@ -15,6 +15,11 @@ reach it by DNS rebinding, token or not. ``--no-auth`` is refused on any
 address that is not loopback. The error replies the SDK's transport makes
 itself (a body that is not one JSON-RPC message) are ctxgraph's line
 (:class:`~ctxgraph.mcp.replies.ClippedErrorReplies`).
+
+In front of it all, :class:`~ctxgraph.mcp.front.Front` answers ``/healthz``,
+``/readyz`` and ``/metrics`` without the token, turns the SDK's 401 into one
+that names the header to send, and refuses new requests while a SIGTERM
+drains the server (:mod:`ctxgraph.mcp.shutdown`).
 """
 
 from __future__ import annotations
