@@ -34,6 +34,7 @@ from ctxgraph.service import ContextService
 
 if TYPE_CHECKING:
     from ctxgraph.service.keeper import MemoryKeeper
+    from ctxgraph.service.readiness import Neo4jProbe
 
 log = logging.getLogger(__name__)
 
@@ -167,6 +168,18 @@ class Project:
     def name(self) -> str:
         return self.spec.name
 
+    @property
+    def is_open(self) -> bool:
+        """The store is open (its schema was applied, or checked, when it was opened)."""
+        return self._svc is not None
+
+    def neo4j_probe(self, timeout: float) -> Neo4jProbe:
+        """A readiness probe of the project's Neo4j store, with the settings its service opens it with."""
+        from ctxgraph.service.readiness import Neo4jProbe
+
+        return Neo4jProbe(self.spec.location, user=self.neo4j_user, password=self._neo4j_password,
+                          database=self.spec.database, timeout=timeout)
+
     def _new_service(self) -> ContextService:
         if self.spec.kind == "neo4j":
             svc = ContextService.open(neo4j_uri=self.spec.location, neo4j_user=self.neo4j_user,
@@ -210,6 +223,14 @@ class Project:
         if self.keeper is None:
             return {"state": "off", "reason": self.memory_off or "not started"}
         return self.keeper.status()
+
+    def history_status(self) -> dict[str, int] | None:
+        """The background import of the project's history (git commits): runs done, commits
+        imported, 1 when the latest run stopped early (more to import); None when there is none."""
+        past = self.keeper.on_past if self.keeper is not None else None
+        if past is None:
+            return None
+        return {"runs": past.runs, "imported": past.imported, "partial": int(past.partial)}
 
     def call(self, fn: Callable[[ContextService], T]) -> T:
         """``fn(service)`` under the project's lock; the store is opened first if it is not open."""

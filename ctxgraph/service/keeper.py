@@ -97,6 +97,9 @@ class PastKeeper:
         #: Finished tasks still without a vector after the last run: the next tick goes on.
         self.pending = False
         self.stopping = threading.Event()
+        #: Runs done, commits imported by them, and whether the latest stopped early (for metrics).
+        self.runs = self.imported = 0
+        self.partial = False
 
     def __call__(self) -> None:
         from ctxgraph.errors import CtxgraphError
@@ -111,6 +114,10 @@ class PastKeeper:
             self.say(f"warning: project {self.label}: the history and notes of {self.root} not brought up to "
                      f"date: {exc}")
             return
+        self.runs += 1
+        if done.history is not None:
+            self.imported += done.history.imported
+            self.partial = bool(done.history.partial)
         if done.history is not None and (done.history.imported or done.history.retired or done.history.revived):
             self.say(f"project {self.label}: {history_line(done.history)}")
         if done.knowledge is not None and (done.knowledge.written or done.knowledge.removed):
