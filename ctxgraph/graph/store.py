@@ -90,6 +90,14 @@ class KnowledgeStore(Protocol):
     def decisions_in_force(self) -> list[KnowledgeItem]:
         """Every decision not superseded, in id order (``ctxgraph conflicts``)."""
 
+    def list_knowledge(
+        self, kinds: Sequence[str] | None = None, tags: Sequence[str] = (), task_id: str | None = None,
+    ) -> list[tuple[KnowledgeItem, tuple[str, ...]]]:
+        """The knowledge of ``kinds`` (None: every kind) carrying every one of
+        ``tags`` and, with ``task_id``, discovered by that task's handoff; in id
+        order, each with the ids of the tasks whose handoffs discovered it
+        (sorted; none for knowledge added by hand). ``ctxgraph knowledge list``."""
+
     # -- reads ---------------------------------------------------------------
     def get_task(self, task_id: str) -> Task | None: ...
 

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from ctxgraph.core import rarity
 from ctxgraph.core.models import (
+    KIND_LABELS,
     Blocker,
     Candidates,
     ConcurrentTask,
@@ -77,6 +78,16 @@ class Reads:
         with self.db.read() as cur:
             rows = cur.execute(sql.DECISIONS_IN_FORCE).fetchall()
         return [knowledge_from_props(nodes.loads(r[0])) for r in rows]
+
+    def list_knowledge(
+        self, kinds: Sequence[str] | None = None, tags: Sequence[str] = (), task_id: str | None = None,
+    ) -> list[tuple[KnowledgeItem, tuple[str, ...]]]:
+        labels = nodes.KNOWLEDGE_LABELS if kinds is None else [KIND_LABELS[k] for k in kinds if k in KIND_LABELS]
+        with self.db.read() as cur:
+            rows = cur.execute(sql.KNOWLEDGE_LIST, (json.dumps(sorted(set(labels))), json.dumps(list(tags)),
+                                                    task_id)).fetchall()
+        return [(knowledge_from_props(nodes.loads(props)), tuple(sorted(set(json.loads(tasks)))))
+                for props, tasks in rows]
 
     def get_task(self, task_id: str) -> Task | None:
         with self.db.read() as cur:

@@ -47,6 +47,13 @@ class Reads(Neo4jConnection):
         rows = self._read(lambda tx: self._rows(tx, "decisions_in_force"))
         return [knowledge_from_props(r["props"]) for r in rows]
 
+    def list_knowledge(
+        self, kinds: Sequence[str] | None = None, tags: Sequence[str] = (), task_id: str | None = None,
+    ) -> list[tuple[KnowledgeItem, tuple[str, ...]]]:
+        wanted = None if kinds is None else sorted(set(kinds))
+        rows = self._read(lambda tx: self._rows(tx, "knowledge_list", kinds=wanted, tags=list(tags), task=task_id))
+        return [(knowledge_from_props(r["props"]), tuple(sorted(set(r["tasks"])))) for r in rows]
+
     def get_task(self, task_id: str) -> Task | None:
         found = self.get_tasks([task_id])
         return found[0] if found else None
