@@ -40,6 +40,7 @@ from ctxgraph.cli._stores import open_service, store_options, store_params
 from ctxgraph.cli._sync import sync_command
 from ctxgraph.cli._tasks import depend, task
 from ctxgraph.cli._tune import tune_command
+from ctxgraph.cli._view import view_command
 from ctxgraph.errors import StoreUnavailableError
 
 if TYPE_CHECKING:
@@ -233,6 +234,7 @@ main.add_command(conflicts_command)
 main.add_command(tune_command)
 main.add_command(sync_command)
 main.add_command(search_command)  # (also `knowledge list`)
+main.add_command(view_command)
 
 
 def run() -> None:
