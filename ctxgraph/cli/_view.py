@@ -54,9 +54,9 @@ def view_command(task_id: str | None, output: Path | None, serve: bool, port: in
                  else overview(svc, limit=limit))
     page = render_page(graph)
     what = f"{task_id or 'the whole graph'}: {len(graph.nodes)} nodes, {len(graph.edges)} edges"
-    target = output if output is not None or not serve else None
+    target = output if output is not None else None if serve else DEFAULT_OUTPUT
     if target is not None:
-        _write(target if output is not None else DEFAULT_OUTPUT, page)
+        _write(target, page)
         click.echo(f"wrote {target} ({what})")
     if serve:
         _serve(page, port, what)
