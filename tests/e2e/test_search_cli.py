@@ -110,7 +110,7 @@ def test_knowledge_list_text_marks_superseded(demo: Path, tmp_path: Path) -> Non
                             "json", cwd=tmp_path))["id"]
     lines = cli_ok("knowledge", "list", *store, cwd=tmp_path).splitlines()
     assert sorted(lines) == lines and len(lines) == 2
-    assert [line for line in lines if line.startswith(old)][0].startswith(f"{old} (plan) [superseded 20")
+    assert next(line for line in lines if line.startswith(old)).startswith(f"{old} (plan) [superseded 20")
     assert f"{new} (plan): Split the API into three services" in lines
     superseded = json.loads(cli_ok("knowledge", "list", "--superseded", *store, "--format", "json", cwd=tmp_path))
     assert [x["item"]["id"] for x in superseded] == [old]

@@ -14,8 +14,8 @@ import re
 import shutil
 import signal
 import socketserver
-import sys
 import subprocess
+import sys
 import threading
 import urllib.request
 from collections.abc import Iterator
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _mcp_client import cli_error, cli_ok, clean_env
+from _mcp_client import clean_env, cli_error, cli_ok
 
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 WINDOW = (1400, 900)
