@@ -93,9 +93,10 @@ def list_knowledge(
     ones. In id order. An unknown task is an error, not an empty list."""
     if task_id is not None:
         svc.get_task(task_id)
-    wanted = [t for t in (svc.extractor.normalize_tag(t) for t in tags) if t]
-    if len(wanted) < len(tags):
-        raise InvalidArgumentError("--tag: a tag with no letter or digit in it matches nothing")
+    wanted = [svc.extractor.normalize_tag(t) for t in tags]
+    for given, tag in zip(tags, wanted, strict=True):
+        if not tag:
+            raise InvalidArgumentError(f"tag {given!r}: no letter or digit in it, so no item carries it")
     rows = svc.store.list_knowledge(None if kinds is None else list(kinds), wanted, task_id)
     owned: dict[str, list[Anchor]] = {}
     if rows:

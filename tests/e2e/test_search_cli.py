@@ -114,3 +114,11 @@ def test_knowledge_list_text_marks_superseded(demo: Path, tmp_path: Path) -> Non
     assert f"{new} (plan): Split the API into three services" in lines
     superseded = json.loads(cli_ok("knowledge", "list", "--superseded", *store, "--format", "json", cwd=tmp_path))
     assert [x["item"]["id"] for x in superseded] == [old]
+
+
+@pytest.mark.parametrize("command", [["search", "jwt"], ["knowledge", "list"], ["view"], ["view", "task-015"]])
+def test_on_a_missing_store_they_fail_and_create_nothing(tmp_path: Path, command: list[str]) -> None:
+    code, line = cli_error(*command, cwd=tmp_path)
+    assert (code, line) == (5, "ctxgraph: error: no embedded store at .ctxgraph/graph.db (nothing was written there "
+                               "yet: check --store / CTXGRAPH_STORE, or create it with `ctxgraph init`)")
+    assert list(tmp_path.iterdir()) == []
