@@ -42,10 +42,11 @@ def search_command(query: tuple[str, ...], sections: tuple[str, ...], kinds: tup
     """Search the knowledge, the tasks and the code for QUERY, best first.
 
     The knowledge is ranked as the MCP tool search_knowledge ranks it: by the
-    tags a context would match (QUERY's keywords count 1, its domains 0.5,
-    each by its rarity), then the most recently updated. The tasks and the
-    code are those a context of QUERY, as an unsaved task, shows: its related
-    tasks, its code references and, with an index, its codebase snippets.
+    tags a context would match (QUERY's keywords count 1, its domains 0.5),
+    then the most recently updated; the tasks, of any status, are found and
+    ranked the same way by their own tags. The code is what a context of
+    QUERY, as an unsaved task, shows: its code references and, with an index,
+    its codebase snippets.
     """
     from ctxgraph.service.find import SECTIONS, search
 
@@ -68,8 +69,9 @@ def search_command(query: tuple[str, ...], sections: tuple[str, ...], kinds: tup
     if "tasks" in asked:
         click.echo(f"tasks ({len(found.tasks)}):")
         for t in found.tasks:
-            summary = f" — {_one_line(t.summary, 100)}" if t.summary else ""
-            click.echo(f"  {t.id}  {t.relevance:g}  {_one_line(t.intent, 100)}{summary}")
+            title = t.task.name or t.task.objective
+            click.echo(f"  {t.task.id}  {t.relevance:g}  [{t.task.status.value}]  {_one_line(title, 100)}  "
+                       f"[{', '.join(t.matched_tags)}]")
     if "code" in asked:
         click.echo(f"code ({len(found.code) + len(found.snippets)}):")
         for c in found.code:

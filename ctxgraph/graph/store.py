@@ -38,6 +38,7 @@ from ctxgraph.core.models import (
     ReplayTask,
     Stats,
     Task,
+    TaskHit,
     TaskStatus,
 )
 from ctxgraph.errors import StoreUnavailableError
@@ -112,6 +113,10 @@ class KnowledgeStore(Protocol):
 
     def knowledge_by_tags(self, tags: Sequence[str], limit: int, *, max_df: int = 0) -> list[KnowledgeHit]:
         """Patterns, gotchas, decisions and open questions sharing a tag."""
+
+    def tasks_by_tags(self, tags: Sequence[str], limit: int, *, max_df: int = 0) -> list[TaskHit]:
+        """Tasks of any status sharing a tag (their signals' keywords and
+        domains), in the tag queries' order (``ctxgraph search``)."""
 
     def stats(self) -> Stats: ...
 

@@ -1,13 +1,14 @@
 """Finding things without knowing their id: ``ctxgraph search`` and
 ``ctxgraph knowledge list``.
 
-:func:`search` is three searches of one text, each a path ctxgraph already
-has, none a second ranking: the knowledge is
-:meth:`ContextService.search_knowledge` (what the MCP tool
-``search_knowledge`` answers), the tasks and the code are what a context of
-the text, as an unsaved task, shows in its related tasks, code references
-and codebase snippets (:meth:`ContextService.compute`, as the MCP tool
-``compute_context`` computes an unsaved task's). :func:`list_knowledge`
+:func:`search` is three searches of one text, none a ranking of its own: the
+knowledge is :meth:`ContextService.search_knowledge` (what the MCP tool
+``search_knowledge`` answers); the tasks, of any status, are found and
+ranked as that method finds and ranks knowledge (the text's keywords and
+domains as tags, ``KnowledgeStore.tasks_by_tags``, ``merge_hits``'s order);
+the code is what a context of the text, as an unsaved task, shows in its
+code references and codebase snippets (:meth:`ContextService.compute`, as
+the MCP tool ``compute_context`` computes an unsaved task's). :func:`list_knowledge`
 reads the store's listing (``KnowledgeStore.list_knowledge``) and marks
 each item superseded (a later item superseded it) or stale (the code its own
 anchor vouches for changed or is gone: docs/freshness.md).
@@ -20,11 +21,14 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from ctxgraph.compute import limits as lim
 from ctxgraph.compute.code_memory import Snippet
-from ctxgraph.compute.output import CodeRef, RelatedTask
-from ctxgraph.core.models import Anchor, KnowledgeItem, Task
+from ctxgraph.compute.output import CodeRef
+from ctxgraph.compute.relevance import relevance
+from ctxgraph.core.models import Anchor, KnowledgeItem, Task, TaskHit
 from ctxgraph.errors import InvalidArgumentError
-from ctxgraph.service.knowledge import KnowledgeMatch
+from ctxgraph.service.knowledge import SEARCH_WINDOW, KnowledgeMatch
+from ctxgraph.signals import TaskSignals
 
 if TYPE_CHECKING:
     from ctxgraph.service.core import ContextService
@@ -32,7 +36,7 @@ if TYPE_CHECKING:
 #: What ``search`` looks in.
 Section = Literal["knowledge", "tasks", "code"]
 SECTIONS: tuple[Section, ...] = ("knowledge", "tasks", "code")
-#: The id of the unsaved task whose context finds the tasks and the code of a search.
+#: The id of the unsaved task whose context finds the code of a search.
 SEARCH_TASK_ID = "ctxgraph-search"
 #: The tier and budget of that context: the largest caps, and a budget no cap-bound list reaches.
 SEARCH_COMPLEXITY = "complex"
@@ -52,6 +56,15 @@ class Listed(BaseModel):
     stale: str | None = None
 
 
+class TaskMatch(BaseModel):
+    """One task a text matched, with the tags it matched on and its relevance."""
+
+    model_config = _OUT
+    task: Task
+    matched_tags: tuple[str, ...]
+    relevance: float
+
+
 class Found(BaseModel):
     """What one search found, each part best first."""
 
@@ -60,7 +73,7 @@ class Found(BaseModel):
     keywords: tuple[str, ...] = ()
     domains: tuple[str, ...] = ()
     knowledge: tuple[KnowledgeMatch, ...] = ()
-    tasks: tuple[RelatedTask, ...] = ()
+    tasks: tuple[TaskMatch, ...] = ()
     code: tuple[CodeRef, ...] = ()
     snippets: tuple[Snippet, ...] = ()
 
@@ -117,28 +130,46 @@ def search(
     memory_project: str | None = None,
 ) -> Found:
     """``text``'s knowledge (by :meth:`ContextService.search_knowledge`,
-    ``kinds`` keeping those kinds), tasks and code (by the context of ``text``
-    as an unsaved task of the complex tier: its related tasks, code references
-    and codebase snippets; ``memory``, ``memory_project`` as for ``compute``),
-    for the ``sections`` asked."""
+    ``kinds`` keeping those kinds), tasks (:func:`search_tasks`) and code (by
+    the context of ``text`` as an unsaved task of the complex tier: its code
+    references and codebase snippets; ``memory``, ``memory_project`` as for
+    ``compute``), for the ``sections`` asked."""
     if not text.strip():
         raise InvalidArgumentError("search: the query is empty (say what to look for)")
-    signals, knowledge = svc.search_knowledge(text, kinds=kinds) if "knowledge" in sections else (None, [])
-    found = Found(query=text, knowledge=tuple(knowledge))
-    if signals is not None:
-        found = found.model_copy(update={"keywords": signals.keywords, "domains": signals.domains})
-    if "tasks" not in sections and "code" not in sections:
-        return found
-    ctx = svc.compute(Task(id=SEARCH_TASK_ID, objective=text), complexity=SEARCH_COMPLEXITY, budget=SEARCH_BUDGET,
-                      record=False, memory=memory, memory_project=memory_project)
-    update: dict[str, object] = {} if signals is not None else {
-        "keywords": ctx.computed.signals.keywords, "domains": ctx.computed.signals.domains}
+    signals = svc.extractor.extract(text)
+    found = Found(query=text, keywords=signals.keywords, domains=signals.domains)
+    if "knowledge" in sections:
+        found = found.model_copy(update={"knowledge": tuple(svc.search_knowledge(text, kinds=kinds)[1])})
     if "tasks" in sections:
-        update["tasks"] = ctx.related_tasks
+        found = found.model_copy(update={"tasks": tuple(search_tasks(svc, signals))})
     if "code" in sections:
-        update["code"], update["snippets"] = ctx.code_references, ctx.codebase_context
-    return found.model_copy(update=update)
+        ctx = svc.compute(Task(id=SEARCH_TASK_ID, objective=text), complexity=SEARCH_COMPLEXITY,
+                          budget=SEARCH_BUDGET, record=False, memory=memory, memory_project=memory_project)
+        found = found.model_copy(update={"code": ctx.code_references, "snippets": ctx.codebase_context})
+    return found
 
 
-__all__ = ["SEARCH_TASK_ID", "SECTIONS", "Found", "Listed", "Section", "list_knowledge", "search", "staleness",
-           "superseded"]
+def search_tasks(svc: ContextService, signals: TaskSignals, *, window: int = SEARCH_WINDOW) -> list[TaskMatch]:
+    """The tasks sharing a tag with ``signals``, found and ranked as
+    :meth:`ContextService.search_knowledge` finds and ranks knowledge: up to
+    ``window`` by keyword tags and as many by domain tags (tags on more than
+    ``limits.TAG_DF_CAP`` items not read), merged, then by relevance (keyword
+    tags 1, domain tags 0.5), the most recently updated, the id."""
+    hits: list[TaskHit] = []
+    for tags in (signals.keywords, signals.domains):
+        if tags:
+            hits += svc.store.tasks_by_tags(tags, window, max_df=lim.TAG_DF_CAP)
+    merged: dict[str, tuple[Task, set[str]]] = {}
+    for hit in hits:
+        merged.setdefault(hit.task.id, (hit.task, set()))[1].update(hit.matched_tags)
+    order = {tag: n for n, tag in enumerate((*signals.keywords, *signals.domains))}
+    found = [TaskMatch(task=task, matched_tags=tuple(sorted(tags, key=lambda t: (order.get(t, len(order)), t))),
+                       relevance=relevance(tuple(tags), signals)) for task, tags in merged.values()]
+    found.sort(key=lambda m: m.task.id)
+    found.sort(key=lambda m: m.task.updated_at or "", reverse=True)
+    found.sort(key=lambda m: m.relevance, reverse=True)
+    return found
+
+
+__all__ = ["SEARCH_TASK_ID", "SECTIONS", "Found", "Listed", "Section", "TaskMatch", "list_knowledge", "search",
+           "search_tasks", "staleness", "superseded"]

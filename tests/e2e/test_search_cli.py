@@ -48,10 +48,25 @@ def test_search_finds_what_the_mcp_tools_find(demo: Path, server: McpClient, que
     assert tool["total"] == len(tool["items"]) > 0 and tool["next_cursor"] is None
     assert found["knowledge"] == tool["items"]  # the same items, ranked alike, field for field
     assert (found["keywords"], found["domains"]) == (tool["keywords"], tool["domains"])
+    # the tasks: every stored task the server lists that shares a tag (its signals' keywords and domains)
+    # with the text's keywords and domains, ranked as the knowledge is
+    wanted = set(tool["keywords"]) | set(tool["domains"])
+    listed = server.ok("list_tasks", {"limit": 500})["tasks"]
+    sharing = {t["id"]: t for t in listed if wanted & {*t["signals"]["keywords"], *t["signals"]["domains"]}}
+    assert [m["task"]["id"] for m in found["tasks"]] and {m["task"]["id"] for m in found["tasks"]} == set(sharing)
+    for match in found["tasks"]:
+        assert match["task"] == sharing[match["task"]["id"]]
+        assert set(match["matched_tags"]) == wanted & {*match["task"]["signals"]["keywords"],
+                                                        *match["task"]["signals"]["domains"]}
+    # best first: relevance, then the most recently updated, then the id
+    expected = sorted(found["tasks"], key=lambda m: m["task"]["id"])
+    expected.sort(key=lambda m: m["task"]["updated_at"] or "", reverse=True)
+    expected.sort(key=lambda m: m["relevance"], reverse=True)
+    assert found["tasks"] == expected
+    # the code: what compute_context shows for the text as an unsaved task
     unsaved = {"id": "ctxgraph-search", "objective": query}
     ctx = server.ok("compute_context", {"task": unsaved, "complexity": "complex", "budget": 1_000_000})
     assert ctx["budget_lowered_from"] is None
-    assert found["tasks"] == ctx["context"]["related_tasks"] and found["tasks"]
     assert found["code"] == ctx["context"]["code_references"] and found["code"]
     assert found["snippets"] == ctx["context"]["codebase_context"]  # (the demo has no index: none)
 
@@ -67,8 +82,11 @@ def test_search_text_output(demo: Path) -> None:
     out = cli_ok("search", "refresh", "token", "--store", str(demo / "demo.db"), "--limit", "3", cwd=demo)
     lines = out.splitlines()
     assert lines[0] == "query: refresh token (keywords: refresh, token; domains: auth)"
-    assert lines[1] == "knowledge (3):" and lines[5].startswith("tasks (") and "code (" in out
+    assert lines[1] == "knowledge (3):" and lines[5] == "tasks (3):" and lines[9] == "code (3):"
     assert lines[2].startswith("  gotcha:395a19b161b49f34  2.5  The access token is kept only in memory")
+    assert lines[6:8] == [
+        "  task-015  2.5  [pending]  Add refresh-token rotation to the login endpoint  [refresh, token, auth]",
+        "  task-017  2.5  [pending]  Add silent token refresh to the admin UI API client  [refresh, token, auth]"]
     assert cli_error("search", " ", "--store", str(demo / "demo.db"), cwd=demo)[1] == (
         "ctxgraph: error: search: the query is empty (say what to look for)")
 

@@ -81,3 +81,18 @@ def test_marks_superseded_and_stale(filled: ContextService, tmp_path: Path) -> N
         [old_plan, stable_id("plan", "Move JWT signing to a key service in Q3")])
     with pytest.raises(UnknownTaskError):
         list_knowledge(filled, task_id="t-missing")
+
+
+def test_tasks_by_tags_in_the_knowledge_queries_order(filled: ContextService) -> None:
+    store = filled.store
+    filled.add_task({"id": "t-jwt-cart", "name": "JWT for the cart", "objective": "Sign cart tokens with JWT"})
+    hits = store.tasks_by_tags(["jwt", "cart"], 10)
+    ids = [h.task.id for h in hits]
+    assert set(ids) == {"t-auth", "t-shop", "t-jwt-cart"} and ids[0] == "t-jwt-cart"  # two tags before one
+    assert hits[0].matched_tags == ("cart", "jwt")
+    assert all(h.task.status.value in {"pending", "completed"} for h in hits)
+    assert [h.task.id for h in store.tasks_by_tags(["jwt", "cart"], 1)] == ["t-jwt-cart"]
+    assert store.tasks_by_tags(["no-such-tag"], 10) == [] and store.tasks_by_tags([], 10) == []
+    assert store.tasks_by_tags(["jwt"], 10, max_df=1) == []  # a tag on more items than the cap is not read
+    filled.add_dependency("t-jwt-cart", "t-auth")
+    assert store.tasks_by_tags(["cart"], 10)[0].task.depends_on == ("t-auth",)

@@ -146,6 +146,15 @@ class Reads:
             dfs, total = self._tag_stats(cur, tags)
             return _knowledge_hits(cur, _weighted(dfs, total, tags, max_df), limit)
 
+    def tasks_by_tags(self, tags: Sequence[str], limit: int, *, max_df: int = 0) -> list[TaskHit]:
+        if not tags or limit <= 0:
+            return []
+        with self.db.read() as cur:
+            dfs, total = self._tag_stats(cur, tags)
+            rows = cur.execute(sql.KNOWLEDGE_BY_TAGS, (_weighted(dfs, total, tags, max_df), '["Task"]', limit))
+            found = [(nodes.loads(props)["id"], tuple(sorted(matched.split("\x1f")))) for props, matched, _ in rows]
+        return self._task_hits(found)
+
     def _task_hits(self, found: Sequence[tuple[str, tuple[str, ...]]]) -> list[TaskHit]:
         """The tasks of (id, matched tags) pairs (``History.related``), in their
         order; one deleted since is left out."""

@@ -341,6 +341,7 @@ SELECT t.value, (SELECT count(*) FROM edges e INDEXED BY edges_by_dst
 FROM json_each(?) t
 WHERE EXISTS (SELECT 1 FROM nodes n WHERE n.label = 'Tag' AND n.id = t.value)
 """
+#: (Also the tasks by tags of ``ctxgraph search``: ?2 is then ``["Task"]``.)
 KNOWLEDGE_BY_TAGS = """
 WITH w AS (SELECT json_extract(value, '$[0]') AS tag, json_extract(value, '$[1]') AS weight FROM json_each(?1)),
 g AS (

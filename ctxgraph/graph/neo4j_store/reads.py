@@ -119,6 +119,16 @@ class Reads(Neo4jConnection):
 
         return [_hit(r) for r in self._read(work)]
 
+    def tasks_by_tags(self, tags: Sequence[str], limit: int, *, max_df: int = 0) -> list[TaskHit]:
+        if not tags or limit <= 0:
+            return []
+
+        def work(tx: ManagedTransaction) -> list[dict[str, Any]]:
+            return self._rows(tx, "tasks_by_tags", weighted=self._weighted(tx, tags, max_df), limit=limit)
+
+        return [TaskHit(task=task_from_props(r["props"], r["deps"]), matched_tags=tuple(sorted(r["matched"])))
+                for r in self._read(work)]
+
     def gather(self, query: GatherQuery) -> Candidates:
         def work(tx: ManagedTransaction) -> Candidates:
             return self._gather(tx, query, *self._tag_stats(tx, [*query.keywords, *query.domains]))
