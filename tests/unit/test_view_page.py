@@ -45,3 +45,13 @@ def test_the_page_escapes_the_graphs_text() -> None:
     assert data is not None and json.loads(data.group(1)) == graph.model_dump(mode="json")
     assert not re.search(r"""(?:src|href)\s*=\s*["']?(?:https?:)?//""", page, re.IGNORECASE)
     assert "default-src 'none'" in page  # and the browser is told to load nothing
+
+
+def test_the_cli_spells_out_the_services_values() -> None:
+    """(The CLI's help loads no service: its copies must agree.)"""
+    from ctxgraph.cli import _search, _view
+    from ctxgraph.core.models import KIND_LABELS
+    from ctxgraph.service import view
+
+    assert _view.OVERVIEW_LIMIT == view.OVERVIEW_LIMIT
+    assert list(KIND_LABELS) == _search.ALL_KINDS
