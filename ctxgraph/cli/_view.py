@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from ctxgraph.cli._common import CliError
+from ctxgraph.cli._common import CliError, from_command_line
 from ctxgraph.cli._stores import open_service, store_options, store_params
 
 #: The page's file unless --output names another (and --serve alone writes none).
@@ -46,6 +46,10 @@ def view_command(task_id: str | None, output: Path | None, serve: bool, port: in
     file that loads nothing from the network (the drawing library,
     Cytoscape.js, is inlined); open it in a browser.
     """
+    if from_command_line("port") and not serve:
+        raise CliError("--port is where --serve listens: give --serve too", 2)
+    if from_command_line("limit") and task_id:
+        raise CliError("--limit bounds the whole-graph overview: give no TASK_ID, or no --limit", 2)
     from ctxgraph.service.view import overview, task_view
     from ctxgraph.view.page import render_page
 

@@ -178,6 +178,10 @@ def test_whole_graph_overview_and_its_limit(chromium: str, demo: Path, proxy: Re
                                "than the overview draws (100); name a task to see its neighbourhood: "
                                "ctxgraph view TASK_ID")
     assert cli_error("view", "task-999", *store, cwd=tmp_path)[1] == "ctxgraph: error: unknown task: 'task-999'"
+    assert cli_error("view", "--port", "8080", *store, cwd=tmp_path) == (
+        2, "ctxgraph: error: --port is where --serve listens: give --serve too")
+    assert cli_error("view", "task-015", "--limit", "5", *store, cwd=tmp_path) == (
+        2, "ctxgraph: error: --limit bounds the whole-graph overview: give no TASK_ID, or no --limit")
     assert not (tmp_path / "ctxgraph-view.html").exists()
 
 
