@@ -24,6 +24,10 @@ npm ci --prefix tests/e2e/ts_client --no-audit --no-fund --loglevel=error
 if ! command -v strace >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     { apt-get install -y -qq strace || { apt-get update -qq && apt-get install -y -qq strace; }; } >>"$log" 2>&1 || true
 fi
+# chromium: the headless browser of tests/e2e/test_view_browser.py (Debian's package, as root)
+if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    { apt-get install -y -qq chromium || { apt-get update -qq && apt-get install -y -qq chromium; }; } >>"$log" 2>&1 || true
+fi
 
 wait "$fetching" || { cat "$log" >&2; exit 1; }
 booting=

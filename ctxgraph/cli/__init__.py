@@ -35,10 +35,12 @@ from ctxgraph.cli._knowledge import knowledge
 from ctxgraph.cli._mcp import mcp_command
 from ctxgraph.cli._notes import knowledge_import as _knowledge_import  # noqa: F401 (`knowledge import`)
 from ctxgraph.cli._outcomes import outcomes_command
+from ctxgraph.cli._search import search_command
 from ctxgraph.cli._stores import open_service, store_options, store_params
 from ctxgraph.cli._sync import sync_command
 from ctxgraph.cli._tasks import depend, task
 from ctxgraph.cli._tune import tune_command
+from ctxgraph.cli._view import view_command
 from ctxgraph.errors import StoreUnavailableError
 
 if TYPE_CHECKING:
@@ -231,6 +233,8 @@ main.add_command(outcomes_command)
 main.add_command(conflicts_command)
 main.add_command(tune_command)
 main.add_command(sync_command)
+main.add_command(search_command)  # (also `knowledge list`)
+main.add_command(view_command)
 
 
 def run() -> None:

@@ -38,6 +38,7 @@ from ctxgraph.core.models import (
     ReplayTask,
     Stats,
     Task,
+    TaskHit,
     TaskStatus,
 )
 from ctxgraph.errors import StoreUnavailableError
@@ -90,6 +91,14 @@ class KnowledgeStore(Protocol):
     def decisions_in_force(self) -> list[KnowledgeItem]:
         """Every decision not superseded, in id order (``ctxgraph conflicts``)."""
 
+    def list_knowledge(
+        self, kinds: Sequence[str] | None = None, tags: Sequence[str] = (), task_id: str | None = None,
+    ) -> list[tuple[KnowledgeItem, tuple[str, ...]]]:
+        """The knowledge of ``kinds`` (None: every kind) carrying every one of
+        ``tags`` and, with ``task_id``, discovered by that task's handoff; in id
+        order, each with the ids of the tasks whose handoffs discovered it
+        (sorted; none for knowledge added by hand). ``ctxgraph knowledge list``."""
+
     # -- reads ---------------------------------------------------------------
     def get_task(self, task_id: str) -> Task | None: ...
 
@@ -104,6 +113,10 @@ class KnowledgeStore(Protocol):
 
     def knowledge_by_tags(self, tags: Sequence[str], limit: int, *, max_df: int = 0) -> list[KnowledgeHit]:
         """Patterns, gotchas, decisions and open questions sharing a tag."""
+
+    def tasks_by_tags(self, tags: Sequence[str], limit: int, *, max_df: int = 0) -> list[TaskHit]:
+        """Tasks of any status sharing a tag (their signals' keywords and
+        domains), in the tag queries' order (``ctxgraph search``)."""
 
     def stats(self) -> Stats: ...
 

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from ctxgraph.core import rarity
 from ctxgraph.core.models import (
+    KIND_LABELS,
     Blocker,
     Candidates,
     ConcurrentTask,
@@ -78,6 +79,16 @@ class Reads:
             rows = cur.execute(sql.DECISIONS_IN_FORCE).fetchall()
         return [knowledge_from_props(nodes.loads(r[0])) for r in rows]
 
+    def list_knowledge(
+        self, kinds: Sequence[str] | None = None, tags: Sequence[str] = (), task_id: str | None = None,
+    ) -> list[tuple[KnowledgeItem, tuple[str, ...]]]:
+        labels = nodes.KNOWLEDGE_LABELS if kinds is None else [KIND_LABELS[k] for k in kinds if k in KIND_LABELS]
+        with self.db.read() as cur:
+            rows = cur.execute(sql.KNOWLEDGE_LIST, (json.dumps(sorted(set(labels))), json.dumps(list(tags)),
+                                                    task_id)).fetchall()
+        return [(knowledge_from_props(nodes.loads(props)), tuple(sorted(set(json.loads(tasks)))))
+                for props, tasks in rows]
+
     def get_task(self, task_id: str) -> Task | None:
         with self.db.read() as cur:
             return _task(cur, task_id)
@@ -134,6 +145,15 @@ class Reads:
         with self.db.read() as cur:
             dfs, total = self._tag_stats(cur, tags)
             return _knowledge_hits(cur, _weighted(dfs, total, tags, max_df), limit)
+
+    def tasks_by_tags(self, tags: Sequence[str], limit: int, *, max_df: int = 0) -> list[TaskHit]:
+        if not tags or limit <= 0:
+            return []
+        with self.db.read() as cur:
+            dfs, total = self._tag_stats(cur, tags)
+            rows = cur.execute(sql.KNOWLEDGE_BY_TAGS, (_weighted(dfs, total, tags, max_df), '["Task"]', limit))
+            found = [(nodes.loads(props)["id"], tuple(sorted(matched.split("\x1f")))) for props, matched, _ in rows]
+        return self._task_hits(found)
 
     def _task_hits(self, found: Sequence[tuple[str, tuple[str, ...]]]) -> list[TaskHit]:
         """The tasks of (id, matched tags) pairs (``History.related``), in their

@@ -214,6 +214,27 @@ DECISIONS_IN_FORCE = (
     "SELECT props FROM nodes WHERE label = 'Decision' "
     "AND coalesce(json_extract(props, '$.status'), 'active') <> 'superseded' ORDER BY id"
 )
+#: ``ctxgraph knowledge list``: the knowledge nodes of the labels ?1 (a JSON
+#: list) carrying every tag of ?2 (a JSON list), discovered by the handoff of
+#: task ?3 (NULL: whichever task, or none), in id order; each with a JSON list
+#: of the tasks whose handoffs discovered it.
+KNOWLEDGE_LIST = """
+WITH listed AS (
+  SELECT n.id AS id, n.props AS props,
+         (SELECT json_group_array(h.src_id) FROM edges d INDEXED BY edges_by_dst
+          JOIN edges h INDEXED BY edges_by_dst
+            ON h.dst_label = 'Handoff' AND h.dst_id = d.src_id AND h.type = 'HANDED_OFF' AND h.src_label = 'Task'
+          WHERE d.dst_label = n.label AND d.dst_id = n.id AND d.type = 'DISCOVERED' AND d.src_label = 'Handoff'
+         ) AS tasks
+  FROM nodes n
+  WHERE n.label IN (SELECT value FROM json_each(?1))
+    AND NOT EXISTS (SELECT 1 FROM json_each(?2) w
+                    WHERE w.value NOT IN (SELECT value FROM json_each(n.props, '$.tags')))
+)
+SELECT props, tasks FROM listed
+WHERE ?3 IS NULL OR EXISTS (SELECT 1 FROM json_each(listed.tasks) t WHERE t.value = ?3)
+ORDER BY id
+"""
 TASK_DEPENDENCIES = "SELECT dst_id FROM edges WHERE src_label = 'Task' AND src_id = ? AND type = 'DEPENDS_ON'"
 #: The tasks of a JSON list of ids (each a primary-key seek), and their dependencies.
 TASKS_GET = "SELECT props FROM nodes WHERE label = 'Task' AND id IN (SELECT value FROM json_each(?))"
@@ -320,6 +341,7 @@ SELECT t.value, (SELECT count(*) FROM edges e INDEXED BY edges_by_dst
 FROM json_each(?) t
 WHERE EXISTS (SELECT 1 FROM nodes n WHERE n.label = 'Tag' AND n.id = t.value)
 """
+#: (Also the tasks by tags of ``ctxgraph search``: ?2 is then ``["Task"]``.)
 KNOWLEDGE_BY_TAGS = """
 WITH w AS (SELECT json_extract(value, '$[0]') AS tag, json_extract(value, '$[1]') AS weight FROM json_each(?1)),
 g AS (

@@ -47,6 +47,13 @@ class Reads(Neo4jConnection):
         rows = self._read(lambda tx: self._rows(tx, "decisions_in_force"))
         return [knowledge_from_props(r["props"]) for r in rows]
 
+    def list_knowledge(
+        self, kinds: Sequence[str] | None = None, tags: Sequence[str] = (), task_id: str | None = None,
+    ) -> list[tuple[KnowledgeItem, tuple[str, ...]]]:
+        wanted = None if kinds is None else sorted(set(kinds))
+        rows = self._read(lambda tx: self._rows(tx, "knowledge_list", kinds=wanted, tags=list(tags), task=task_id))
+        return [(knowledge_from_props(r["props"]), tuple(sorted(set(r["tasks"])))) for r in rows]
+
     def get_task(self, task_id: str) -> Task | None:
         found = self.get_tasks([task_id])
         return found[0] if found else None
@@ -111,6 +118,16 @@ class Reads(Neo4jConnection):
             return self._rows(tx, "knowledge_by_tags", weighted=self._weighted(tx, tags, max_df), limit=limit)
 
         return [_hit(r) for r in self._read(work)]
+
+    def tasks_by_tags(self, tags: Sequence[str], limit: int, *, max_df: int = 0) -> list[TaskHit]:
+        if not tags or limit <= 0:
+            return []
+
+        def work(tx: ManagedTransaction) -> list[dict[str, Any]]:
+            return self._rows(tx, "tasks_by_tags", weighted=self._weighted(tx, tags, max_df), limit=limit)
+
+        return [TaskHit(task=task_from_props(r["props"], r["deps"]), matched_tags=tuple(sorted(r["matched"])))
+                for r in self._read(work)]
 
     def gather(self, query: GatherQuery) -> Candidates:
         def work(tx: ManagedTransaction) -> Candidates:
