@@ -118,7 +118,7 @@ class PastMixin(HistoryMixin, ProjectKnowledgeMixin):
         ``seconds`` (``progress(done, total)`` after each batch; ``stop()``
         ends it early); what is left is ``pending``."""
         from ctxgraph.memory.embed import EmbeddingUnavailableError
-        from ctxgraph.service.keeper import embeddings_available
+        from ctxgraph.memory.model import model_dir
 
         report = TaskVectorsReport()
         if not self.task_vectors:
@@ -127,7 +127,9 @@ class PastMixin(HistoryMixin, ProjectKnowledgeMixin):
         pending = self.store.tasks_to_embed(10**9)
         if not pending:
             return report
-        if not embeddings_available():
+        try:
+            model_dir()
+        except EmbeddingUnavailableError:
             report.skipped, report.pending = "no embedding model installed", len(pending)
             return report
         started = time.monotonic()

@@ -35,6 +35,8 @@ FORBIDDEN: dict[str, set[str]] = {
     "sources": {"service", "settings", "evaluation", "mcp", "demo", "cli"},
     "settings": {"graph", "memory", "outcomes", "service", "evaluation", "mcp", "demo", "cli"},
     "outcomes": {"files", "graph", "memory", "service", "settings", "evaluation", "mcp", "demo", "cli"},
+    # the graph a page draws of a computed context: pure, beside compute
+    "view": {"files", "graph", "memory", "outcomes", "service", "settings", "evaluation", "mcp", "demo", "cli"},
     "service": {"evaluation", "mcp", "demo", "cli"},
     "evaluation": {"mcp", "demo", "cli"},
     "demo": {"evaluation", "mcp", "cli"},
