@@ -91,7 +91,8 @@ def _summary(report: HistoryReport) -> None:
     click.echo(f"history of {report.branch} ({report.head[:10]}) in {report.root}: {report.mode}; "
                f"{report.read:,} commits read, {report.imported:,} imported, {report.unchanged:,} unchanged, "
                f"{report.updated:,} updated, {report.joined:,} joined to their task; "
-               f"{report.retired:,} retired, {report.revived:,} back; {report.signals:,} given signals "
+               f"{report.retired:,} retired, {report.revived:,} back; {report.signals:,} given signals; "
+               f"{report.gotchas:,} gotchas from reverts written, {report.gotchas_removed:,} removed "
                f"({report.seconds:.2f} s)")
     if report.paths:
         click.echo("folders kept: " + ", ".join(report.paths))

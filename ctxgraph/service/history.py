@@ -54,7 +54,9 @@ from ctxgraph.service.history_types import (
     verdict_of,
 )
 from ctxgraph.service.ingest import IngestMixin
+from ctxgraph.service.reverts import RevertsMixin
 from ctxgraph.sources.git_log import (
+    Commit,
     GitError,
     is_ancestor,
     reachable,
@@ -73,7 +75,7 @@ from ctxgraph.sources.history import (
     joined_task,
     task_id,
 )
-from ctxgraph.sources.history_rules import in_paths, judge
+from ctxgraph.sources.history_rules import in_paths, judge, under
 
 #: Tasks given their signals per extraction and write.
 SIGNALS_BATCH = 1_000
@@ -97,6 +99,8 @@ class _Run:
     now_skipped: list[str] = field(default_factory=list)
     #: The tasks ``_reachability`` finished again.
     revived: set[str] = field(default_factory=set)
+    #: The reverts read: (commit, its files at the tip, the commit it reverts), for their gotchas.
+    reverts: list[tuple[Commit, tuple[tuple[str, str], ...], str]] = field(default_factory=list)
     #: Held while a batch's writer adds to the report (two batches are written at once) and while progress is told.
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -163,7 +167,7 @@ class _Writer:
             self._pool.shutdown(wait=True)
 
 
-class HistoryMixin(IngestMixin):
+class HistoryMixin(RevertsMixin, IngestMixin):
     """The git history import."""
 
     def import_history(self, root: str | Path | None = None, options: HistoryOptions | None = None, *,
@@ -198,11 +202,15 @@ class HistoryMixin(IngestMixin):
             if self._walk(run, [head, "^" + str(state["tip"])]):  # a rename moved older files: map them again
                 run.report = replace(run.report, mode="full", read=0, unchanged=0, skipped={}, files_dropped={},
                                      reverts=[])
+                run.reverts.clear()
                 self._reachability(run, head)
                 self._walk(run, [head])
         else:
             self._reachability(run, head)
             self._walk(run, [head])
+        if run.report.mode != "up to date" and not run.report.partial:
+            run.report.gotchas, run.report.gotchas_removed = self._write_reverts(
+                repo, run.reverts, whole=run.stored is not None)
         run.report.full_text_seconds = round(time.monotonic() - run.started, 3)
         if options.signals and not run.report.partial:
             self._sign(run)
@@ -294,6 +302,9 @@ class HistoryMixin(IngestMixin):
                     batch.append(entry)
                 elif run.stored is not None and run.stored.get(entry.task_id, ("",))[0] == _COMPLETED:
                     run.now_skipped.append(entry.task_id)  # imported under other rules or folders
+                if entry.verdict.rule == "revert" and (not options.paths or any(
+                        under(path, options.paths) for _, path in entry.files)):
+                    run.reverts.append((entry.commit, entry.files, entry.verdict.reverts))
                 if len(batch) >= options.batch_size:
                     writer.submit(batch)
                     batch = []

@@ -64,6 +64,9 @@ class HistoryReport:
     signals: int = 0
     #: The reverts read (skipped as tasks): commit, the commit it reverts, subject.
     reverts: list[dict[str, str]] = field(default_factory=list)
+    #: The gotchas of reverts written (new or changed) and removed (their revert left the branch).
+    gotchas: int = 0
+    gotchas_removed: int = 0
     #: Why the run stopped before the end ("": it did not): ``time limit`` or ``max commits``.
     stopped: str = ""
     seconds: float = 0.0

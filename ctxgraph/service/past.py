@@ -163,6 +163,8 @@ def history_line(report: HistoryReport) -> str:
         parts = ["up to date"]
     if skipped:
         parts.append(f"{skipped:,} skipped as noise")
+    if report.gotchas or report.gotchas_removed:
+        parts.append(f"reverts: {_count(report.gotchas, 'gotcha')} written, {report.gotchas_removed:,} removed")
     if report.retired or report.revived:
         parts.append(f"{report.retired:,} retired, {report.revived:,} back")
     if report.partial:

@@ -22,8 +22,8 @@ Commit rules skip the whole commit, the first that applies naming it
 
 - ``revert``: a revert (``Revert "..."``, or a message whose body starts
   with "This reverts commit ...");
-  kept aside with the commit it reverts, for the gotchas a later step makes
-  of them;
+  it becomes a gotcha naming what was reverted and why
+  (:mod:`ctxgraph.sources.reverts`);
 - ``release``: a release or a version bump (``Release 1.2.3``, ``Bump
   version``, ``v1.2.3``, ``start version 2.0.1``, ...) that changes no
   version file (``__version__.py``, ``_version.py``, ``VERSION``, ...): one
@@ -66,7 +66,7 @@ RULES: dict[str, str] = {
     "lock": "a dependency lock file",
     "vendored": "a file under a folder of copied third-party code",
     "generated": "a build output or a generated file",
-    "revert": "a revert (kept for the gotchas a later step makes of it)",
+    "revert": "a revert (it becomes a gotcha: what was reverted, and why)",
     "release": "a release or a version bump",
     "dependency-bump": "a dependency update",
     "changelog-only": "only changelog or version files",

@@ -25,7 +25,7 @@ def test_import_then_a_context_shows_the_prior_work(repo: Path) -> None:
     lines = out.splitlines()
     assert lines[0].startswith(f"history of HEAD ({head[:10]}) in {repo.resolve()}: full; 9 commits read, "
                                "6 imported, 0 unchanged, 0 updated, 0 joined to their task; 0 retired, 0 back; "
-                               "6 given signals (")
+                               "6 given signals; 1 gotchas from reverts written, 0 removed (")
     assert lines[1:] == ["skipped: 1 no-files, 1 release, 1 revert", "files dropped: 2 lock"]
     (repo / "q.yaml").write_text("id: q-1\nname: Token expiry in the jwt parser\n"
                                  "objective: Fix the token expiry check\n")

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from ctxgraph.core.models import Task
+from ctxgraph.core.models import ImportBatch, Task
 from ctxgraph.errors import InvalidArgumentError
 from ctxgraph.graph.local import LocalStore
 from ctxgraph.graph.store import KnowledgeStore
@@ -83,6 +83,8 @@ def test_a_project_is_imported_and_again_changes_nothing(svc: ContextService, re
 
 def test_the_bulk_path_leaves_what_ingest_leaves(svc: ContextService, repo: Path) -> None:
     run(svc, repo)
+    [revert] = svc.store.imported_files("reverts")  # a gotcha of its own, not a task's: left out here
+    svc.store.write_import("reverts", ImportBatch(removed=revert.items, gone=(revert.path,)))
     imported = [_without_created(r) for r in svc.store.export_rows()]
     evidence = history_of(svc.store, ["token", "session", "cookie"], top_files=20)
     svc.store.clear()
@@ -364,3 +366,34 @@ def test_a_folder_outside_the_repository_is_refused(svc: ContextService, repo: P
     for bad in ("/etc", "../other", ".", ""):
         with pytest.raises(InvalidArgumentError, match="not a folder inside the repository"):
             run(svc, repo, paths=(bad,))
+
+
+def test_a_revert_becomes_a_gotcha_and_leaves_with_its_commit(svc: ContextService, repo: Path) -> None:
+    shas = git(repo, "log", "--format=%H", "--reverse").split()
+    first = run(svc, repo)
+    assert (first.gotchas, first.gotchas_removed) == (1, 0)
+    [state] = svc.store.imported_files("reverts")
+    [item] = svc.store.get_knowledge(list(state.items))
+    assert state.path == shas[7] and item.kind == "gotcha" and item.scope == "global"  # it deleted its one file
+    assert item.summary == f'Reverted: "Use the new cache" ({task_id(shas[6])}, reverted by {task_id(shas[7])})'
+    cache = Task(id="q-2", name="Cache the parsed tokens", objective="Add a cache in front of the token parser")
+    shown = svc.compute(cache, now=NOW, record=False, memory=False)
+    assert [w.issue for w in shown.warnings] == [item.summary]
+    assert run(svc, repo).gotchas == 0  # up to date: nothing written
+    # a revert with a reason, about a file still there
+    commit(repo, "Parse tokens strictly", {"src/auth/jwt.py": "STRICT = True\n" + BODY}, date=900)
+    git(repo, "revert", "--no-edit", "HEAD", date=950)
+    git(repo, "commit", "-q", "--amend", "-m",
+        f'Revert "Parse tokens strictly"\n\nThis reverts commit {git(repo, "rev-parse", "HEAD~1")}.\n\n'
+        "Strict parsing refused the tokens of older clients.", date=960)
+    later = run(svc, repo)
+    assert (later.mode, later.gotchas) == ("new commits", 1)
+    strict = next(k for k in svc.store.get_knowledge([i for f in svc.store.imported_files("reverts") for i in f.items])
+                  if "strictly" in k.summary)
+    assert strict.summary.endswith("): Strict parsing refused the tokens of older clients.")
+    assert (strict.scope, strict.location) == ("path", "src/auth/jwt.py")
+    git(repo, "reset", "-q", "--hard", "HEAD~2")
+    away = run(svc, repo)
+    assert (away.mode, away.gotchas_removed) == ("full", 1)
+    assert len(svc.store.imported_files("reverts")) == 1
+    assert snapshot(svc, repo) == clean(svc, repo)
