@@ -44,6 +44,8 @@ Text = Annotated[str, Field(max_length=MAX_TEXT_CHARS)]
 Criterion = Annotated[str, Field(max_length=MAX_CRITERION_CHARS)]
 ComplexityName = Literal["easy", "normal", "complex"]
 StatusArg = Literal["pending", "in_progress", "blocked", "completed", "failed"]
+#: The statuses a listing filters by: a task's, and ``retired`` (an imported commit no longer on the branch).
+ListStatusArg = Literal["pending", "in_progress", "blocked", "completed", "failed", "retired"]
 
 
 class InlineTask(BaseModel):

@@ -41,6 +41,7 @@ from ctxgraph.mcp.models import (
     InlineTaskArg,
     KindArg,
     LimitArg,
+    ListStatusArg,
     Name,
     ProjectArg,
     ProjectInfo,
@@ -48,7 +49,6 @@ from ctxgraph.mcp.models import (
     RequiredTaskId,
     SearchResult,
     StatsResult,
-    StatusArg,
     StrategyArg,
     SyncResult,
     TaskIdArg,
@@ -261,7 +261,8 @@ class CtxgraphTools:
 
     def list_tasks(
         self,
-        status: Annotated[StatusArg | None, Field(description="Only tasks with this status.")] = None,
+        status: Annotated[ListStatusArg | None, Field(
+            description="Only tasks with this status (retired: imported commits no longer on the branch).")] = None,
         cursor: CursorArg = None,
         limit: LimitArg = DEFAULT_PAGE,
         project: ProjectArg = None,

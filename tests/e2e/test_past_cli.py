@@ -121,6 +121,8 @@ def test_mcp_imports_a_new_commit_in_the_background(tmp_path: Path) -> None:
                     break
                 time.sleep(0.5)
             assert found, (tmp_path / "server.log").read_text(encoding="utf-8")
+            retired = c.call("list_tasks", {"status": "retired"})  # the imported commits rewritten away
+            assert not retired.is_error and (retired.structured_content or {})["total"] == 0
         finally:
             c.close()
     log = (tmp_path / "server.log").read_text(encoding="utf-8")
