@@ -41,9 +41,11 @@ RUN --mount=type=secret,id=ca,target=/run/secrets/ca \
     pip install --no-deps --no-compile . && rm -rf /src/build
 # Built now so that a container never builds them: the ONNX file of the
 # default runtime (docs/embedding.md) and the snapshot of the spaCy pipeline;
-# then every module compiled, so the read-only install needs no write either.
+# then pip left out (nothing is installed at run time) and every module
+# compiled, so the read-only install needs no write either.
 RUN python -c "from ctxgraph.memory.embed_onnx import model_file; model_file('onnx'); \
 from ctxgraph.signals import SignalExtractor; SignalExtractor().extract('Add JWT login to the API')" \
+    && python -m pip uninstall -q -y pip setuptools \
     && python -m compileall -q /opt/ctxgraph/venv/lib \
     && chmod -R a+rX /opt/ctxgraph
 
@@ -53,12 +55,17 @@ ENV PATH=/opt/ctxgraph/venv/bin:$PATH \
     PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1 \
     CTXGRAPH_MODEL_CACHE=/opt/ctxgraph/cache \
     HOME=/home/ctxgraph
-# git: the memory lists the project's files and the freshness checks read its
-# history with it (the mounted tree belongs to another user: safe.directory).
-RUN apt-get update -qq \
-    && apt-get install -y -q --no-install-recommends git \
-    && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb \
-    && git config --system --add safe.directory '*' \
+# WITH_GIT=1 adds git (about 180 MB with its perl): the memory then lists the
+# project's files as git does and the freshness checks follow renames in its
+# history. Without it the memory walks the tree, leaving out what its
+# .gitignore files do, and anchors are checked without history (docs/deploy.md).
+ARG WITH_GIT=0
+RUN if [ "$WITH_GIT" = 1 ]; then \
+        apt-get update -qq \
+        && apt-get install -y -q --no-install-recommends git \
+        && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb \
+        && git config --system --add safe.directory '*'; \
+    fi \
     && groupadd --gid ${UID} ctxgraph \
     && useradd --uid ${UID} --gid ${UID} --home-dir /home/ctxgraph --create-home --shell /usr/sbin/nologin ctxgraph \
     && mkdir -p /project /data && chown ctxgraph:ctxgraph /data
