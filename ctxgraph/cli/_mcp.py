@@ -14,6 +14,8 @@ import click
 from ctxgraph.cli._common import CliError, from_command_line, stdin_line, verbose
 from ctxgraph.cli._stores import neo4j_password, one_store, store_options
 from ctxgraph.mcp.limits import DEFAULT_MAX_TOKENS, MIN_MAX_TOKENS, TOKEN_ENV, TOKEN_FILE_ENV
+from ctxgraph.mcp.logs import LOG_FORMAT_ENV, LOG_FORMATS, use_log_format
+from ctxgraph.mcp.startup import DEFAULT_SHUTDOWN_SECONDS, SHUTDOWN_ENV
 
 
 @click.command("mcp")
@@ -56,10 +58,18 @@ from ctxgraph.mcp.limits import DEFAULT_MAX_TOKENS, MIN_MAX_TOKENS, TOKEN_ENV, T
               default=None, metavar="[claude|cursor]",
               help="Print the JSON that registers this server (these options, absolute paths) with Claude "
                    "Code (.mcp.json) or Cursor (.cursor/mcp.json), and exit.")
+@click.option("--log-format", type=click.Choice(LOG_FORMATS), default="text", show_default=True,
+              envvar=LOG_FORMAT_ENV, show_envvar=True,
+              help="json: every line on stderr a JSON object, and one per request (method, tool, project, status, "
+                   "duration; never an argument or a token).")
+@click.option("--shutdown-timeout", type=click.FloatRange(min=1, max=3600), default=DEFAULT_SHUTDOWN_SECONDS,
+              show_default=True, metavar="SECONDS", envvar=SHUTDOWN_ENV, show_envvar=True,
+              help="HTTP: on SIGTERM new requests get 503, those in flight finish, and the process exits within "
+                   "SECONDS.")
 @store_options
 def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, project_tokens_file: str | None,
                 project_specs: tuple[str, ...], no_index: bool, roots: tuple[str, ...], default_project: str | None,
-                max_response_tokens: int,
+                max_response_tokens: int, log_format: str, shutdown_timeout: float,
                 read_only: bool, create: bool, print_config: str | None, store_path: Path | None,
                 neo4j_uri: str | None, neo4j_user: str | None, neo4j_database: str | None,
                 password_stdin: bool) -> None:
@@ -139,6 +149,7 @@ def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, proj
     )
     from ctxgraph.service import ContextService
 
+    use_log_format(log_format)
     if print_config and (http_address is not None or password_stdin):
         other = "--http" if http_address else "--password-stdin"
         raise CliError(f"--print-config prints a stdio setup: not with {other}", 2)
@@ -197,6 +208,7 @@ def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, proj
         return
 
     # the SDK (~1-3 s) is imported once the command line is known to be good
+    from ctxgraph.mcp.observe import observe
     from ctxgraph.mcp.tools import build_server
     from ctxgraph.mcp.transport import StaticTokenVerifier, auth_settings, bind, serve_http, serve_stdio, url_of
 
@@ -222,6 +234,8 @@ def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, proj
         names = projects.names()
         if address is None:
             server = build_server(projects, max_tokens=max_response_tokens, read_only=read_only)
+            if log_format == "json":
+                observe(server, None)
             say(f"serving over stdio (projects: {names})")
             serve_stdio(server)
             return
@@ -232,7 +246,7 @@ def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, proj
                                   token_verifier=verifier, auth=auth_settings(host, port) if verifier else None)
             say(f"serving {url_of(sock)} (projects: {names}; "
                 f"{'bearer token required' if verifier else 'no auth, loopback only'})")
-            serve_http(server, sock, access_log=verbose())
+            serve_http(server, sock, projects, access_log=verbose(), shutdown_seconds=shutdown_timeout)
         finally:
             sock.close()
     finally:

@@ -33,6 +33,7 @@ from ctxgraph.errors import ConfigurationError, CtxgraphError, StoreUnavailableE
 from ctxgraph.service import ContextService
 
 if TYPE_CHECKING:
+    from ctxgraph.graph.neo4j_store import Neo4jSettings
     from ctxgraph.service.keeper import MemoryKeeper
 
 log = logging.getLogger(__name__)
@@ -166,6 +167,18 @@ class Project:
     @property
     def name(self) -> str:
         return self.spec.name
+
+    @property
+    def is_open(self) -> bool:
+        """The store is open (its schema was applied, or checked, when it was opened)."""
+        return self._svc is not None
+
+    def neo4j_settings(self) -> Neo4jSettings:
+        """The settings the project's Neo4j store is opened with (as ``ContextService.open`` makes them)."""
+        from ctxgraph.graph.neo4j_store import Neo4jSettings
+
+        return Neo4jSettings.from_env(uri=self.spec.location, user=self.neo4j_user, password=self._neo4j_password,
+                                      database=self.spec.database)
 
     def _new_service(self) -> ContextService:
         if self.spec.kind == "neo4j":

@@ -56,6 +56,11 @@ class CtxgraphServer(MCPServer):
         self._strict: dict[str, StrictTool] = {}
         self.middleware.insert(0, clip_errors)  # outermost: it sees every error of every request
 
+    @property
+    def tool_names(self) -> frozenset[str]:
+        """The names of the tools served."""
+        return frozenset(self._strict)
+
     def add_strict_tool(self, fn: Callable[..., CallToolResult], annotations: ToolAnnotations) -> None:
         self.add_tool(fn, annotations=annotations)
         self._strict[fn.__name__] = StrictTool(fn)

@@ -9,7 +9,11 @@ import re
 import sys
 
 from ctxgraph.errors import ConfigurationError
+from ctxgraph.mcp.logs import json_line, json_lines
 
+#: ``--shutdown-timeout``: on SIGTERM, the process exits within this many seconds.
+DEFAULT_SHUTDOWN_SECONDS = 10.0
+SHUTDOWN_ENV = "CTXGRAPH_SHUTDOWN_TIMEOUT"
 TOKEN_SHAPE = re.compile(r"^[A-Za-z0-9._~+/=-]{16,4096}$")
 DEFAULT_HOST = "127.0.0.1"
 
@@ -94,5 +98,10 @@ def check_distinct_tokens(token: str | None, project_tokens: dict[str, str] | No
 
 
 def say(message: str) -> None:
-    """One line on standard error (never standard output: over stdio that is the protocol)."""
+    """One line on standard error (never standard output: over stdio that is the protocol);
+    a JSON object with ``--log-format json``."""
+    if json_lines():
+        level = "warning" if message.startswith("warning:") else "error" if message.startswith("error:") else "info"
+        print(json_line(level, "ctxgraph.mcp", message), file=sys.stderr, flush=True)
+        return
     print(f"ctxgraph mcp: {message}", file=sys.stderr, flush=True)

@@ -34,9 +34,15 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 
 from ctxgraph.errors import ConfigurationError, CtxgraphError
-from ctxgraph.mcp.projects import PROJECT_CLIENT
+from ctxgraph.mcp.front import Drain, Front
+from ctxgraph.mcp.metrics import Metrics
+from ctxgraph.mcp.observe import observe
+from ctxgraph.mcp.probes import Readiness
+from ctxgraph.mcp.projects import PROJECT_CLIENT, Projects
 from ctxgraph.mcp.replies import ClippedErrorReplies
-from ctxgraph.mcp.startup import check_token, is_loopback, say
+from ctxgraph.mcp.server import CtxgraphServer
+from ctxgraph.mcp.shutdown import STREAM_SECONDS, DrainingServer
+from ctxgraph.mcp.startup import DEFAULT_SHUTDOWN_SECONDS, check_token, is_loopback, say
 from ctxgraph.service import MAX_DOCUMENT_BYTES
 
 HTTP_PATH = "/mcp"
@@ -155,20 +161,33 @@ def serve_stdio(server: MCPServer) -> None:
         anyio.run(server.run_stdio_async)
 
 
-def serve_http(server: MCPServer, sock: socket.socket, *, access_log: bool = False) -> None:
-    """Serve streamable HTTP on ``sock`` (at :data:`HTTP_PATH`) until interrupted."""
+def serve_http(server: CtxgraphServer, sock: socket.socket, projects: Projects, *, access_log: bool = False,
+               shutdown_seconds: float = DEFAULT_SHUTDOWN_SECONDS) -> None:
+    """Serve streamable HTTP on ``sock`` (at :data:`HTTP_PATH`, behind
+    :class:`~ctxgraph.mcp.front.Front`: the probes and metrics of ``projects``,
+    the 401's hint, the drain) until a signal stops it (:mod:`ctxgraph.mcp.shutdown`)."""
     import uvicorn
 
+    metrics = Metrics(server.tool_names, memory=lambda: {p.name: p.memory_status() for p in projects.by_name.values()})
+    observe(server, metrics)
+    readiness = Readiness(projects, metrics)
     host, port = sock.getsockname()[:2]
     app = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=host,
                                      transport_security=rebinding_protection(host, port),
                                      max_request_body_size=HTTP_BODY_LIMIT)
-    config = uvicorn.Config(ClippedErrorReplies(app), log_level="warning", access_log=access_log, lifespan="on",
-                            timeout_graceful_shutdown=5)
-    uv = uvicorn.Server(config)
+    drain = Drain(metrics)
+    front = Front(ClippedErrorReplies(app), mcp_path=HTTP_PATH, readiness=readiness, drain=drain, metrics=metrics)
+    config = uvicorn.Config(front, log_level="warning", access_log=access_log, lifespan="on",
+                            timeout_graceful_shutdown=int(STREAM_SECONDS))
+    uv = DrainingServer(config, drain, shutdown_seconds)
 
     async def run() -> None:
         await uv.serve(sockets=[sock])
 
-    with _stopped_by_signals():
-        anyio.run(run)
+    try:
+        with _stopped_by_signals():
+            anyio.run(run)
+    finally:
+        readiness.close()
+    if uv.signal is not None:
+        say("stopped" if uv.drained else "stopped (requests still in flight were cut off)")
