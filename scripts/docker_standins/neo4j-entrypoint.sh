@@ -8,13 +8,13 @@ set -euo pipefail
 home=${NEO4J_HOME:-/var/lib/neo4j}
 conf=$home/conf/neo4j.conf
 heap_min=512m heap_max=1g
-{
-    echo "server.default_listen_address=0.0.0.0"
-    echo "server.directories.data=/data"
-    echo "server.directories.logs=/logs"
-    echo "server.https.enabled=false"
-    echo "dbms.usage_report.enabled=false"
-} >"$conf"
+declare -A settings=(
+    [server.default_listen_address]=0.0.0.0
+    [server.directories.data]=/data
+    [server.directories.logs]=/logs
+    [server.https.enabled]=false
+    [dbms.usage_report.enabled]=false
+)
 while IFS='=' read -r name value; do
     case "$name" in
         NEO4J_AUTH|NEO4J_HOME|NEO4J_CONF|NEO4J_PASSWORD*) continue ;;
@@ -24,13 +24,14 @@ while IFS='=' read -r name value; do
     key=${name#NEO4J_}
     key=${key//__/$'\x01'}
     key=${key//_/.}
-    key=${key//$'\x01'/_}
-    echo "$key=$value" >>"$conf"
+    settings[${key//$'\x01'/_}]=$value
 done < <(env | grep '^NEO4J_' || true)
+if [ "${NEO4J_AUTH:-}" = none ]; then
+    settings[dbms.security.auth_enabled]=false
+fi
+for key in "${!settings[@]}"; do echo "$key=${settings[$key]}"; done >"$conf"
 auth=${NEO4J_AUTH:-}
-if [ "$auth" = none ]; then
-    echo "dbms.security.auth_enabled=false" >>"$conf"
-elif [ -n "$auth" ] && [ ! -e /data/dbms/auth.ini ] && [ ! -d /data/databases/system ]; then
+if [ -n "$auth" ] && [ "$auth" != none ] && [ ! -e /data/dbms/auth.ini ] && [ ! -d /data/databases/system ]; then
     NEO4J_CONF=$home/conf java -cp "$home/lib/*" org.neo4j.cli.AdminTool dbms set-initial-password "${auth#neo4j/}" \
         >/dev/null
 fi
