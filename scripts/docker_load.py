@@ -89,7 +89,8 @@ async def smoke(base: str, token: str, tag: str) -> list[str]:
 
 @dataclass
 class Outcome:
-    at: float  # seconds since the run's start
+    at: float  # when the call began, seconds since the run's start
+    end: float  # when its answer (or error) came
     client: int
     replica: int
     op: str
@@ -138,11 +139,13 @@ async def _client(run: Run, k: int, ingesting: bool, stop: float) -> None:
                             run.acknowledged.add(task_id)
                     else:
                         await context_of_unsaved(client, n)
-                    run.outcomes.append(Outcome(began - run.started, k, replica, op, True,
+                    run.outcomes.append(Outcome(began - run.started, run.now(), k, replica, op, True,
                                                 (time.monotonic() - began) * 1000))
         except Exception as exc:  # the replica or Neo4j is down: recorded, then a new session
+            while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+                exc = exc.exceptions[0]
             text = f"{type(exc).__name__}: {exc}"[:300]
-            run.outcomes.append(Outcome(time.monotonic() - run.started, k, replica, op, False,
+            run.outcomes.append(Outcome(began - run.started, run.now(), k, replica, op, False,
                                         (time.monotonic() - began) * 1000, text))
             await asyncio.sleep(0.5)
 
@@ -154,12 +157,18 @@ async def _probe(http: httpx2.AsyncClient, url: str) -> int:
         return 0
 
 
-async def _monitor(run: Run, stop: float) -> None:
+async def _monitor(run: Run, clients_done: float, stop: float) -> None:
+    """Probes until ``stop``, or earlier once the clients are done and every replica is ready."""
     async with httpx2.AsyncClient() as http:
         while time.monotonic() < stop:
+            ready = True
             for replica, base in enumerate(run.bases):
                 for path in ("healthz", "readyz"):
-                    run.probes.append((run.now(), replica, path, await _probe(http, f"{base}/{path}")))
+                    code = await _probe(http, f"{base}/{path}")
+                    run.probes.append((run.now(), replica, path, code))
+                    ready = ready and code == 200
+            if ready and time.monotonic() > clients_done:
+                return
             await asyncio.sleep(0.25)
 
 
@@ -172,11 +181,12 @@ async def _faults(run: Run, faults: list[tuple[float, str, Callable[[], Awaitabl
 
 
 async def load(run: Run, faults: list[tuple[float, str, Callable[[], Awaitable[None]]]], settle: float) -> None:
-    """The load run: clients for ``run.duration`` s with ``faults``; the monitor ``settle`` s longer."""
+    """The load run: clients for ``run.duration`` s with ``faults``; the monitor until every
+    replica is ready again, at most ``settle`` s longer."""
     run.started = time.monotonic()
     stop = run.started + run.duration
     tasks = [asyncio.create_task(_client(run, k, k < run.clients // 2, stop)) for k in range(run.clients)]
-    tasks.append(asyncio.create_task(_monitor(run, stop + settle)))
+    tasks.append(asyncio.create_task(_monitor(run, stop, stop + settle)))
     tasks.append(asyncio.create_task(_faults(run, faults)))
     await asyncio.gather(*tasks)
 
