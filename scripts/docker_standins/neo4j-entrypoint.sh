@@ -1,7 +1,7 @@
 #!/bin/bash
 # The entry point of the Neo4j stand-in image (neo4j.Dockerfile): the
 # official image's conventions on plain jars.
-#   NEO4J_AUTH=neo4j/PASSWORD   the initial password (a new /data only); none: no auth
+#   NEO4J_AUTH            "neo4j/" and the initial password (a new /data only); "none": no auth
 #   NEO4J_a_b__c=VALUE          the setting a.b_c=VALUE ('_' -> '.', '__' -> '_')
 #   NEO4J_server_memory_heap_{initial,max}__size   the JVM's -Xms / -Xmx
 set -euo pipefail
