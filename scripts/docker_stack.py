@@ -146,15 +146,21 @@ def debian_base() -> None:
             raise Failed(f"docker import of the root file system failed: {imported.stderr.decode()[-300:]}")
 
 
-def neo4j_jars() -> Path:
-    """Neo4j's jars, as scripts/neo4j_local.py fetches them (a no-op once fetched)."""
+def neo4j_jars(folder: Path) -> Path:
+    """Neo4j's jars as scripts/neo4j_local.py fetches them: its folder when fetched,
+    else fetched by Maven into ``folder`` (not into neo4j_local's own folder, which
+    scripts/check.sh may be filling at the same time)."""
     sys.path.insert(0, str(REPO / "scripts"))
     from _neo4j_local.common import LIB
-    from _neo4j_local.fetch import is_fetched
+    from _neo4j_local.fetch import is_fetched, pom_xml
 
-    if not is_fetched():
-        run([sys.executable, str(REPO / "scripts" / "neo4j_local.py"), "fetch"], timeout=900)
-    return Path(LIB)
+    if is_fetched():
+        return Path(LIB)
+    (folder / "pom.xml").write_text(pom_xml())
+    say("fetching Neo4j's jars with Maven")
+    run(["mvn", "-q", "-B", "-f", str(folder / "pom.xml"), "dependency:copy-dependencies",
+         "-DincludeScope=runtime", f"-DoutputDirectory={folder / 'lib'}"], timeout=900)
+    return folder / "lib"
 
 
 def stand_ins() -> None:
@@ -163,8 +169,9 @@ def stand_ins() -> None:
         build("python:3.11-slim-bookworm", STANDINS, STANDINS / "python.Dockerfile")
     if not has_image("neo4j:5.26-community"):
         with tempfile.TemporaryDirectory(prefix="docker_stack-neo4j-") as tmp:
-            context = Path(tmp)
-            shutil.copytree(neo4j_jars(), context / "lib", copy_function=os.link)
+            context = Path(tmp) / "context"
+            (Path(tmp) / "fetch").mkdir()
+            shutil.copytree(neo4j_jars(Path(tmp) / "fetch"), context / "lib", copy_function=os.link)
             shutil.copy(STANDINS / "neo4j-entrypoint.sh", context)
             build("neo4j:5.26-community", context, STANDINS / "neo4j.Dockerfile")
 
