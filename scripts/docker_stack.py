@@ -371,13 +371,26 @@ def graph_handoffs(env: dict[str, str], token: str) -> tuple[int, set[str]]:
     return counted, ids
 
 
-def report(state: dl.Run) -> None:
+def baseline(token: str, seconds: float) -> None:
+    """p50/p95 with one client a replica (one ingesting, one asking contexts), before the load."""
+    state = dl.Run(bases=BASES, token=token, clients=2, duration=seconds)
+    say(f"light load: 2 clients for {seconds:.0f} s (one a replica)")
+    asyncio.run(dl.load(state, [], settle=0.0))
+    failed = [o for o in state.outcomes if not o.ok]
+    if failed:
+        raise Failed(f"errors without any fault: {failed[0].error}")
+    report(state, faults=False)
+
+
+def report(state: dl.Run, faults: bool = True) -> None:
     for op in ("context", "ingest"):
         done = [o.ms for o in state.outcomes if o.ok and o.op == op]
         p50, p95 = dl.percentiles(done)
         failed = sum(1 for o in state.outcomes if not o.ok and o.op == op)
         say(f"{op}: {len(done)} calls ok ({len(done) / state.duration:.1f}/s), {failed} failed; "
             f"p50 {p50:.0f} ms, p95 {p95:.0f} ms")
+    if not faults:
+        return
     quiet = [o.ms for o in state.outcomes if o.ok and o.op == "context" and o.end < state.duration * 2 / 15]
     p50, p95 = dl.percentiles(quiet)
     say(f"context before the first fault: p50 {p50:.0f} ms, p95 {p95:.0f} ms ({len(quiet)} calls)")
@@ -457,6 +470,7 @@ def main(argv: list[str] | None = None) -> int:
         wait_ready([f"{b}/readyz" for b in BASES], 120)
         smoke(token)
         if not args.no_load:
+            baseline(token, 20.0)
             load_and_faults(env, token, args.clients, args.duration)
         say(f"passed in {time.monotonic() - began:.0f} s")
         return 0
