@@ -176,6 +176,21 @@ def stand_ins() -> None:
             build("neo4j:5.26-community", context, STANDINS / "neo4j.Dockerfile")
 
 
+def check_image(tag: str) -> None:
+    """Runs as a user without privileges; no secret in its configuration or files."""
+    user = out([DOCKER, "image", "inspect", "-f", "{{.Config.User}}", tag])
+    uid = out([DOCKER, "run", "--rm", "--network", "host", tag, "id", "-u"])
+    env = out([DOCKER, "image", "inspect", "-f", "{{range .Config.Env}}{{println .}}{{end}}", tag])
+    secret_names = [line.split("=")[0] for line in env.splitlines() if any(
+        word in line.split("=")[0] for word in ("TOKEN", "PASSWORD", "SECRET", "CERT"))]
+    left = run([DOCKER, "run", "--rm", "--network", "host", tag, "test", "-e", "/run/secrets/ca"], timeout=60,
+               check=False).returncode
+    if user != "ctxgraph" or uid == "0" or secret_names or left == 0:
+        raise Failed(f"image {tag}: user {user!r} (uid {uid}), secret-like variables {secret_names}, "
+                     f"build secret left in it: {left == 0}")
+    say(f"image {tag}: runs as {user} (uid {uid}), no secret in its variables or at the build secret's path")
+
+
 # ------------------------------------------------------------------ the stack
 
 
@@ -459,6 +474,7 @@ def main(argv: list[str] | None = None) -> int:
         build("ctxgraph:local", REPO)
         size = int(out([DOCKER, "image", "inspect", "-f", "{{.Size}}", "ctxgraph:local"]))
         say(f"image ctxgraph:local: {size / 1e6:.0f} MB")
+        check_image("ctxgraph:local")
         sample_project(project / "code")
         host_compose_file(project)
         run([*COMPOSE, "down", "-v", "--remove-orphans"], timeout=120, env=env, check=False)
