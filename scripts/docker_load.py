@@ -20,11 +20,11 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx2
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
+if TYPE_CHECKING:  # the SDK is imported on use: docker_stack.py runs its first steps without it
+    import httpx2
+    from mcp import Client
 
 CALL_TIMEOUT_S = 60.0
 
@@ -32,6 +32,10 @@ CALL_TIMEOUT_S = 60.0
 @asynccontextmanager
 async def session(base: str, token: str) -> AsyncIterator[Client]:
     """An MCP client session on the server at ``base`` (``http://HOST:PORT``)."""
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
     headers = {"Authorization": f"Bearer {token}"}
     async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=CALL_TIMEOUT_S)) as http, \
             Client(streamable_http_client(f"{base}/mcp", http_client=http)) as client:
@@ -159,6 +163,8 @@ async def _probe(http: httpx2.AsyncClient, url: str) -> int:
 
 async def _monitor(run: Run, clients_done: float, stop: float) -> None:
     """Probes until ``stop``, or earlier once the clients are done and every replica is ready."""
+    import httpx2
+
     async with httpx2.AsyncClient() as http:
         while time.monotonic() < stop:
             ready = True
