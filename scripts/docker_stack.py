@@ -498,9 +498,13 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     finally:
         signal.alarm(0)
-        if up and not args.keep:
+        if up and args.keep:
+            say(f"left up: {' '.join(COMPOSE)} (with NEO4J_PASSWORD, CTXGRAPH_MCP_TOKEN and "
+                f"CTXGRAPH_PROJECT_DIR={project / 'code'} set) down -v")
+        elif up:
             run([*COMPOSE, "down", "-v", "--remove-orphans"], timeout=180, env=env, check=False)
-        shutil.rmtree(project, ignore_errors=True)
+        if not (up and args.keep):
+            shutil.rmtree(project, ignore_errors=True)
         if daemon is not None and not args.keep:
             daemon.terminate()
             daemon.wait(timeout=60)
