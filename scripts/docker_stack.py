@@ -378,11 +378,18 @@ def graph_handoffs(env: dict[str, str], token: str) -> tuple[int, set[str]]:
     counted = int(asyncio.run(stats())["labels"].get("Handoff", 0))
     exported = run([DOCKER, "run", "--rm", "--network", "host", "-e", f"NEO4J_URI=neo4j://127.0.0.1:{BOLT_PORT}",
                     "-e", "NEO4J_PASSWORD", "ctxgraph:local", "ctxgraph", "export", "-"], timeout=300, env=env)
-    ids = set()
+    ids, links = set(), dict[str, int]()
     for line in exported.stdout.decode().splitlines():
         row = json.loads(line)
         if row.get("kind") == "node" and row.get("label") == "Handoff":
             ids.add(str(row["id"]).removeprefix("handoff:"))
+        elif row.get("kind") == "rel" and row.get("type") == "DISCOVERED" and row["src"][0] == "Handoff":
+            name = str(row["src"][1]).removeprefix("handoff:")
+            links[name] = links.get(name, 0) + 1
+    # every handoff of the load run holds one pattern and one gotcha: fewer is a half-written one
+    half = sorted(i for i in ids if i.startswith("load-") and links.get(i, 0) != 2)
+    if half:
+        raise Failed(f"handoffs written in part (knowledge links other than 2): {half[:10]}")
     return counted, ids
 
 
@@ -440,6 +447,32 @@ def load_and_faults(env: dict[str, str], token: str, clients: int, duration: flo
         raise Failed("; ".join(problems))
 
 
+def sigterm_under_load(env: dict[str, str], token: str) -> None:
+    """4 clients on replica 2 (two ingesting); `docker stop` (SIGTERM) at 3 s: the server drains
+    and exits 0 within its bound, and every handoff acknowledged is in the graph, whole."""
+    replica2 = container(env, "ctxgraph-2")
+    stopped: list[float] = []
+
+    async def stop() -> None:
+        began = time.monotonic()
+        await asyncio.to_thread(run, [DOCKER, "stop", "-t", "15", replica2], timeout=60)
+        stopped.append(time.monotonic() - began)
+
+    state = dl.Run(bases=[BASES[1]], token=token, clients=4, duration=8.0)
+    say("SIGTERM: 4 clients on replica 2, `docker stop` at 3 s")
+    asyncio.run(dl.load(state, [(3.0, "docker stop replica 2", stop)], settle=0.0))
+    code = out([DOCKER, "inspect", "-f", "{{.State.ExitCode}}", replica2])
+    errors = sorted({o.error.split(":")[0] for o in state.outcomes if not o.ok})
+    _, exported = graph_handoffs(env, token)
+    missing = sorted(state.acknowledged - exported)
+    say(f"replica 2 stopped in {stopped[0]:.1f} s with exit code {code}; "
+        f"{sum(o.ok for o in state.outcomes)} calls answered, errors after: {errors or 'none'}; "
+        f"{len(state.acknowledged)} handoffs acknowledged, missing: {len(missing)}")
+    if code != "0" or missing or stopped[0] > 15:
+        raise Failed(f"SIGTERM: exit code {code}, stop took {stopped[0]:.1f} s, acknowledged but missing: "
+                     f"{missing[:10]}")
+
+
 # ------------------------------------------------------------------ main
 
 
@@ -488,6 +521,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_load:
             baseline(token, 20.0)
             load_and_faults(env, token, args.clients, args.duration)
+            sigterm_under_load(env, token)
         say(f"passed in {time.monotonic() - began:.0f} s")
         return 0
     except (Failed, subprocess.TimeoutExpired) as exc:
