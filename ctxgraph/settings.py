@@ -29,9 +29,10 @@ Read in the shell (CLI, ``ContextService.open``), never at import::
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -86,8 +87,24 @@ def find_settings_file(start: Path) -> tuple[Path, bool] | None:
     return None
 
 
+#: The environment variable whose whole number overrides the settings' ``budget``
+#: (a server configured by its environment only: docs/deploy.md).
+BUDGET_ENV = "CTXGRAPH_BUDGET"
+
+
 def load_settings(path: Path | None = None, *, start: Path | None = None) -> Settings:
-    """Settings from ``path``, or from the file found from ``start`` (default: cwd)."""
+    """Settings from ``path``, or from the file found from ``start`` (default:
+    cwd); ``$CTXGRAPH_BUDGET``, when set, is the ``budget``."""
+    settings = _load_settings(path, start=start)
+    raw = os.environ.get(BUDGET_ENV, "").strip()
+    if not raw:
+        return settings
+    if not raw.isdigit() or int(raw) < 1:
+        raise ConfigurationError(f"{BUDGET_ENV}={raw[:40]!r}: expected a whole number of tokens of at least 1")
+    return replace(settings, context=settings.context.model_copy(update={"budget": int(raw)}))
+
+
+def _load_settings(path: Path | None, *, start: Path | None) -> Settings:
     if path is None:
         found = find_settings_file((start or Path.cwd()).resolve())
         if found is None:

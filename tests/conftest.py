@@ -40,6 +40,76 @@ def _docker_answers() -> bool:
         client.close()
 
 
+#: The image of the Neo4j testcontainers starts: the official one, or the stand-in
+#: scripts/docker_stack.py builds under its name where no registry is reachable.
+NEO4J_IMAGE = os.environ.get("CTXGRAPH_TEST_NEO4J_IMAGE", "neo4j:5.26-community")
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _neo4j_container() -> Iterator[object]:
+    """Neo4j in a container, by testcontainers' Neo4j module (``testcontainers.community.neo4j``).
+
+    Ryuk (testcontainers' reaper, an image of its own) is off unless
+    ``TESTCONTAINERS_RYUK_DISABLED`` says otherwise: the ``with`` block removes
+    the container. On an engine without a bridge network (``dockerd
+    --bridge=none``) the container shares the host's network, Neo4j listening
+    on free loopback ports instead of mapped ones."""
+    import docker  # type: ignore[import-untyped]
+    from testcontainers.community.neo4j import Neo4jContainer
+    from testcontainers.core.config import testcontainers_config
+
+    from ctxgraph.graph.neo4j_store import Neo4jSettings
+
+    if "TESTCONTAINERS_RYUK_DISABLED" not in os.environ:
+        testcontainers_config.ryuk_disabled = True
+    client = docker.from_env(timeout=10)
+    try:
+        bridged = bool(client.networks.list(names=["bridge"]))
+    finally:
+        client.close()
+    password = "ctxgraph-test-" + os.urandom(6).hex()
+    env = {"NEO4J_internal_dbms_index_vector_standard__merge__factor": "2"}
+    if bridged:
+        container = Neo4jContainer(NEO4J_IMAGE, password=password)
+    else:
+        bolt = _free_port()
+        container = _host_network_neo4j()(NEO4J_IMAGE, port=bolt, password=password, network_mode="host")
+        env |= {"NEO4J_server_default__listen__address": "127.0.0.1",
+                "NEO4J_server_bolt_listen__address": f"127.0.0.1:{bolt}",
+                "NEO4J_server_http_listen__address": f"127.0.0.1:{_free_port()}"}
+    for name, value in env.items():
+        container.with_env(name, value)
+    with container:
+        yield Neo4jSettings(uri=container.get_connection_url(), user="neo4j", password=password)
+
+
+def _host_network_neo4j() -> type:
+    """Made on first use: testcontainers is imported only where an engine answers."""
+    from testcontainers.community.neo4j import Neo4jContainer
+
+    class HostNetworkNeo4j(Neo4jContainer):  # type: ignore[misc]
+        """Neo4j on the host's network: its own port on 127.0.0.1, nothing mapped."""
+
+        def start(self) -> HostNetworkNeo4j:
+            self.ports = {}  # Docker refuses published ports with host networking
+            return super().start()  # type: ignore[no-any-return]
+
+        def get_container_host_ip(self) -> str:
+            return "127.0.0.1"
+
+        def get_exposed_port(self, port: int) -> int:
+            return port
+
+    return HostNetworkNeo4j
+
+
 @pytest.fixture(scope="session")
 def neo4j_settings() -> Iterator[object]:
     from ctxgraph.graph.neo4j_store import Neo4jSettings
@@ -48,11 +118,7 @@ def neo4j_settings() -> Iterator[object]:
         yield Neo4jSettings.from_env()
         return
     if _docker_answers():
-        from testcontainers.neo4j import Neo4jContainer
-
-        password = "ctxgraph-test-" + os.urandom(6).hex()
-        with Neo4jContainer("neo4j:5.26-community", password=password) as container:
-            yield Neo4jSettings(uri=container.get_connection_url(), user="neo4j", password=password)
+        yield from _neo4j_container()
         return
     message = (
         "no Neo4j: set NEO4J_URI (python scripts/neo4j_local.py run -- pytest ...) "

@@ -13,7 +13,7 @@ import click
 
 from ctxgraph.cli._common import CliError, from_command_line, stdin_line, verbose
 from ctxgraph.cli._stores import neo4j_password, one_store, store_options
-from ctxgraph.mcp.limits import DEFAULT_MAX_TOKENS, MIN_MAX_TOKENS, TOKEN_ENV
+from ctxgraph.mcp.limits import DEFAULT_MAX_TOKENS, MIN_MAX_TOKENS, TOKEN_ENV, TOKEN_FILE_ENV
 from ctxgraph.mcp.logs import LOG_FORMAT_ENV, LOG_FORMATS, use_log_format
 from ctxgraph.mcp.startup import DEFAULT_SHUTDOWN_SECONDS, SHUTDOWN_ENV
 
@@ -23,28 +23,33 @@ from ctxgraph.mcp.startup import DEFAULT_SHUTDOWN_SECONDS, SHUTDOWN_ENV
               help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (HOST defaults to "
                    "127.0.0.1; port 0 picks a free one, printed on stderr).")
 @click.option("--token-stdin", is_flag=True,
-              help=f"HTTP: read the bearer token from the first line of standard input (else ${TOKEN_ENV}).")
+              help=f"HTTP: read the bearer token from the first line of standard input (else ${TOKEN_ENV}, "
+                   f"else the first line of the file ${TOKEN_FILE_ENV} names).")
 @click.option("--no-auth", is_flag=True,
               help="HTTP: accept requests without a token; refused unless HOST is a loopback address.")
-@click.option("--project-tokens", "project_tokens_file", metavar="FILE",
+@click.option("--project-tokens", "project_tokens_file", metavar="FILE", envvar="CTXGRAPH_MCP_PROJECT_TOKENS",
+              show_envvar=True,
               help="HTTP: a file of NAME=TOKEN lines, one bearer token per project; a project's token "
                    f"reaches that project only (${TOKEN_ENV}, if set, still reaches every one).")
 @click.option("--project", "project_specs", multiple=True, metavar="NAME=PATH|NAME=URI[#DB]",
+              envvar="CTXGRAPH_MCP_PROJECTS", show_envvar=True,
               help="Serve this project (repeatable): an embedded store file, a project folder (its root; "
                    "its store is FOLDER/.ctxgraph/graph.db), or a Neo4j server URI (with #DATABASE to name "
-                   "a database). Replaces --store/--neo4j.")
-@click.option("--no-index", is_flag=True,
+                   "a database). Replaces --store/--neo4j. In the variable: separated by spaces.")
+@click.option("--no-index", is_flag=True, envvar="CTXGRAPH_MCP_NO_INDEX", show_envvar=True,
               help="Do not index the projects' roots in the background nor watch them (the memory then "
                    "searches what `ctxgraph index` wrote).")
-@click.option("--root", "roots", multiple=True, metavar="[NAME=]FOLDER",
+@click.option("--root", "roots", multiple=True, metavar="[NAME=]FOLDER", envvar="CTXGRAPH_MCP_ROOT",
+              show_envvar=True,
               help="The project's root, whose code the memory indexes and watches: FOLDER for the one store "
                    "served, NAME=FOLDER (repeatable) for a project given by --project as a store file or a "
                    "Neo4j URI [default: the settings file's folder, else the git work tree around the store; "
                    "for Neo4j, around the current folder when only one project is served].")
-@click.option("--default-project", metavar="NAME",
+@click.option("--default-project", metavar="NAME", envvar="CTXGRAPH_MCP_DEFAULT_PROJECT", show_envvar=True,
               help="The project used when a call names none [default: the only one].")
 @click.option("--max-response-tokens", type=click.IntRange(min=MIN_MAX_TOKENS), default=DEFAULT_MAX_TOKENS,
-              show_default=True, help="No response is larger (estimated tokens of the whole result).")
+              show_default=True, envvar="CTXGRAPH_MCP_MAX_RESPONSE_TOKENS", show_envvar=True,
+              help="No response is larger (estimated tokens of the whole result).")
 @click.option("--read-only", is_flag=True,
               help="Open the stores read-only and offer no tool that writes.")
 @click.option("--create", is_flag=True,
@@ -142,6 +147,7 @@ def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, proj
         is_loopback,
         parse_address,
         read_project_tokens,
+        read_token_file,
         say,
     )
     from ctxgraph.service import ContextService
@@ -183,8 +189,11 @@ def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, proj
             token = check_token(stdin_line("--token-stdin", "token"))
         elif os.environ.get(TOKEN_ENV):
             token = check_token(os.environ[TOKEN_ENV])
+        elif os.environ.get(TOKEN_FILE_ENV):
+            token = check_token(read_token_file(os.environ[TOKEN_FILE_ENV]))
         elif not project_tokens_file:
-            raise CliError(f"a bearer token is required over HTTP: set {TOKEN_ENV} or pass --token-stdin "
+            raise CliError(f"a bearer token is required over HTTP: set {TOKEN_ENV} or {TOKEN_FILE_ENV}, or pass "
+                           "--token-stdin "
                            "(or --no-auth on a loopback address, or --project-tokens FILE)", 2)
     project_tokens = read_project_tokens(project_tokens_file) if project_tokens_file else None
     for name in project_tokens or {}:

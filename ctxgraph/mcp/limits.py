@@ -20,6 +20,8 @@ DEFAULT_MAX_TOKENS = 20_000
 MIN_MAX_TOKENS = 1_000
 #: The environment variable the bearer token is read from (unless --token-stdin).
 TOKEN_ENV = "CTXGRAPH_MCP_TOKEN"
+#: The environment variable naming a file whose first line is the token (a container's secret file).
+TOKEN_FILE_ENV = "CTXGRAPH_MCP_TOKEN_FILE"
 
 # Lengths, in characters, checked (with the argument types) before a call does
 # any work; the input schemas clients see carry them as maxLength / maxItems.
@@ -34,4 +36,5 @@ MAX_URI_CHARS = 1_000
 __all__ = [
     "DEFAULT_MAX_TOKENS", "MAX_CRITERIA", "MAX_CRITERION_CHARS", "MAX_CURSOR_CHARS", "MAX_ID_CHARS", "MAX_ITEMS",
     "MAX_NAME_CHARS", "MAX_PROJECT_CHARS", "MAX_TEXT_CHARS", "MAX_URI_CHARS", "MIN_MAX_TOKENS", "TOKEN_ENV",
+    "TOKEN_FILE_ENV",
 ]

@@ -52,6 +52,19 @@ def check_token(token: str) -> str:
     return token
 
 
+def read_token_file(path: str) -> str:
+    """The bearer token: the first line of the file ``path`` (``$CTXGRAPH_MCP_TOKEN_FILE``)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            line = handle.readline(8192).strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigurationError(f"CTXGRAPH_MCP_TOKEN_FILE {path}: cannot read: "
+                                 f"{getattr(exc, 'strerror', None) or exc}") from None
+    if not line:
+        raise ConfigurationError(f"CTXGRAPH_MCP_TOKEN_FILE {path}: the first line is empty")
+    return line
+
+
 def read_project_tokens(path: str) -> dict[str, str]:
     """``NAME=TOKEN`` lines (blank lines and ``#`` comments skipped) of a tokens file."""
     try:

@@ -175,7 +175,7 @@ def test_unsupported_scheme_is_refused_and_tls_to_a_dead_port_is_unavailable() -
     assert SECRET not in str(down.value)
 
 
-def test_compose_binds_bolt_and_browser_to_localhost_and_has_no_default_password() -> None:
+def test_compose_binds_every_port_to_localhost_and_has_no_default_password() -> None:
     compose = yaml.safe_load((REPO / "docker-compose.yml").read_text())
     published = []
     for name, service in compose["services"].items():
@@ -183,7 +183,7 @@ def test_compose_binds_bolt_and_browser_to_localhost_and_has_no_default_password
             text = port if isinstance(port, str) else f"{port.get('host_ip', '')}:{port.get('published')}"
             assert text.startswith("127.0.0.1:"), (name, port)
             published.append(text.split(":")[1])
-    assert sorted(published) == ["7474", "7687"]
+    assert sorted(published) == ["7474", "7687", "8765", "8766"]  # Neo4j; the two ctxgraph servers
     auth = compose["services"]["neo4j"]["environment"]["NEO4J_AUTH"]
     assert auth.startswith("neo4j/${NEO4J_PASSWORD:?") and ":-" not in auth  # required, no fallback value
 
