@@ -10,13 +10,18 @@ Lucene's own count the rewritten documents until its segments merge."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 
-from neo4j import ManagedTransaction
+from neo4j import ManagedTransaction, Session
+from neo4j import exceptions as neo4j_errors
 
 from ctxgraph import cypher
 from ctxgraph.graph.neo4j_store.connection import Neo4jConnection
 
+#: Tries of a schema statement that fails transiently (two servers applying the
+#: schema of a new database at once: one gets DeadlockDetected); each is idempotent.
+_SCHEMA_TRIES = 5
 _REFRESH_BATCH = 5_000  # files recounted (or tasks given their document) per transaction
 
 
@@ -28,7 +33,7 @@ class Schema(Neo4jConnection):
             self.transactions["schema"] += 1
             with self._session() as session:
                 for statement in cypher.statements("schema"):
-                    session.run(statement).consume()
+                    _apply(session, statement)
 
         self._call(run)
         if not self.read_only and not self._read(lambda tx: self._rows(tx, "text_stats_state"))[0]["kept"]:
@@ -108,3 +113,16 @@ class Schema(Neo4jConnection):
                 fill(tx, keys)
 
             self._write(work)
+
+
+def _apply(session: Session, statement: str) -> None:
+    """One schema statement (``IF NOT EXISTS``: idempotent), tried again after
+    a short wait while it fails transiently (:data:`_SCHEMA_TRIES` in all)."""
+    for attempt in range(1, _SCHEMA_TRIES + 1):
+        try:
+            session.run(statement).consume()
+            return
+        except neo4j_errors.TransientError:
+            if attempt == _SCHEMA_TRIES:
+                raise
+            time.sleep(0.1 * attempt)
