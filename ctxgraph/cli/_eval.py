@@ -1,4 +1,4 @@
-"""``ctxgraph eval DIR``: the retrieval evaluation of ``/work/shared/eval``.
+"""``ctxgraph eval DIR``: the retrieval evaluation (docs/evaluation.md).
 
 Register with ``main.add_command(eval_command)`` (after ``CliError`` is
 defined in :mod:`ctxgraph.cli`).
@@ -57,7 +57,7 @@ def _eval(directory: Path, fmt: str, budget: int | None, complexity: str | None,
 
     DIR holds history.jsonl (completed tasks with their handoffs),
     context_map.jsonl and queries.jsonl (later tasks with the files their
-    real commits changed), as in /work/shared/eval. The history and the
+    real commits changed; docs/evaluation.md describes the sets). The history and the
     context map are loaded into a fresh temporary embedded store; each query's
     context is computed as an orchestrator would (the query is never stored)
     and scored by the files it names, next to three baselines: bm25, seed
