@@ -52,7 +52,7 @@ def _service(neo4j_uri: str | None, neo4j_user: str | None, neo4j_database: str 
 def _eval(directory: Path, fmt: str, budget: int | None, complexity: str | None, neo4j_uri: str | None,
           neo4j_user: str | None, neo4j_database: str | None, limit_queries: int | None,
           index_source: bool | None, embeddings: bool, tune: bool | None, repo: Path | None,
-          index_scope: str | None) -> None:
+          index_scope: str | None, index_paths: bool) -> None:
     """Measure ctxgraph's retrieval on an evaluation set against baselines.
 
     DIR holds history.jsonl (completed tasks with their handoffs),
@@ -109,7 +109,7 @@ def _eval(directory: Path, fmt: str, budget: int | None, complexity: str | None,
         if index_source is False:
             raise CliError("--repo indexes the source from its checkout: --no-index-source does not apply", 2)
         _eval_repo(directory, repo, fmt, budget, complexity, (neo4j_uri, neo4j_user, neo4j_database),
-                   limit_queries, embeddings, bool(tune), index_scope or "package")
+                   limit_queries, embeddings, bool(tune), index_scope or "package", index_paths)
         return
     if index_scope is not None:
         raise CliError("--index-scope applies to a --repo run only", 2)
@@ -139,16 +139,16 @@ def _eval(directory: Path, fmt: str, budget: int | None, complexity: str | None,
                     embedder.save()
     except CtxgraphError as exc:
         raise CliError(str(exc), exc.exit_code) from None
-    _print(report, fmt)
+    _print(report, fmt, index_paths)
 
 
-def _print(report: Any, fmt: str) -> None:
+def _print(report: Any, fmt: str, index_paths: bool = False) -> None:
     from ctxgraph.evaluation.runner import format_table
 
     if fmt == "json":
         import json
 
-        click.echo(json.dumps(report.as_dict(), indent=2, ensure_ascii=False))
+        click.echo(json.dumps(report.as_dict(index_paths=index_paths), indent=2, ensure_ascii=False))
         return
     click.echo(format_table(report), nl=False)
     if report.imports is not None:  # a --repo run
@@ -159,7 +159,7 @@ def _print(report: Any, fmt: str) -> None:
 
 def _eval_repo(directory: Path, repo: Path, fmt: str, budget: int | None, complexity: str | None,
                neo4j: tuple[str | None, str | None, str | None], limit_queries: int | None, embeddings: bool,
-               tune: bool, scope: str) -> None:
+               tune: bool, scope: str, index_paths: bool) -> None:
     """``--repo``: the run of :mod:`ctxgraph.evaluation.repo`."""
     from ctxgraph.evaluation.dataset import load_set
     from ctxgraph.evaluation.repo import prepare, run_repo_eval
@@ -186,7 +186,7 @@ def _eval_repo(directory: Path, repo: Path, fmt: str, budget: int | None, comple
                 embedder.save()
     except CtxgraphError as exc:
         raise CliError(str(exc), exc.exit_code) from None
-    _print(report, fmt)
+    _print(report, fmt, index_paths)
 
 
 _options = [
@@ -227,6 +227,9 @@ _options = [
                       "the files the gold answers are among, as the release a plain run indexes) or its whole "
                       "tree, as `ctxgraph init` indexes a project (tests and docs then take places among the "
                       "files a context names: docs/evaluation.md) [default: package]."),
+    click.option("--index-paths", is_flag=True,
+                 help="With --format json: list the source index's paths (added, changed, deleted, skipped) "
+                      "beside their counts."),
 ]
 for _option in reversed(_options):
     _eval = _option(_eval)
