@@ -52,7 +52,7 @@ def _service(neo4j_uri: str | None, neo4j_user: str | None, neo4j_database: str 
 def _eval(directory: Path, fmt: str, budget: int | None, complexity: str | None, neo4j_uri: str | None,
           neo4j_user: str | None, neo4j_database: str | None, limit_queries: int | None,
           index_source: bool | None, embeddings: bool, tune: bool | None, repo: Path | None,
-          index_scope: str | None, index_paths: bool) -> None:
+          index_scope: str | None, index_paths: bool, source_dir: Path | None) -> None:
     """Measure ctxgraph's retrieval on an evaluation set against baselines.
 
     DIR holds history.jsonl (completed tasks with their handoffs),
@@ -105,6 +105,12 @@ def _eval(directory: Path, fmt: str, budget: int | None, complexity: str | None,
     missing = missing_files(directory)
     if missing:
         raise CliError(f"{directory}: not an evaluation set: missing {', '.join(missing)}", 2)
+    if source_dir is not None:
+        if repo is not None or index_source is False:
+            raise CliError("--source names the source to index: not with --repo nor --no-index-source", 2)
+        if not source_dir.is_dir():
+            raise CliError(f"{source_dir}: not a folder", 2)
+        index_source = True
     if repo is not None:
         if index_source is False:
             raise CliError("--repo indexes the source from its checkout: --no-index-source does not apply", 2)
@@ -126,7 +132,7 @@ def _eval(directory: Path, fmt: str, budget: int | None, complexity: str | None,
             from ctxgraph.evaluation.source import cache_dir, source_tree
             from ctxgraph.memory.embed import CachedEmbedder
 
-            source = source_tree(eval_set.meta, eval_set.name)
+            source = source_dir or source_tree(eval_set.meta, eval_set.name)
             if embeddings:
                 embedder = CachedEmbedder(cache_dir() / "embeddings" / "all-MiniLM-L6-v2.npz")
         with _service(neo4j_uri, neo4j_user, neo4j_database) as svc:
@@ -227,6 +233,10 @@ _options = [
                       "the files the gold answers are among, as the release a plain run indexes) or its whole "
                       "tree, as `ctxgraph init` indexes a project (tests and docs then take places among the "
                       "files a context names: docs/evaluation.md) [default: package]."),
+    click.option("--source", "source_dir", type=click.Path(path_type=Path, file_okay=False), metavar="DIR",
+                 help="Index this folder as the project's source instead of fetching its release: the "
+                      "project's files at their repository paths (a checkout at the snapshot, say); "
+                      "indexed whole."),
     click.option("--index-paths", is_flag=True,
                  help="With --format json: list the source index's paths (added, changed, deleted, skipped) "
                       "beside their counts."),
