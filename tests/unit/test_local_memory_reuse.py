@@ -41,3 +41,23 @@ def test_a_rebuild_after_a_write_answers_as_a_fresh_store(tmp_path: Path) -> Non
         assert after == [answers(fresh, chunk("q", "parse header", 1)), answers(fresh, chunk("q", "open socket", 4))]
     assert after[0][0][0] == ("d.py", 1.0) and after[1][0][0] == ("a.py", 1.0)
     assert all(path != "c.py" for hits in after for side in hits for path, _ in side)
+
+
+def test_the_index_of_counts_is_the_index_build_makes() -> None:
+    from ctxgraph.core import bm25
+
+    rng = np.random.default_rng(7)
+    words = [f"w{n}" for n in range(40)]
+    docs = [{words[int(t)]: int(rng.integers(1, 4)) for t in rng.integers(0, 40, int(rng.integers(0, 12)))}
+            for _ in range(60)]
+    vocabulary = {w: i for i, w in enumerate(words)}
+    counted = bm25.Index.of_counts(words, [(np.asarray([vocabulary[t] for t in d], dtype=np.int64),
+                                            np.asarray(list(d.values()), dtype=np.int64)) for d in docs])
+    built = bm25.Index.build(docs)
+    assert (counted.count, counted.size) == (built.count, built.size)
+    assert np.array_equal(counted.inverse, built.inverse)
+    assert set(counted.postings) == set(built.postings)
+    for term, (rows, tf) in built.postings.items():
+        assert np.array_equal(counted.postings[term][0], rows) and np.array_equal(counted.postings[term][1], tf)
+    query = ["w1", "w7", "w33", "nowhere"]
+    assert np.array_equal(counted.scores(query), built.scores(query))

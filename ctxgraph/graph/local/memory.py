@@ -65,19 +65,23 @@ class _Row:
     chunk: MemoryChunk
     project: str
     vector: npt.NDArray[np.float32] | None
-    terms: dict[str, int]  # its search_text's terms and counts
+    #: its search_text's terms (ids in the search's vocabulary) and their counts
+    terms: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]
 
 
-def _parsed(text: str) -> _Row:
+def _parsed(text: str, vocabulary: dict[str, int]) -> _Row:
     import numpy as np
 
     props = json.loads(text)
     embedding = props.get("embedding")
-    terms: dict[str, int] = {}
+    counts: dict[int, int] = {}
     for word in str(props.get("search_text") or "").split():
-        terms[word] = terms.get(word, 0) + 1
+        term = vocabulary.setdefault(word, len(vocabulary))
+        counts[term] = counts.get(term, 0) + 1
     return _Row(chunk=chunk_from_props(props), project=str(props.get("project")),
-                vector=np.asarray(embedding, dtype=np.float32) if embedding else None, terms=terms)
+                vector=np.asarray(embedding, dtype=np.float32) if embedding else None,
+                terms=(np.fromiter(counts.keys(), dtype=np.int64, count=len(counts)),
+                       np.fromiter(counts.values(), dtype=np.int64, count=len(counts))))
 
 
 def projects(db: Connection) -> list[MemoryProject]:
@@ -121,6 +125,7 @@ class MemorySearch:
         self.db = db
         self._index: _Index | None = None
         self._rows: dict[bytes, _Row] = {}
+        self._vocabulary: dict[str, int] = {}  # every term seen, by id (the rows' terms are ids)
 
     def _built(self) -> _Index:
         """Every chunk of the store in memory, rebuilt only when chunks were
@@ -139,7 +144,7 @@ class MemorySearch:
         ordered: list[_Row] = []
         for text in texts:
             key = hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
-            row = known.get(key) or _parsed(text)
+            row = known.get(key) or _parsed(text, self._vocabulary)
             rows[key] = row
             ordered.append(row)
         del texts
@@ -152,7 +157,7 @@ class MemorySearch:
             projects=np.asarray([r.project for r in ordered], dtype=np.str_),
             vectors=np.vstack(vectors) if vectors else None,
             vector_rows=np.asarray(vector_rows, dtype=np.int64),
-            postings=bm25.Index.build([r.terms for r in ordered]),
+            postings=bm25.Index.of_counts(list(self._vocabulary), [r.terms for r in ordered]),
         )
         self._index = index
         return index
