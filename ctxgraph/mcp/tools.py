@@ -332,7 +332,9 @@ class CtxgraphTools:
         objective: Annotated[Text, Field(description="What the task must achieve.")] = "",
         acceptance_criteria: Annotated[list[Criterion] | None, Field(max_length=MAX_CRITERIA,
                                                                      description="Acceptance criteria.")] = None,
-        type: Annotated[Name, Field(description="Task type (feature, bugfix, ...).")] = "feature",
+        type: Annotated[Name, Field(description="Task type (feature, bugfix, ...) [default: the first its "
+                                                "text names (fix/bug/leak: bugfix; add: feature), else "
+                                                "feature].")] = "",
         complexity: Annotated[ComplexityArg, Field(description="Complexity tier [default: normal].")] = None,
         depends_on: Annotated[list[Id] | None, Field(max_length=MAX_ITEMS,
                                                      description="Ids of stored tasks it depends on.")] = None,

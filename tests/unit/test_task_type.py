@@ -18,9 +18,10 @@ def test_a_tasks_type_is_inferred_from_its_text_unless_given(tmp_path: Path, ext
             {"id": "t-3", "name": "Add a retry budget to the client"},
             {"id": "t-4", "name": "Speed up the parser"},
             {"id": "t-5", "name": "Fix the README's install line", "type": "docs"},
+            {"id": "t-8", "name": "Memory leak in the watcher", "type": ""},  # what MCP's add_task sends by default
         ])
         svc.add_task(Task(id="t-6", name="Rename the session module"))
         svc.add_task(Task(id="t-7", name="Fix a crash", type="feature"))
-        got = {t.id: t.type for t in svc.store.get_tasks([f"t-{n}" for n in range(1, 8)])}
+        got = {t.id: t.type for t in svc.store.get_tasks([f"t-{n}" for n in range(1, 9)])}
     assert got == {"t-1": "bugfix", "t-2": "bugfix", "t-3": "feature", "t-4": "feature", "t-5": "docs",
-                   "t-6": "refactor", "t-7": "feature"}
+                   "t-6": "refactor", "t-7": "feature", "t-8": "bugfix"}
