@@ -95,3 +95,17 @@ def test_an_unchanged_tree_is_not_indexed_again_empty_files_included(tmp_path: P
         third = index_project(store, root, embedder=embedder)
         assert (third.indexed, third.removed) == (1, 1)
         assert set(store.memory_state(third.project).file_hashes) == {"pkg/blank.md"}
+
+
+def test_the_one_time_model_build_is_an_info_line_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+
+    from ctxgraph.memory.embed_onnx import model_file
+
+    monkeypatch.setenv("CTXGRAPH_MODEL_CACHE", str(tmp_path / "cache"))
+    with caplog.at_level(logging.DEBUG, logger="ctxgraph.memory.embed_onnx"):
+        first = model_file("onnx")
+        assert model_file("onnx") == first and first.is_file()
+    built = [r for r in caplog.records if "building the onnx model" in r.getMessage()]
+    assert [r.levelno for r in built] == [logging.INFO]
