@@ -1,4 +1,4 @@
-"""``ctxgraph eval DIR``: the retrieval evaluation of ``/work/shared/eval``.
+"""``ctxgraph eval DIR``: the retrieval evaluation (docs/evaluation.md).
 
 Register with ``main.add_command(eval_command)`` (after ``CliError`` is
 defined in :mod:`ctxgraph.cli`).
@@ -52,12 +52,12 @@ def _service(neo4j_uri: str | None, neo4j_user: str | None, neo4j_database: str 
 def _eval(directory: Path, fmt: str, budget: int | None, complexity: str | None, neo4j_uri: str | None,
           neo4j_user: str | None, neo4j_database: str | None, limit_queries: int | None,
           index_source: bool | None, embeddings: bool, tune: bool | None, repo: Path | None,
-          index_scope: str | None) -> None:
+          index_scope: str | None, index_paths: bool, source_dir: Path | None) -> None:
     """Measure ctxgraph's retrieval on an evaluation set against baselines.
 
     DIR holds history.jsonl (completed tasks with their handoffs),
     context_map.jsonl and queries.jsonl (later tasks with the files their
-    real commits changed), as in /work/shared/eval. The history and the
+    real commits changed; docs/evaluation.md describes the sets). The history and the
     context map are loaded into a fresh temporary embedded store; each query's
     context is computed as an orchestrator would (the query is never stored)
     and scored by the files it names, next to three baselines: bm25, seed
@@ -105,11 +105,17 @@ def _eval(directory: Path, fmt: str, budget: int | None, complexity: str | None,
     missing = missing_files(directory)
     if missing:
         raise CliError(f"{directory}: not an evaluation set: missing {', '.join(missing)}", 2)
+    if source_dir is not None:
+        if repo is not None or index_source is False:
+            raise CliError("--source names the source to index: not with --repo nor --no-index-source", 2)
+        if not source_dir.is_dir():
+            raise CliError(f"{source_dir}: not a folder", 2)
+        index_source = True
     if repo is not None:
         if index_source is False:
             raise CliError("--repo indexes the source from its checkout: --no-index-source does not apply", 2)
         _eval_repo(directory, repo, fmt, budget, complexity, (neo4j_uri, neo4j_user, neo4j_database),
-                   limit_queries, embeddings, bool(tune), index_scope or "package")
+                   limit_queries, embeddings, bool(tune), index_scope or "package", index_paths)
         return
     if index_scope is not None:
         raise CliError("--index-scope applies to a --repo run only", 2)
@@ -126,7 +132,7 @@ def _eval(directory: Path, fmt: str, budget: int | None, complexity: str | None,
             from ctxgraph.evaluation.source import cache_dir, source_tree
             from ctxgraph.memory.embed import CachedEmbedder
 
-            source = source_tree(eval_set.meta, eval_set.name)
+            source = source_dir or source_tree(eval_set.meta, eval_set.name)
             if embeddings:
                 embedder = CachedEmbedder(cache_dir() / "embeddings" / "all-MiniLM-L6-v2.npz")
         with _service(neo4j_uri, neo4j_user, neo4j_database) as svc:
@@ -139,16 +145,16 @@ def _eval(directory: Path, fmt: str, budget: int | None, complexity: str | None,
                     embedder.save()
     except CtxgraphError as exc:
         raise CliError(str(exc), exc.exit_code) from None
-    _print(report, fmt)
+    _print(report, fmt, index_paths)
 
 
-def _print(report: Any, fmt: str) -> None:
+def _print(report: Any, fmt: str, index_paths: bool = False) -> None:
     from ctxgraph.evaluation.runner import format_table
 
     if fmt == "json":
         import json
 
-        click.echo(json.dumps(report.as_dict(), indent=2, ensure_ascii=False))
+        click.echo(json.dumps(report.as_dict(index_paths=index_paths), indent=2, ensure_ascii=False))
         return
     click.echo(format_table(report), nl=False)
     if report.imports is not None:  # a --repo run
@@ -159,7 +165,7 @@ def _print(report: Any, fmt: str) -> None:
 
 def _eval_repo(directory: Path, repo: Path, fmt: str, budget: int | None, complexity: str | None,
                neo4j: tuple[str | None, str | None, str | None], limit_queries: int | None, embeddings: bool,
-               tune: bool, scope: str) -> None:
+               tune: bool, scope: str, index_paths: bool) -> None:
     """``--repo``: the run of :mod:`ctxgraph.evaluation.repo`."""
     from ctxgraph.evaluation.dataset import load_set
     from ctxgraph.evaluation.repo import prepare, run_repo_eval
@@ -186,7 +192,7 @@ def _eval_repo(directory: Path, repo: Path, fmt: str, budget: int | None, comple
                 embedder.save()
     except CtxgraphError as exc:
         raise CliError(str(exc), exc.exit_code) from None
-    _print(report, fmt)
+    _print(report, fmt, index_paths)
 
 
 _options = [
@@ -227,6 +233,13 @@ _options = [
                       "the files the gold answers are among, as the release a plain run indexes) or its whole "
                       "tree, as `ctxgraph init` indexes a project (tests and docs then take places among the "
                       "files a context names: docs/evaluation.md) [default: package]."),
+    click.option("--source", "source_dir", type=click.Path(path_type=Path, file_okay=False), metavar="DIR",
+                 help="Index this folder as the project's source instead of fetching its release: the "
+                      "project's files at their repository paths (a checkout at the snapshot, say); "
+                      "indexed whole."),
+    click.option("--index-paths", is_flag=True,
+                 help="With --format json: list the source index's paths (added, changed, deleted, skipped) "
+                      "beside their counts."),
 ]
 for _option in reversed(_options):
     _eval = _option(_eval)

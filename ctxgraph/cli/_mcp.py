@@ -13,7 +13,7 @@ import click
 
 from ctxgraph.cli._common import CliError, from_command_line, stdin_line, verbose
 from ctxgraph.cli._stores import neo4j_password, one_store, store_options
-from ctxgraph.mcp.limits import DEFAULT_MAX_TOKENS, MIN_MAX_TOKENS, TOKEN_ENV, TOKEN_FILE_ENV
+from ctxgraph.mcp.limits import DEFAULT_MAX_TOKENS, MIN_MAX_TOKENS, READ_TOOLS, TOKEN_ENV, TOKEN_FILE_ENV, WRITE_TOOLS
 from ctxgraph.mcp.logs import LOG_FORMAT_ENV, LOG_FORMATS, use_log_format
 from ctxgraph.mcp.startup import DEFAULT_SHUTDOWN_SECONDS, SHUTDOWN_ENV
 
@@ -125,9 +125,7 @@ def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, proj
     stats resources show the progress under `memory`, and a line goes to
     stderr at each 10 %. --no-index, --read-only or `memory = false` turn it off.
 
-    Tools: compute_context, explain_context, search_knowledge, get_task,
-    list_tasks, graph_stats, list_projects, and (unless --read-only)
-    add_task, ingest_handoff, block_task, unblock_task. Resources:
+    Tools: {reads}, and (unless --read-only) {writes}. Resources:
     ctxgraph://context/{task_id}, ctxgraph://stats and, per project,
     ctxgraph://projects/{project}/context/{task_id} and .../stats. Errors
     are tool errors whose text is the CLI's line (`ctxgraph: error: ...`).
@@ -260,6 +258,11 @@ CONFIG_HINT = {
     "claude": "Claude Code: save this as .mcp.json at the project's root (or merge its entry into an existing one)",
     "cursor": "Cursor: save this as .cursor/mcp.json in the project (or ~/.cursor/mcp.json for every project)",
 }
+
+
+# The tool list in the help is the server's own (ctxgraph.mcp.limits: what it registers).
+mcp_command.help = (mcp_command.help or "").replace("{reads}", ", ".join(READ_TOOLS)).replace(
+    "{writes}", ", ".join(WRITE_TOOLS))
 
 
 def _executable() -> list[str]:

@@ -23,19 +23,22 @@ def task() -> None:
 @click.option("--name", default="", help="Short title.")
 @click.option("--objective", default="", help="What the task must achieve.")
 @click.option("--criterion", "criteria", multiple=True, help="An acceptance criterion (repeatable).")
-@click.option("--type", "task_type", default="feature", show_default=True, help="Task type.")
+@click.option("--type", "task_type", default=None,
+              help="Task type (feature, bugfix, refactor, test, docs, ...). Default: the first its text names "
+                   "(fix/bug/leak: bugfix; add/implement: feature; ...), else feature.")
 @click.option("--complexity", type=click.Choice(COMPLEXITIES), default="normal", show_default=True)
 @click.option("--depends-on", multiple=True, metavar="TASK_ID", help="A dependency (repeatable).")
 @click.option("--no-context", is_flag=True, help="Set requires_context off (no working memory).")
 @store_options
 @format_option
-def task_add(task_id: str, name: str, objective: str, criteria: tuple[str, ...], task_type: str,
+def task_add(task_id: str, name: str, objective: str, criteria: tuple[str, ...], task_type: str | None,
              complexity: str, depends_on: tuple[str, ...], no_context: bool, fmt: str,
              **kwargs: Any) -> None:
     """Add a task (or update its text); its signals are computed and stored."""
     doc = {"id": task_id, "name": name, "objective": objective, "acceptance_criteria": list(criteria),
-           "type": task_type, "complexity": complexity, "depends_on": list(depends_on),
-           "requires_context": not no_context}
+           "complexity": complexity, "depends_on": list(depends_on), "requires_context": not no_context}
+    if task_type:
+        doc["type"] = task_type
     with open_service(store_params(kwargs)) as svc:
         saved = svc.add_task(doc)
     if fmt == "json":

@@ -19,6 +19,7 @@ it cost 0.014 of recall@5 on click and werkzeug alike — and Python's
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -118,6 +119,30 @@ class Index:
                 freqs.setdefault(term, []).append(tf)
         postings = {t: (np.asarray(rows[t], dtype=np.int64), np.asarray(freqs[t], dtype=np.float32)) for t in rows}
         return cls(postings, _inverse(lengths, count, total), count, len(docs))
+
+    @classmethod
+    def of_counts(cls, terms: Sequence[str], docs: Sequence[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]],
+                  ) -> Index:
+        """:meth:`build` of documents given as (term ids, their frequencies),
+        each id a position in ``terms``: the same index, built by sorting the
+        ids (numpy) instead of one dictionary step per term of every document
+        (what a store rebuilding its index after every write needs)."""
+        import numpy as np
+
+        sizes = np.asarray([len(ids) for ids, _ in docs], dtype=np.int64)
+        if not len(docs) or not sizes.sum():
+            return cls.build([{} for _ in docs])
+        ids = np.concatenate([d[0] for d in docs])
+        tfs = np.concatenate([d[1] for d in docs])
+        rows = np.repeat(np.arange(len(docs), dtype=np.int64), sizes)
+        order = np.argsort(ids, kind="stable")  # within a term, documents stay in order (as build's appends)
+        ids, tfs, rows = ids[order], tfs[order], rows[order]
+        cuts = [0, *(np.flatnonzero(np.diff(ids)) + 1).tolist(), len(ids)]
+        postings = {terms[int(ids[a])]: (rows[a:b], tfs[a:b].astype(np.float32)) for a, b in itertools.pairwise(cuts)}
+        totals = [int(d[1].sum()) for d in docs]
+        lengths = np.asarray([lucene_length(n) if n else 0 for n in totals], dtype=np.float64)
+        count = sum(1 for n in totals if n)
+        return cls(postings, _inverse(lengths, count, sum(totals)), count, len(docs))
 
     @classmethod
     def of_words(cls, docs: Iterable[Sequence[str]]) -> Index:

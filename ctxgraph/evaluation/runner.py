@@ -93,7 +93,8 @@ class EvalReport:
     #: Per system, recall at 5 and 10 with every file a context names counted (``--repo``).
     every_file: dict[str, dict[str, float]] | None = None
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self, *, index_paths: bool = False) -> dict[str, Any]:
+        """The report as JSON: the source index's files counted, and listed too with ``index_paths``."""
         return {
             "set": self.set,
             "queries": self.queries,
@@ -102,9 +103,24 @@ class EvalReport:
             **({"every_file": self.every_file} if self.every_file is not None else {}),
             **({"knowledge": self.knowledge} if self.knowledge is not None else {}),
             **({"imports": self.imports} if self.imports is not None else {}),
-            **({"index": {k: v for k, v in self.index.items() if k != "skipped"}} if self.index else {}),
+            **({"index": index_summary(self.index, paths=index_paths)} if self.index else {}),
             **({"tuning": [f.as_dict() for f in self.tuning]} if self.tuning else {}),
         }
+
+
+#: The index report's per-file parts, counted in an evaluation's report rather than listed
+#: (a first index lists every file of the release: 824 paths for one set).
+_LISTS = ("skipped", "added", "changed", "deleted")
+
+
+def index_summary(index: dict[str, Any], *, paths: bool = False) -> dict[str, Any]:
+    """``index`` (an :class:`~ctxgraph.memory.index.IndexReport`'s dict) with counts
+    of its lists of paths (``files_added`` etc.; the lists themselves too with
+    ``paths``) and ``redacted`` as the values redacted in all."""
+    out = {k: v for k, v in index.items() if (paths or k not in _LISTS) and k != "redacted"}
+    out.update({f"files_{k}": len(index.get(k) or ()) for k in _LISTS})
+    out["redacted"] = sum((index.get("redacted") or {}).values())
+    return out
 
 
 def load_history(svc: ContextService, eval_set: EvalSet, *, stage: Stage = no_progress,

@@ -22,6 +22,11 @@ MIN_MAX_TOKENS = 1_000
 TOKEN_ENV = "CTXGRAPH_MCP_TOKEN"
 #: The environment variable naming a file whose first line is the token (a container's secret file).
 TOKEN_FILE_ENV = "CTXGRAPH_MCP_TOKEN_FILE"
+#: The tools the server registers (``tools.Tools.register`` takes them from
+#: here, by name): those that only read, and those that write (left out with --read-only).
+READ_TOOLS = ("compute_context", "explain_context", "search_knowledge", "get_task", "list_tasks", "graph_stats",
+              "list_projects", "list_conflicts")
+WRITE_TOOLS = ("add_task", "ingest_handoff", "block_task", "unblock_task", "sync")
 
 # Lengths, in characters, checked (with the argument types) before a call does
 # any work; the input schemas clients see carry them as maxLength / maxItems.
@@ -35,6 +40,6 @@ MAX_URI_CHARS = 1_000
 
 __all__ = [
     "DEFAULT_MAX_TOKENS", "MAX_CRITERIA", "MAX_CRITERION_CHARS", "MAX_CURSOR_CHARS", "MAX_ID_CHARS", "MAX_ITEMS",
-    "MAX_NAME_CHARS", "MAX_PROJECT_CHARS", "MAX_TEXT_CHARS", "MAX_URI_CHARS", "MIN_MAX_TOKENS", "TOKEN_ENV",
-    "TOKEN_FILE_ENV",
+    "MAX_NAME_CHARS", "MAX_PROJECT_CHARS", "MAX_TEXT_CHARS", "MAX_URI_CHARS", "MIN_MAX_TOKENS", "READ_TOOLS",
+    "TOKEN_ENV", "TOKEN_FILE_ENV", "WRITE_TOOLS",
 ]

@@ -25,7 +25,15 @@ from ctxgraph.compute.output import ComputedContext, store_warning
 from ctxgraph.core.tokens import estimate_tokens
 from ctxgraph.errors import CtxgraphError
 from ctxgraph.mcp import ops
-from ctxgraph.mcp.limits import MAX_CRITERIA, MAX_ID_CHARS, MAX_ITEMS, MAX_NAME_CHARS, MAX_TEXT_CHARS
+from ctxgraph.mcp.limits import (
+    MAX_CRITERIA,
+    MAX_ID_CHARS,
+    MAX_ITEMS,
+    MAX_NAME_CHARS,
+    MAX_TEXT_CHARS,
+    READ_TOOLS,
+    WRITE_TOOLS,
+)
 from ctxgraph.mcp.models import (
     BudgetArg,
     ComplexityArg,
@@ -325,7 +333,9 @@ class CtxgraphTools:
         objective: Annotated[Text, Field(description="What the task must achieve.")] = "",
         acceptance_criteria: Annotated[list[Criterion] | None, Field(max_length=MAX_CRITERIA,
                                                                      description="Acceptance criteria.")] = None,
-        type: Annotated[Name, Field(description="Task type (feature, bugfix, ...).")] = "feature",
+        type: Annotated[Name, Field(description="Task type (feature, bugfix, ...) [default: the first its "
+                                                "text names (fix/bug/leak: bugfix; add: feature), else "
+                                                "feature].")] = "",
         complexity: Annotated[ComplexityArg, Field(description="Complexity tier [default: normal].")] = None,
         depends_on: Annotated[list[Id] | None, Field(max_length=MAX_ITEMS,
                                                      description="Ids of stored tasks it depends on.")] = None,
@@ -437,11 +447,9 @@ class CtxgraphTools:
             raise ResourceError(error_line(str(exc))) from None
 
     def register(self, server: CtxgraphServer) -> None:
-        reads: list[Callable[..., CallToolResult]] = [
-            self.compute_context, self.explain_context, self.search_knowledge, self.get_task, self.list_tasks,
-            self.graph_stats, self.list_projects, self.list_conflicts]
-        writes: list[Callable[..., CallToolResult]] = [
-            self.add_task, self.ingest_handoff, self.block_task, self.unblock_task, self.sync]
+        # The names are limits.READ_TOOLS / WRITE_TOOLS: `ctxgraph mcp --help` lists them from there.
+        reads: list[Callable[..., CallToolResult]] = [getattr(self, name) for name in READ_TOOLS]
+        writes: list[Callable[..., CallToolResult]] = [getattr(self, name) for name in WRITE_TOOLS]
         for fn in reads:
             server.add_strict_tool(fn, annotations=READ)
         for fn in [] if self.read_only else writes:

@@ -33,6 +33,7 @@ from ctxgraph.memory.model import (
     EmbeddingUnavailableError,
     Vectors,
     encode,
+    index_threads,
     model_dir,
     run_batches,
     threads,
@@ -139,18 +140,23 @@ class Embedder:
         truncated to ``max_pieces`` word pieces (the cost grows with them: a
         query cut to 64 embeds in about a quarter of the time of 256). BLAS
         runs on at most :func:`threads` threads meanwhile."""
-        with _blas_threads():
+        with _blas_threads(threads()):
+            return run_batches(self.tokenizer, texts, max_pieces, self._forward)
+
+    def embed_bulk(self, texts: Sequence[str], max_pieces: int = MAX_PIECES) -> npt.NDArray[np.float32]:
+        """:meth:`embed` with BLAS on :func:`index_threads` threads (an index run's chunks)."""
+        with _blas_threads(index_threads()):
             return run_batches(self.tokenizer, texts, max_pieces, self._forward)
 
 
-def _blas_threads() -> Any:
-    """A context bounding numpy's BLAS to :func:`threads` threads (a no-op
+def _blas_threads(count: int) -> Any:
+    """A context bounding numpy's BLAS to ``count`` threads (a no-op
     without threadpoolctl)."""
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:  # pragma: no cover - a dependency
         return contextlib.nullcontext()
-    return threadpool_limits(limits=threads(), user_api="blas")
+    return threadpool_limits(limits=count, user_api="blas")
 
 
 #: The runtimes ``CTXGRAPH_EMBEDDING_RUNTIME`` may name; the first is the default.
@@ -200,6 +206,13 @@ class CachedEmbedder:
                 self._vectors = {}  # a damaged cache is rebuilt
 
     def embed(self, texts: Sequence[str], max_pieces: int = MAX_PIECES) -> npt.NDArray[np.float32]:
+        return self._embed(texts, max_pieces, bulk=False)
+
+    def embed_bulk(self, texts: Sequence[str], max_pieces: int = MAX_PIECES) -> npt.NDArray[np.float32]:
+        """:meth:`embed`, the missing vectors made by the base's ``embed_bulk`` when it has one."""
+        return self._embed(texts, max_pieces, bulk=True)
+
+    def _embed(self, texts: Sequence[str], max_pieces: int, *, bulk: bool) -> npt.NDArray[np.float32]:
         base = self._base or shared_embedder()
         # The numpy runtime's keys are the text's hash alone (as before the
         # other runtimes existed); another runtime's vectors are kept apart.
@@ -209,7 +222,8 @@ class CachedEmbedder:
                 else hashlib.sha256(f"{prefix}{t}".encode()).hexdigest() for t in texts]
         missing = [i for i, k in enumerate(keys) if k not in self._vectors]
         if missing:
-            made = base.embed([texts[i] for i in missing], max_pieces)
+            run = getattr(base, "embed_bulk", base.embed) if bulk else base.embed
+            made = run([texts[i] for i in missing], max_pieces)
             for row, i in enumerate(missing):
                 self._vectors[keys[i]] = made[row]
             self._dirty = True
@@ -230,6 +244,6 @@ class CachedEmbedder:
 
 __all__ = [
     "BATCH", "MAX_PIECES", "MODEL_INSTALL", "MODEL_PACKAGE", "QUERY_PIECES", "RUNTIMES", "CachedEmbedder",
-    "Embedder", "EmbeddingUnavailableError", "Vectors", "encode", "model_dir", "run_batches", "shared_embedder",
-    "threads",
+    "Embedder", "EmbeddingUnavailableError", "Vectors", "encode", "index_threads", "model_dir", "run_batches",
+    "shared_embedder", "threads",
 ]

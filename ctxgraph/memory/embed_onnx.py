@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Sequence
+import threading
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,18 @@ import numpy.typing as npt
 
 from ctxgraph.core.vectors import MAX_PIECES
 from ctxgraph.files import cache_root
-from ctxgraph.memory.model import BATCH, BATCH_PIECES, EmbeddingUnavailableError, model_dir, run_batches, threads
+from ctxgraph.memory.model import (
+    BATCH,
+    BATCH_PIECES,
+    EmbeddingUnavailableError,
+    encode,
+    index_threads,
+    model_dir,
+    run_batches,
+    run_encoded,
+    threads,
+    threads_named,
+)
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +45,8 @@ log = logging.getLogger(__name__)
 #: not used (2: the weights in a ``.data`` file beside the model file).
 BUILD_VERSION = 2
 VARIANTS = ("onnx", "onnx-int8")
+#: The bulk path measures its other thread count again every this many calls.
+RETRY_CALLS = 8
 
 
 def fingerprint(weights: Path) -> str:
@@ -54,7 +69,7 @@ def model_file(variant: str, where: Path | None = None) -> Path:
     if not (target.is_file() and target.with_name(target.name + ".data").is_file()):
         from ctxgraph.memory.onnx_build import build
 
-        log.warning("building the %s model of all-MiniLM-L6-v2 once, into %s (a few seconds)", variant, target)
+        log.info("building the %s model of all-MiniLM-L6-v2 once, into %s (a few seconds)", variant, target)
         try:
             build(weights, target, quantize=variant == "onnx-int8")
         except ImportError as exc:
@@ -63,14 +78,15 @@ def model_file(variant: str, where: Path | None = None) -> Path:
 
 
 class OnnxEmbedder:
-    """all-MiniLM-L6-v2 sentence vectors (384 floats, unit length) by onnxruntime,
-    on at most :func:`~ctxgraph.memory.embed.threads` threads."""
+    """all-MiniLM-L6-v2 sentence vectors (384 floats, unit length) by onnxruntime:
+    a context's on :func:`~ctxgraph.memory.model.threads` threads, an index
+    run's (:meth:`embed_bulk`) on :func:`~ctxgraph.memory.model.index_threads`."""
 
     def __init__(self, variant: str = "onnx", path: Path | None = None) -> None:
         if variant not in VARIANTS:
             raise EmbeddingUnavailableError(f"unknown ONNX variant {variant!r}; one of {', '.join(VARIANTS)}")
         try:
-            import onnxruntime as ort
+            import onnxruntime  # noqa: F401  (present: the sessions import it as they are made)
             from tokenizers import Tokenizer
         except ImportError as exc:
             raise EmbeddingUnavailableError(f"embedding runtime missing: {exc}") from exc
@@ -79,28 +95,90 @@ class OnnxEmbedder:
         self.tokenizer = Tokenizer.from_file(str(where / "tokenizer.json"))
         self.tokenizer.enable_truncation(MAX_PIECES)
         self.tokenizer.no_padding()
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads()
-        options.inter_op_num_threads = 1
-        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        options.log_severity_level = 3  # errors only: its notes on the quantized graph are for developers
-        self.session = ort.InferenceSession(str(model_file(variant, where)), options,
-                                            providers=["CPUExecutionProvider"])
+        self._model = str(model_file(variant, where))
+        self._sessions: dict[int, Any] = {}
+        self._lock = threading.Lock()
+        #: Seconds per word piece of the bulk path, by thread count (a moving average).
+        self._cost: dict[int, float] = {}
+        self._bulk_calls = 0
+        self.session = self._session(threads())
+
+    def _session(self, count: int) -> Any:
+        """The session running on ``count`` intra-op threads, made on first use
+        (an index run's, besides the contexts' one-thread session)."""
+        with self._lock:
+            if count not in self._sessions:
+                import onnxruntime as ort
+
+                options = ort.SessionOptions()
+                options.intra_op_num_threads = count
+                options.inter_op_num_threads = 1
+                options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+                options.log_severity_level = 3  # errors only: its notes on the quantized graph are for developers
+                # Threads that wait for work sleep instead of spinning: on a busy machine a
+                # spinning thread takes the core another process (or a context) needs.
+                options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+                self._sessions[count] = ort.InferenceSession(self._model, options, providers=["CPUExecutionProvider"])
+            return self._sessions[count]
+
+    def _forward_on(self, session: Any) -> Callable[[npt.NDArray[np.int64], npt.NDArray[np.float32]],
+                                                  npt.NDArray[np.float32]]:
+        def forward(ids: npt.NDArray[np.int64], mask: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+            out = session.run(["embedding"], {"input_ids": ids, "attention_mask": mask})[0]
+            return np.asarray(out, dtype=np.float32)
+
+        return forward
 
     def _forward(self, ids: npt.NDArray[np.int64], mask: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-        out = self.session.run(["embedding"], {"input_ids": ids, "attention_mask": mask})[0]
-        return np.asarray(out, dtype=np.float32)
+        return self._forward_on(self.session)(ids, mask)
 
-    def embed(self, texts: Sequence[str], max_pieces: int = MAX_PIECES) -> npt.NDArray[np.float32]:
-        """One unit vector per text, shape ``(len(texts), 384)``; each text cut
-        to ``max_pieces`` word pieces."""
+    def _run(self, session: Any, texts: Sequence[str], max_pieces: int) -> npt.NDArray[np.float32]:
         # int8: one text a run, since its activations are quantized with one
         # scale per run, and a batch's other texts (and padding) would move it.
         # float32: batches of at most BATCH_PIECES word pieces (faster than a
         # fixed count at every length; the vectors differ by float rounding).
+        forward = self._forward_on(session)
         if self.runtime == "onnx-int8":
-            return run_batches(self.tokenizer, texts, max_pieces, self._forward, batch=1)
-        return run_batches(self.tokenizer, texts, max_pieces, self._forward, batch=BATCH, pieces=BATCH_PIECES)
+            return run_batches(self.tokenizer, texts, max_pieces, forward, batch=1)
+        return run_batches(self.tokenizer, texts, max_pieces, forward, batch=BATCH, pieces=BATCH_PIECES)
+
+    def embed(self, texts: Sequence[str], max_pieces: int = MAX_PIECES) -> npt.NDArray[np.float32]:
+        """One unit vector per text, shape ``(len(texts), 384)``; each text cut
+        to ``max_pieces`` word pieces."""
+        return self._run(self.session, texts, max_pieces)
+
+    def embed_bulk(self, texts: Sequence[str], max_pieces: int = MAX_PIECES) -> npt.NDArray[np.float32]:
+        """:meth:`embed` for an index run's many chunks: the same vectors, to
+        float rounding, on :func:`~ctxgraph.memory.model.index_threads`
+        threads or on one, whichever has been faster per word piece lately
+        (each is tried again every :data:`RETRY_CALLS` calls: the machine's
+        load changes); on the count ``CTXGRAPH_EMBEDDING_THREADS`` names when set."""
+        if self.runtime == "onnx-int8" or not texts:
+            return self.embed(texts, max_pieces)
+        count = self._bulk_threads()
+        forward = self._forward_on(self._session(count))  # (made before the clock starts)
+        encoded = encode(self.tokenizer, texts, max_pieces)
+        began = time.perf_counter()
+        out = run_encoded(encoded, forward, BATCH, BATCH_PIECES)
+        per_piece = (time.perf_counter() - began) / max(1, sum(len(e) for e in encoded))
+        with self._lock:
+            last = self._cost.get(count)
+            self._cost[count] = per_piece if last is None else 0.5 * last + 0.5 * per_piece
+        return out
+
+    def _bulk_threads(self) -> int:
+        most = index_threads()
+        if most == 1 or threads_named():
+            return most
+        with self._lock:
+            self._bulk_calls += 1
+            for count in (most, 1):
+                if count not in self._cost:
+                    return count
+            best = min(self._cost, key=lambda n: self._cost[n])
+            if self._bulk_calls % RETRY_CALLS == 0:  # the other, measured again
+                return most if best == 1 else 1
+            return best
 
 
 def load(variant: str) -> Any:

@@ -38,6 +38,8 @@ BATCH = 16
 #: texts 2.7 in batches of 16-32 against 3.7 alone; about 384 pieces a pass
 #: is near the best at every length.
 BATCH_PIECES = 384
+#: Threads an index run uses at most by default (:func:`index_threads`).
+INDEX_THREADS = 4
 
 
 class Vectors(Protocol):
@@ -69,12 +71,47 @@ def model_dir() -> Path:
     return path
 
 
+def _named_threads() -> int | None:
+    """``CTXGRAPH_EMBEDDING_THREADS`` as a count (at least 1, at most the CPUs
+    this process may use), or None when it is not set."""
+    raw = os.environ.get("CTXGRAPH_EMBEDDING_THREADS", "").strip()
+    if not raw:
+        return None
+    try:
+        wanted = int(raw)
+    except ValueError:
+        return 1
+    return max(1, min(wanted, usable_cpus()))
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity, where the OS says)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)  # pragma: no cover - Linux has the affinity
+
+
 def threads() -> int:
-    """Threads one embedding may use: ``CTXGRAPH_EMBEDDING_THREADS``, 1 or 2
+    """Threads one context's embedding may use: ``CTXGRAPH_EMBEDDING_THREADS``
     (default 1: on a busy 2-core machine a second thread waits more than it
     works, and OpenBLAS's spinning threads cost 5-10x)."""
-    raw = os.environ.get("CTXGRAPH_EMBEDDING_THREADS", "1")
-    return 2 if raw.strip() == "2" else 1
+    named = _named_threads()
+    return 1 if named is None else named
+
+
+def index_threads() -> int:
+    """Threads an index run's embedding may use (:data:`INDEX_THREADS` at
+    most): ``CTXGRAPH_EMBEDDING_THREADS`` when it is set, else every CPU this
+    process may use — an index embeds hundreds of chunks in a row. Unless
+    the setting names a count, the onnx runtime measures as it goes whether
+    they are faster than one (on a busy machine they are not)."""
+    named = _named_threads()
+    return min(INDEX_THREADS, usable_cpus()) if named is None else named
+
+
+def threads_named() -> bool:
+    """Whether ``CTXGRAPH_EMBEDDING_THREADS`` names the thread count."""
+    return _named_threads() is not None
 
 
 @functools.cache
@@ -119,10 +156,18 @@ def run_batches(
 ) -> npt.NDArray[np.float32]:
     """``forward(ids, mask)`` over ``texts`` in the groups of :func:`batches`;
     rows in the texts' order."""
-    out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
     if not texts:
-        return out
-    encoded = encode(tokenizer, texts, max_pieces)
+        return np.zeros((0, DIMENSIONS), dtype=np.float32)
+    return run_encoded(encode(tokenizer, texts, max_pieces), forward, batch, pieces)
+
+
+def run_encoded(
+    encoded: Sequence[Sequence[int]],
+    forward: Callable[[npt.NDArray[np.int64], npt.NDArray[np.float32]], npt.NDArray[np.float32]],
+    batch: int = BATCH, pieces: int | None = None,
+) -> npt.NDArray[np.float32]:
+    """:func:`run_batches` over texts already cut into word-piece ids."""
+    out = np.zeros((len(encoded), DIMENSIONS), dtype=np.float32)
     for chunk in batches([len(e) for e in encoded], batch, pieces):
         length = max(len(encoded[i]) for i in chunk)
         ids = np.zeros((len(chunk), length), dtype=np.int64)

@@ -12,8 +12,8 @@ or a secret. Hidden files are candidates like any other.
 
 Each candidate is then read, or skipped with a reason the caller can report:
 a secret file by its name (:mod:`.secrets`: never opened), a symlink (not
-followed), not a regular file, over :data:`MAX_FILE_BYTES`, binary (a NUL
-byte or invalid UTF-8 in the first 8 KB), or a handoff. A file read has its
+followed), not a regular file, over :data:`MAX_FILE_BYTES`, empty (blanks
+only), binary (a NUL byte or invalid UTF-8 in the first 8 KB), or a handoff. A file read has its
 secret values redacted (:meth:`.secrets.SecretFilter.redact`) before anything
 else sees its text.
 
@@ -109,6 +109,13 @@ def walk(root: Path, secrets: SecretFilter = DEFAULT) -> Iterator[SourceFile | S
         yield read(full, rel, secrets)
 
 
+#: Why a file with no text but blanks is skipped: it has nothing to index, and
+#: a file not indexed is not new again at the next run (it was re-indexed each time).
+EMPTY = "empty"
+#: Why a handoff file is skipped: ``ctxgraph ingest handoff`` reads it, the index does not.
+HANDOFF = "handoff file (for ctxgraph ingest handoff)"
+
+
 def _stat(full: Path, rel: str, secrets: SecretFilter) -> os.stat_result | Skipped | None:
     """The file's own stat (a symlink is not followed), why it is skipped, or
     None when it is gone (a file git still lists, deleted)."""
@@ -127,6 +134,8 @@ def _stat(full: Path, rel: str, secrets: SecretFilter) -> os.stat_result | Skipp
         return Skipped(rel, "not a regular file")
     if st.st_size > MAX_FILE_BYTES:
         return Skipped(rel, f"over {MAX_FILE_BYTES // 1024} KB")
+    if st.st_size == 0:
+        return Skipped(rel, EMPTY)
     return st
 
 
@@ -150,8 +159,10 @@ def _read(full: Path, rel: str, secrets: SecretFilter) -> SourceFile | Skipped:
     if is_binary(data[:SNIFF_BYTES]):
         return Skipped(rel, "binary")
     text = data.decode("utf-8", errors="replace")
+    if not text.strip():
+        return Skipped(rel, EMPTY)
     if is_handoff(rel, text):
-        return Skipped(rel, "a handoff (its knowledge is in the graph)")
+        return Skipped(rel, HANDOFF)
     text, redacted = secrets.redact(rel, text)
     digest = hashlib.sha256(text.encode("utf-8") if redacted else data).hexdigest()
     return SourceFile(rel, text, secrets.tag + digest, redacted)

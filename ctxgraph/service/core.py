@@ -160,6 +160,7 @@ class ContextService(PastMixin, AdminMixin, KnowledgeMixin, IngestMixin, Vectors
         cycles are refused before anything is written.
         """
         given = [_as_task(t) for t in tasks]
+        typed = [_type_given(t) for t in tasks]
         ids = [t.id for t in given]
         if len(set(ids)) != len(ids):
             dupes = sorted({i for i in ids if ids.count(i) > 1})
@@ -175,11 +176,16 @@ class ContextService(PastMixin, AdminMixin, KnowledgeMixin, IngestMixin, Vectors
         self._check_cycles([(t.id, d) for t in given for d in t.depends_on])
         now = utcnow()
         prepared = []
-        signals = self.extractor.extract_many([t.text for t in given], [t.type for t in given])
-        for task, sig in zip(given, signals, strict=True):
+        # A task given no type gets the first its text names (fix/bug/leak -> bugfix, ...), else feature.
+        signals = self.extractor.extract_many([t.text for t in given],
+                                              [t.type if known_type else None for t, known_type in zip(given, typed,
+                                                                                                         strict=True)])
+        for task, sig, known_type in zip(given, signals, typed, strict=True):
             old = existing.get(task.id)
             update: dict[str, Any] = {"signals": sig, "updated_at": now,
                                       "created_at": old.created_at if old else now}
+            if not known_type:
+                update["type"] = sig.task_types[0] if sig.task_types else "feature"
             if old is not None:
                 update["depends_on"] = tuple(sorted(set(old.depends_on) | set(task.depends_on)))
                 if old.status in (TaskStatus.COMPLETED, TaskStatus.FAILED):
@@ -360,6 +366,13 @@ class ContextService(PastMixin, AdminMixin, KnowledgeMixin, IngestMixin, Vectors
         if record:
             self.record_delivery(ctx)
         return ctx
+
+
+def _type_given(value: Task | TaskDoc | Mapping[str, Any]) -> bool:
+    """Whether a task to add names its type (else it is inferred from its text)."""
+    if isinstance(value, Task | TaskDoc):
+        return "type" in value.model_fields_set
+    return bool(value.get("type"))
 
 
 def _as_task(value: Task | TaskDoc | Mapping[str, Any]) -> Task:

@@ -323,7 +323,8 @@ def fallback_tokens(text: str, mask: bytearray) -> Iterator[tuple[int, str]]:
 
 _TASK_TYPE_WORDS: dict[str, str] = {}
 for _type, _words in (
-    ("bugfix", "fix fixes fixed fixing bug bugs bugfix hotfix regression crash crashes broken"),
+    ("bugfix", "fix fixes fixed fixing bug bugs bugfix hotfix regression crash crashes broken "
+               "leak leaks leaked leaking vulnerability defect"),
     ("feature", "add adds added adding implement implements implemented implementing "
                 "create creates created creating introduce introduces introduced feature"),
     ("refactor", "refactor refactors refactored refactoring rename renames renamed renaming "
@@ -339,7 +340,7 @@ for _type, _words in (
 
 def infer_task_types(text: str, mask: bytearray) -> list[str]:
     """Task types from plain words (not inside paths, URLs or backticks), in
-    order of first appearance: fix/bug -> bugfix, add/implement/create ->
+    order of first appearance: fix/bug/leak -> bugfix, add/implement/create ->
     feature, refactor/rename/move/clean -> refactor, test -> test, doc -> docs."""
     found: dict[str, None] = {}
     for m in _WORD.finditer(text):

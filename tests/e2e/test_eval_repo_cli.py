@@ -129,7 +129,8 @@ def test_imports_read_the_snapshot_alone(report: dict[str, Any]) -> None:
     assert (imports["knowledge"]["decisions"], imports["knowledge"]["gotchas"]) == (1, 1)
     # the memory indexes the package (src_prefix) alone by default
     assert report["index"]["scope"] == "package"
-    assert sorted(report["index"]["added"]) == [f"src/tiny/{n}.py" for n in ("__init__", "lexer", "printer", "zap")]
+    # the files counted, not listed (--index-paths lists them: the tree test)
+    assert (report["index"]["files_added"], report["index"]["indexed"]) == (4, 4) and "added" not in report["index"]
 
 
 def test_knowledge_precision(report: dict[str, Any]) -> None:
@@ -163,11 +164,12 @@ def test_checkout_is_cached_with_its_marker_in_git(project: tuple[Path, Path, st
 def test_tree_scope_indexes_the_whole_checkout(project: tuple[Path, Path, str, list[str]], cache: Path) -> None:
     repo, folder, _, _ = project
     result = invoke(cache, str(folder), "--repo", str(repo), "--no-embeddings", "--index-scope", "tree",
-                    "--format", "json")
+                    "--format", "json", "--index-paths")
     assert result.exit_code == 0, result.stderr
     index = json.loads(result.stdout)["index"]
     assert index["scope"] == "tree"
     assert "docs/adr/0001-keep-the-printer-pure.md" in index["added"] and "src/tiny/zap.py" in index["added"]
+    assert index["files_added"] == len(index["added"])
 
 
 def test_a_query_commit_in_the_store_is_counted_and_retired(project: tuple[Path, Path, str, list[str]],

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ctxgraph.core import bm25
 from ctxgraph.core.bm25 import query_terms
@@ -58,9 +58,30 @@ class _Index:
     postings: bm25.Index  # over every chunk's search_text
 
 
-def _chunk_rows(cur: sqlite3.Cursor) -> Iterator[dict[str, Any]]:
-    for (text,) in cur.execute(sql.CHUNKS):
-        yield json.loads(text)
+@dataclass(frozen=True)
+class _Row:
+    """One chunk row as a search needs it, parsed once and kept while its stored text is the same."""
+
+    chunk: MemoryChunk
+    project: str
+    vector: npt.NDArray[np.float32] | None
+    #: its search_text's terms (ids in the search's vocabulary) and their counts
+    terms: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]
+
+
+def _parsed(text: str, vocabulary: dict[str, int]) -> _Row:
+    import numpy as np
+
+    props = json.loads(text)
+    embedding = props.get("embedding")
+    counts: dict[int, int] = {}
+    for word in str(props.get("search_text") or "").split():
+        term = vocabulary.setdefault(word, len(vocabulary))
+        counts[term] = counts.get(term, 0) + 1
+    return _Row(chunk=chunk_from_props(props), project=str(props.get("project")),
+                vector=np.asarray(embedding, dtype=np.float32) if embedding else None,
+                terms=(np.fromiter(counts.keys(), dtype=np.int64, count=len(counts)),
+                       np.fromiter(counts.values(), dtype=np.int64, count=len(counts))))
 
 
 def projects(db: Connection) -> list[MemoryProject]:
@@ -94,15 +115,23 @@ def _top(scores: npt.NDArray[np.float64], k: int) -> npt.NDArray[np.int64]:
 
 class MemorySearch:
     """Searches over every chunk of the store, read into memory once per
-    change of the chunks (the index is kept until then)."""
+    change of the chunks (the index is kept until then). A rebuild parses
+    only the rows whose stored text changed (the others are kept by a digest
+    of their text): while an index run writes a batch every few seconds, a
+    context does not parse every chunk's vector again (4.5 s of 8.4 at
+    10,000 chunks on a busy machine)."""
 
     def __init__(self, db: Connection) -> None:
         self.db = db
         self._index: _Index | None = None
+        self._rows: dict[bytes, _Row] = {}
+        self._vocabulary: dict[str, int] = {}  # every term seen, by id (the rows' terms are ids)
 
     def _built(self) -> _Index:
         """Every chunk of the store in memory, rebuilt only when chunks were
         written (other writes — handoffs, tasks — leave it as it is)."""
+        import hashlib
+
         import numpy as np
 
         with self.db.read() as cur:
@@ -110,17 +139,25 @@ class MemorySearch:
             cached = self._index
             if cached is not None and cached.version == version:
                 return cached
-            rows = list(_chunk_rows(cur))
-        vector_rows = [i for i, r in enumerate(rows) if r.get("embedding")]
-        vectors = (np.asarray([rows[i]["embedding"] for i in vector_rows], dtype=np.float32)
-                   if vector_rows else None)
+            texts = [text for (text,) in cur.execute(sql.CHUNKS)]
+        known, rows = self._rows, {}
+        ordered: list[_Row] = []
+        for text in texts:
+            key = hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
+            row = known.get(key) or _parsed(text, self._vocabulary)
+            rows[key] = row
+            ordered.append(row)
+        del texts
+        self._rows = rows  # rows no longer stored are dropped
+        vector_rows = [i for i, r in enumerate(ordered) if r.vector is not None]
+        vectors = [v for r in ordered if (v := r.vector) is not None]
         index = _Index(
             version=version,
-            chunks=[chunk_from_props(r) for r in rows],
-            projects=np.asarray([str(r.get("project")) for r in rows], dtype=np.str_),
-            vectors=vectors,
+            chunks=[r.chunk for r in ordered],
+            projects=np.asarray([r.project for r in ordered], dtype=np.str_),
+            vectors=np.vstack(vectors) if vectors else None,
             vector_rows=np.asarray(vector_rows, dtype=np.int64),
-            postings=bm25.Index.of_words(str(r.get("search_text") or "").split() for r in rows),
+            postings=bm25.Index.of_counts(list(self._vocabulary), [r.terms for r in ordered]),
         )
         self._index = index
         return index
