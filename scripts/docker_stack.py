@@ -363,7 +363,8 @@ def main(argv: list[str] | None = None) -> int:
 
     signal.signal(signal.SIGALRM, over)
     signal.alarm(int(args.timeout))
-    token, password = secrets.token_urlsafe(32), secrets.token_urlsafe(24)
+    # (a password starting with "-" would be read as an option by the stand-in's neo4j-admin: a letter first)
+    token, password = secrets.token_urlsafe(32), "p" + secrets.token_urlsafe(24)
     daemon: subprocess.Popen[bytes] | None = None
     project = Path(tempfile.mkdtemp(prefix="docker_stack-project-"))
     env = {**os.environ, "NEO4J_PASSWORD": password, "CTXGRAPH_MCP_TOKEN": token,
