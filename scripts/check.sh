@@ -33,6 +33,15 @@ python -m pip install --quiet --disable-pip-version-check --no-deps gt-all-minil
 # The TypeScript MCP SDK's client for tests/e2e/test_mcp_ts.py (Node >= 20; under CI those tests fail without it).
 npm ci --prefix tests/e2e/ts_client --no-audit --no-fund --loglevel=error
 
+# The image and the compose stack with two replicas on one Neo4j, under load and faults
+# (scripts/docker_stack.py, docs/deploy.md), beside the rest: it installs and starts a Docker
+# engine when it can (as root); CTXGRAPH_CHECK_DOCKER=0 leaves it out, never under CI.
+stack=
+if [ "${CTXGRAPH_CHECK_DOCKER:-1}" != 0 ] || [ "${CI:-}" = true ]; then
+    python scripts/docker_stack.py >.cache/docker-stack.log 2>&1 &
+    stack=$!
+fi
+
 wait "$fetching" || { cat "$log" >&2; exit 1; }
 wait "$installing" || cat .cache/check-apt.log >&2  # (a missing package fails its tests, with their message)
 booting=
@@ -48,4 +57,15 @@ NO_MKDOCS_2_WARNING=1 python -m mkdocs build --strict --quiet --site-dir .cache/
 if [ -n "$booting" ]; then wait "$booting" || { cat "$log" >&2; exit 1; }; fi
 cat "$log"
 # -m: the slow tests too (plain pytest leaves them out; arguments given here come after and win)
-python scripts/neo4j_local.py run -- python -m pytest -q -m "slow or not slow" --durations=25 "$@"
+suite=0
+python scripts/neo4j_local.py run -- python -m pytest -q -m "slow or not slow" --durations=25 "$@" || suite=$?
+if [ -n "$stack" ]; then
+    if wait "$stack"; then
+        grep -E '^docker_stack: (passed|image|time to serve)' .cache/docker-stack.log || true
+    else
+        tail -80 .cache/docker-stack.log >&2
+        echo "check: the Docker stack failed (.cache/docker-stack.log)" >&2
+        suite=1
+    fi
+fi
+exit "$suite"

@@ -94,7 +94,8 @@ def test_every_environment_variable_is_documented_and_exists() -> None:
     missing = sorted(v for v in code if not re.search(rf"(?<![\w]){v}(?![\w])", DOCS))
     assert not missing, f"read by the code, not in docs/ or the README: {missing}"
     sources = "\n".join(p.read_text(encoding="utf-8") for folder in ("ctxgraph", "benchmarks", "scripts", "tests")
-                        for p in (ROOT / folder).rglob("*.py") if p.resolve() != Path(__file__).resolve())
+                        for suffix in ("*.py", "*.sh") for p in (ROOT / folder).rglob(suffix)
+                        if p.resolve() != Path(__file__).resolve())
     gone = sorted({v for v in re.findall(r"(?<![\w])CTXGRAPH_[A-Z0-9_]+", DOCS)
                    if not re.search(rf"(?<![\w]){v}(?![\w])", sources)})
     assert not gone, f"documented, read nowhere: {gone}"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 
-from neo4j import ManagedTransaction, Session
+from neo4j import ManagedTransaction
 from neo4j import exceptions as neo4j_errors
 
 from ctxgraph import cypher
@@ -32,8 +32,15 @@ class Schema(Neo4jConnection):
         def run() -> None:
             self.transactions["schema"] += 1
             with self._session() as session:
-                for statement in cypher.statements("schema"):
-                    _apply(session, statement)
+                for statement in cypher.statements("schema"):  # each IF NOT EXISTS: idempotent, so tried again
+                    for attempt in range(1, _SCHEMA_TRIES + 1):
+                        try:
+                            session.run(statement).consume()
+                            break
+                        except neo4j_errors.TransientError:
+                            if attempt == _SCHEMA_TRIES:
+                                raise
+                            time.sleep(0.1 * attempt)
 
         self._call(run)
         if not self.read_only and not self._read(lambda tx: self._rows(tx, "text_stats_state"))[0]["kept"]:
@@ -114,15 +121,3 @@ class Schema(Neo4jConnection):
 
             self._write(work)
 
-
-def _apply(session: Session, statement: str) -> None:
-    """One schema statement (``IF NOT EXISTS``: idempotent), tried again after
-    a short wait while it fails transiently (:data:`_SCHEMA_TRIES` in all)."""
-    for attempt in range(1, _SCHEMA_TRIES + 1):
-        try:
-            session.run(statement).consume()
-            return
-        except neo4j_errors.TransientError:
-            if attempt == _SCHEMA_TRIES:
-                raise
-            time.sleep(0.1 * attempt)
