@@ -208,10 +208,10 @@ class HistoryMixin(RevertsMixin, IngestMixin):
         else:
             self._reachability(run, head)
             self._walk(run, [head])
-        if run.report.mode != "up to date" and not run.report.partial:
+        run.report.full_text_seconds = round(time.monotonic() - run.started, 3)
+        if run.report.mode != "up to date" and not run.report.partial:  # (their tags need spaCy: after the full text)
             run.report.gotchas, run.report.gotchas_removed = self._write_reverts(
                 repo, run.reverts, whole=run.stored is not None)
-        run.report.full_text_seconds = round(time.monotonic() - run.started, 3)
         if options.signals and not run.report.partial:
             self._sign(run)
         if not run.report.partial and (options.signals or run.report.mode == "up to date"):
