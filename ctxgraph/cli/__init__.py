@@ -21,6 +21,7 @@ from ctxgraph.cli._common import (
     Group,
     echo_json,
     format_option,
+    memory_project_option,
     read_input,
 )
 from ctxgraph.cli._conflicts import conflicts_command
@@ -100,8 +101,7 @@ def main(verbose: bool) -> None:
 @click.option("--memory/--no-memory", default=None,
               help="Use the associative memory (the code indexed by `ctxgraph init` or `ctxgraph index`) "
                    "when one is usable [default: on, unless the settings say memory = false].")
-@click.option("--project", "memory_project", metavar="NAME", envvar="CTXGRAPH_PROJECT", show_envvar=True,
-              help="The indexed project to search [default: the only one indexed, else the root's].")
+@memory_project_option
 @root_option
 @click.option("--record", is_flag=True, envvar="CTXGRAPH_RECORD", show_envvar=True,
               help="Record the context as delivered (`ctxgraph outcomes` scores it when the task's handoff "

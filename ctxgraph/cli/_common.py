@@ -74,6 +74,12 @@ def format_option(fn: F) -> F:
                         show_default=True, help="Output format; json is for programs.")(fn)
 
 
+def memory_project_option(fn: F) -> F:
+    """``--project NAME`` (``$CTXGRAPH_PROJECT``): the associative memory's project."""
+    return click.option("--project", "memory_project", metavar="NAME", envvar="CTXGRAPH_PROJECT", show_envvar=True,
+                        help="The indexed project to search [default: the only one indexed, else the root's].")(fn)
+
+
 def from_command_line(name: str) -> bool:
     """Whether the current command's parameter ``name`` was given on the command line."""
     ctx = click.get_current_context()

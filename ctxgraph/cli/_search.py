@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from ctxgraph.cli._common import echo_json, format_option
+from ctxgraph.cli._common import echo_json, format_option, memory_project_option
 from ctxgraph.cli._knowledge import knowledge
 from ctxgraph.cli._stores import open_service, store_options, store_params
 
@@ -33,8 +33,7 @@ def _one_line(text: str | None, limit: int = 160) -> str:
 @click.option("--memory/--no-memory", default=None,
               help="Search the associative memory (the indexed code) for code snippets when one is usable "
                    "[default: on, unless the settings say memory = false].")
-@click.option("--project", "memory_project", metavar="NAME", envvar="CTXGRAPH_PROJECT", show_envvar=True,
-              help="The indexed project to search [default: the only one indexed, else the root's].")
+@memory_project_option
 @store_options
 @format_option
 def search_command(query: tuple[str, ...], sections: tuple[str, ...], kinds: tuple[str, ...], limit: int,

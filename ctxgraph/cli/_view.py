@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from ctxgraph.cli._common import CliError, from_command_line
+from ctxgraph.cli._common import CliError, from_command_line, memory_project_option
 from ctxgraph.cli._stores import open_service, store_options, store_params
 
 #: The page's file unless --output names another (and --serve alone writes none).
@@ -31,8 +31,7 @@ OVERVIEW_LIMIT = 400
 @click.option("--memory/--no-memory", default=None,
               help="Compute the task's context with the associative memory when one is usable "
                    "[default: on, unless the settings say memory = false].")
-@click.option("--project", "memory_project", metavar="NAME", envvar="CTXGRAPH_PROJECT", show_envvar=True,
-              help="The indexed project to search [default: the only one indexed, else the root's].")
+@memory_project_option
 @store_options
 def view_command(task_id: str | None, output: Path | None, serve: bool, port: int, limit: int,
                  memory: bool | None, memory_project: str | None, **kwargs: Any) -> None:
