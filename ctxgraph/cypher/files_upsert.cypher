@@ -6,11 +6,7 @@ UNWIND $rows AS row
 MERGE (f:File {path: row.path})
 SET f = row {.*, touches: f.touches, task_len: f.task_len, doc: f.doc}
 WITH f, row
-CALL (f) {
-  MATCH (f)-[old:MENTIONS]->(:Term)
-  DELETE old
-}
 CALL (f, row) {
   UNWIND row.terms AS name
-  // include: term_links
+  // include: term_node
 }

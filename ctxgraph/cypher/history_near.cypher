@@ -14,7 +14,7 @@ ORDER BY cosine DESC, coalesce(t.completed_at, '') DESC, t.id
 LIMIT $dense_top
 RETURN collect({
   id: t.id, score: cosine, completed_at: coalesce(t.completed_at, ''),
-  matched: [(t)-[:MENTIONS]->(tm:Term) WHERE tm.name IN $terms | tm.name],
+  matched: [name IN $terms WHERE name IN coalesce(t.terms, [])],
   files: reduce(seen = [], p IN [(t)-[:HANDED_OFF]->(:Handoff)-[:MODIFIED|CREATED]->(f:File) | f.path] |
     CASE WHEN p IN seen THEN seen ELSE seen + p END)
 }) AS near

@@ -64,11 +64,6 @@ CALL (a, b, row) {
   SET r = row.props
 }
 CALL (a, b, row) {
-  WITH * WHERE row.type = 'MENTIONS'
-  MERGE (a)-[r:MENTIONS]->(b)
-  SET r = row.props
-}
-CALL (a, b, row) {
   WITH * WHERE row.type = 'MODIFIED'
   MERGE (a)-[r:MODIFIED]->(b)
   SET r = row.props

@@ -1,7 +1,7 @@
 // Create or replace tasks ($rows: [{props, tags, deps}]): properties replaced
 // whole (created_at and the text's vectors kept: their embedding_hash and
-// query_hash tell whether they are still of this text), tags and full-text
-// terms re-linked, dependency edges added. `doc` (the task_text index's
+// query_hash tell whether they are still of this text), tags re-linked, the
+// full-text terms' Term nodes made, dependency edges added. `doc` (the task_text index's
 // document) stays as it was (the task locked before it is read) for
 // tasks_doc, run next in the same transaction, to set with the index's
 // statistics (and the `Completed` label).

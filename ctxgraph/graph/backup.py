@@ -49,9 +49,11 @@ KNOWLEDGE_LABELS: tuple[str, ...] = tuple(KIND_LABELS.values())
 NODE_LABELS: tuple[str, ...] = ("Chunk", "File", "Handoff", *KNOWLEDGE_LABELS, "Project", "Tag", "Task", "Term")
 #: Every relationship type of the schema (IN_FILE: a memory chunk's file).
 REL_TYPES: tuple[str, ...] = (
-    "CREATED", "DEPENDS_ON", "DISCOVERED", "HANDED_OFF", "IN_FILE", "MENTIONS", "MODIFIED", "READ_NEXT",
-    "SUPERSEDES", "TAGGED",
+    "CREATED", "DEPENDS_ON", "DISCOVERED", "HANDED_OFF", "IN_FILE", "MODIFIED", "READ_NEXT", "SUPERSEDES", "TAGGED",
 )
+#: Relationship types of older ctxgraph versions an import accepts and leaves
+#: out (MENTIONS: a task or file to its full-text terms, which nothing read).
+DROPPED_REL_TYPES: tuple[str, ...] = ("MENTIONS",)
 #: Labels of the schema that are not part of an export: the deliveries log
 #: (``ctxgraph.outcomes.records``), an operational record, not knowledge;
 #: Neo4j's full-text statistics (``Corpus``: recounted by an import), and the
@@ -185,7 +187,7 @@ def row_problem(row: Any) -> str | None:
     if kind == "rel":
         if set(row) != {"kind", "type", "src", "dst", "props"}:
             return f"a rel row has exactly kind, type, src, dst and props (got {', '.join(sorted(map(str, row)))})"
-        if row["type"] not in REL_TYPES:
+        if row["type"] not in REL_TYPES and row["type"] not in DROPPED_REL_TYPES:
             return f"unknown relationship type {_show(row['type'])} (expected one of {', '.join(REL_TYPES)})"
         for end in ("src", "dst"):
             value = row[end]
@@ -206,11 +208,14 @@ def check_row(row: Any, where: str = "<rows>", number: int = 0) -> Row:
 
 
 def batches(rows: Iterable[Row], size: int = BATCH_SIZE) -> Iterator[tuple[str, list[Row]]]:
-    """Consecutive rows of one kind, at most ``size`` at a time, each row checked."""
+    """Consecutive rows of one kind, at most ``size`` at a time, each row
+    checked; relationships of a type no longer kept (:data:`DROPPED_REL_TYPES`) left out."""
     kind: str | None = None
     batch: list[Row] = []
     for number, row in enumerate(rows, start=1):
         check_row(row, number=number)
+        if row["kind"] == "rel" and row["type"] in DROPPED_REL_TYPES:
+            continue
         if batch and (row["kind"] != kind or len(batch) >= size):
             assert kind is not None
             yield kind, batch
@@ -386,6 +391,7 @@ def import_rows_into(
 
 __all__ = [
     "BATCH_SIZE",
+    "DROPPED_REL_TYPES",
     "FORMAT",
     "HEADER",
     "NODE_LABELS",

@@ -164,7 +164,7 @@ def concurrent_from_props(props: dict[str, Any], record: str | None) -> Concurre
 
 
 def task_terms(task: Task) -> list[str]:
-    """Full-text terms of a task (name, objective, criteria), linked as MENTIONS."""
+    """Full-text terms of a task (name, objective, criteria)."""
     return terms(task.text)
 
 

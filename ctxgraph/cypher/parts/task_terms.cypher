@@ -1,13 +1,7 @@
-// Part of task_upsert and history_import: the task t (of its row) linked to
-// its full-text terms (row.props.terms) instead of its old ones, the Term
-// nodes made when new.
-CALL (t) {
-  MATCH (t)-[old:MENTIONS]->(:Term)
-  DELETE old
-}
-CALL (t, row) {
+// Part of task_upsert: the Term nodes of the task's full-text terms
+// (row.props.terms) made when new; tasks_doc counts their task_df.
+CALL (row) {
   UNWIND coalesce(row.props.terms, []) AS name
   MERGE (term:Term {name: name})
     ON CREATE SET term.id = name
-  MERGE (t)-[:MENTIONS]->(term)
 }

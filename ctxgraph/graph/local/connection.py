@@ -186,6 +186,7 @@ class Connection:
                 )
             for statement in sql.GRAPH_GENERATION_MAKE:
                 cur.execute(statement)
+            cur.execute(sql.DROP_MENTIONS)  # (the edges_by_type index: one probe when there is none)
             # the kept counts (sql.AGGREGATES): made and filled once, in this transaction
             kept = cur.execute(sql.AGGREGATES_VERSION_GET).fetchone()
             if kept is None or kept[0] != sql.AGGREGATES_VERSION:

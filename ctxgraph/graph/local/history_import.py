@@ -151,8 +151,6 @@ def _write_tasks(cur: sqlite3.Cursor, fresh: Sequence[dict[str, Any]], counted: 
     if tags:
         cur.execute(sql_imports.BULK_LINKS, ("Task", "TAGGED", "Tag", _EMPTY,
                                              _rows([[row["props"]["id"], row["tags"]] for row in fresh])))
-    cur.execute(sql_imports.BULK_LINKS, ("Task", "MENTIONS", "Term", _EMPTY,
-                                         _rows([[row["props"]["id"], row["props"].get("terms", [])] for row in fresh])))
     cur.execute(sql_imports.BULK_LINKS, ("Task", "HANDED_OFF", "Handoff", _EMPTY,
                                          _rows([[row["props"]["id"], [row["handoff"]["id"]]] for row in fresh])))
     handoffs = _rows([[row["handoff"]["id"], nodes.dumps(row["handoff"])] for row in fresh])
@@ -189,16 +187,13 @@ _PURPOSE = nodes.dumps(_NO_PURPOSE)
 
 def _fill_files(cur: sqlite3.Cursor, fills: Sequence[FileFill], counted: _Counted) -> None:
     """``writes._fill_files`` in one statement per row kind: the missing files
-    created and the others' notes merged (``handoff_batch.merge_file``), a file
-    whose terms changed linked to its new ones instead of its old ones."""
+    created and the others' notes merged (``handoff_batch.merge_file``), the
+    Term nodes of a file whose terms changed made."""
     existing = nodes.nodes(cur, "File", (f.entry.path for f in fills))
     changed = HandoffBatch.merged_files_of(fills, existing)
     if not changed:
         return
     cur.execute(sql_imports.BULK_PUT_NODES, ("File", _rows([[p["id"], nodes.dumps(p)] for p in changed])))
     relinked = [p for p in changed if p["path"] not in existing or existing[p["path"]].get("terms") != p["terms"]]
-    cur.execute(sql_imports.BULK_FILE_TERMS_DROP, (_rows([p["path"] for p in relinked if p["path"] in existing]),))
     _named(cur, "Term", {t for p in relinked for t in p["terms"]}, counted)
-    cur.execute(sql_imports.BULK_LINKS, ("File", "MENTIONS", "Term", _EMPTY,
-                                         _rows([[p["path"], p["terms"]] for p in relinked])))
     counted.add("File", sum(1 for p in changed if p["path"] not in existing))

@@ -252,7 +252,7 @@ class Memory:
                 if nodes.node(cur, "File", path) is None:
                     props = file_props(FileEntry(path=path, component=infer_component(path)), in_map=False)
                     nodes.put_node(cur, "File", props)
-                    nodes.mention(cur, ("File", path), props["terms"])
+                    nodes.mention(cur, props["terms"])
             for chunk in chunks:
                 props = chunk_props(project.id, chunk)
                 nodes.put_node(cur, "Chunk", props)

@@ -68,11 +68,10 @@ def named(cur: sqlite3.Cursor, label: str, names: Iterable[str]) -> None:
     cur.executemany(sql.PUT_NAMED, [(label, name, dumps({"id": name, "name": name})) for name in names])
 
 
-def mention(cur: sqlite3.Cursor, src: tuple[str, str], names: Sequence[str]) -> None:
-    """Link ``src`` to its full-text terms (replacing earlier links)."""
-    cur.execute(sql.DELETE_MENTIONS, src)
+def mention(cur: sqlite3.Cursor, names: Sequence[str]) -> None:
+    """Make the ``Term`` nodes of a task's or a file's full-text terms (as
+    Neo4j's graph has them, for its text statistics; nothing links to them)."""
     named(cur, "Term", names)
-    put_edges(cur, [(src, "MENTIONS", ("Term", name), {}) for name in names])
 
 
 def tag(cur: sqlite3.Cursor, src: tuple[str, str], names: Sequence[str]) -> None:

@@ -196,7 +196,9 @@ PUT_EDGES = (
     "INSERT INTO edges (src_label, src_id, type, dst_label, dst_id, props) "
     "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET props = excluded.props"
 )
-DELETE_MENTIONS = "DELETE FROM edges WHERE src_label = ? AND src_id = ? AND type = 'MENTIONS'"
+#: The MENTIONS edges an older ctxgraph linked tasks and files to their terms
+#: with (nothing reads them), deleted when the schema is applied.
+DROP_MENTIONS = "DELETE FROM edges WHERE type = 'MENTIONS'"
 
 # -- writes --------------------------------------------------------------------------
 

@@ -155,6 +155,3 @@ BULK_FILE_LINKS = (
     "ON CONFLICT DO UPDATE SET props = excluded.props"
 )
 #: The files whose terms a bulk write replaces lose their old ones: ``[path, ...]``.
-BULK_FILE_TERMS_DROP = (
-    "DELETE FROM edges WHERE src_label = 'File' AND src_id IN (SELECT value FROM json_each(?)) AND type = 'MENTIONS'"
-)

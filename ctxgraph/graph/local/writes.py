@@ -42,7 +42,7 @@ def _fill_files(cur: sqlite3.Cursor, fills: Sequence[FileFill]) -> None:
     for props in changed:
         old = existing.get(props["path"])
         if old is None or old.get("terms") != props["terms"]:
-            nodes.mention(cur, ("File", props["path"]), props["terms"])
+            nodes.mention(cur, props["terms"])
 
 
 def _merge_knowledge(cur: sqlite3.Cursor, batch: HandoffBatch) -> None:
@@ -120,7 +120,7 @@ class Writes:
                 nodes.put_node(cur, "Task", props)
                 cur.execute(sql.DELETE_TASK_TAGS, (task.id,))
                 nodes.tag(cur, ("Task", task.id), task_tags(task))
-                nodes.mention(cur, ("Task", task.id), props.get("terms", []))
+                nodes.mention(cur, props.get("terms", []))
                 for dep in task.depends_on:
                     nodes.put_edge(cur, ("Task", task.id), "DEPENDS_ON", ("Task", dep))
 
@@ -144,7 +144,7 @@ class Writes:
             for entry in files:
                 props = file_props(entry)
                 nodes.put_node(cur, "File", props)
-                nodes.mention(cur, ("File", entry.path), props["terms"])
+                nodes.mention(cur, props["terms"])
 
     def apply_handoffs(self, records: Sequence[HandoffRecord]) -> list[bool]:
         """One transaction for the batch; every row kind in one ``executemany``

@@ -110,8 +110,7 @@ def _task_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _term_params(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """``history_terms``' parameters for the new tasks ``rows``: each term once,
-    in name order, with the number of finished tasks having it; per task the
-    positions of its terms in that list; what the finished tasks' documents add
+    in name order, with the number of finished tasks having it; what the finished tasks' documents add
     to the corpus (as ``tasks_doc`` counts a task without a document before:
     each distinct term once, the length in terms, a document when it has one)."""
     df: dict[str, int] = {}
@@ -125,11 +124,7 @@ def _term_params(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         if done:
             docs += bool(found)
             length += len(found)
-    names = sorted(df)
-    position = {name: i for i, name in enumerate(names)}
-    return {"terms": [[name, df[name]] for name in names], "docs": docs, "length": length,
-            "rows": [{"id": row["props"]["id"], "terms": [position[n] for n in row["props"].get("terms", ())]}
-                     for row in rows]}
+    return {"terms": [[name, df[name]] for name in sorted(df)], "docs": docs, "length": length}
 
 
 def _link_rows(links: Sequence[tuple[str, Any]]) -> list[dict[str, Any]]:

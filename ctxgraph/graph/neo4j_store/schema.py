@@ -43,6 +43,8 @@ class Schema(Neo4jConnection):
                             time.sleep(0.1 * attempt)
 
         self._call(run)
+        if not self.read_only:
+            self._drop_mentions()
         if not self.read_only and not self._read(lambda tx: self._rows(tx, "text_stats_state"))[0]["kept"]:
             self.recount_text()
         self._fill_stale(lambda tx: [r["id"] for r in self._rows(tx, "tasks_stale", batch=_REFRESH_BATCH)],
@@ -100,6 +102,13 @@ class Schema(Neo4jConnection):
                 self._refresh_files(tx, part, fresh=fresh)
 
             self._write(work)
+
+    def _drop_mentions(self) -> None:
+        """Delete the MENTIONS relationships a graph written by an older
+        ctxgraph has (``mentions_drop``), ``_REFRESH_BATCH`` per transaction;
+        when there is none, one read of the relationship type's index."""
+        while self._write(lambda tx: self._rows(tx, "mentions_drop", batch=_REFRESH_BATCH))[0]["deleted"]:
+            pass
 
     def _fill_stale(self, stale: Callable[[ManagedTransaction], list[str]],
                     fill: Callable[[ManagedTransaction, Sequence[str]], None]) -> None:
