@@ -17,6 +17,9 @@ from ctxgraph.mcp.limits import DEFAULT_MAX_TOKENS, MIN_MAX_TOKENS, READ_TOOLS, 
 from ctxgraph.mcp.logs import LOG_FORMAT_ENV, LOG_FORMATS, use_log_format
 from ctxgraph.mcp.startup import DEFAULT_SHUTDOWN_SECONDS, SHUTDOWN_ENV
 
+#: The packages of the ``mcp`` extra (not part of a plain ``pip install ctxgraph``).
+MCP_EXTRA_MODULES = ("mcp", "prometheus_client")
+
 
 @click.command("mcp")
 @click.option("--http", "http_address", metavar="HOST:PORT",
@@ -207,9 +210,14 @@ def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, proj
         return
 
     # the SDK (~1-3 s) is imported once the command line is known to be good
-    from ctxgraph.mcp.observe import observe
-    from ctxgraph.mcp.tools import build_server
-    from ctxgraph.mcp.transport import StaticTokenVerifier, auth_settings, bind, serve_http, serve_stdio, url_of
+    try:
+        from ctxgraph.mcp.observe import observe
+        from ctxgraph.mcp.tools import build_server
+        from ctxgraph.mcp.transport import StaticTokenVerifier, auth_settings, bind, serve_http, serve_stdio, url_of
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] not in MCP_EXTRA_MODULES:
+            raise
+        raise CliError("the MCP server needs `pip install 'ctxgraph[mcp]'`", 2) from None
 
     verifier = StaticTokenVerifier(token, project_tokens) if token or project_tokens else None
     password = None

@@ -11,7 +11,9 @@ refused, and a message never repeats more of a URI than its scheme.
     store = open_store(parse_location("bolt://localhost:7687"), password=...)
     store = open_store(parse_location(".ctxgraph/graph.db"), read_only=True)
 
-The Neo4j driver is imported only when a server is opened.
+The Neo4j driver is imported only when a server is opened; it is the
+``neo4j`` extra (``pip install 'ctxgraph[neo4j]'``), and a server named
+without it is one error saying so.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ from ctxgraph.graph.store import KnowledgeStore
 EMBEDDED_SCHEME = "sqlite"
 #: The variable naming the embedded store when no location is given.
 STORE_ENV = "CTXGRAPH_STORE"
+#: What to install for a Neo4j store: the driver is not part of a plain ``pip install ctxgraph``.
+DRIVER_EXTRA = "ctxgraph[neo4j]"
 
 
 @dataclass(frozen=True)
@@ -118,11 +122,15 @@ def open_store(location: StoreLocation, *, read_only: bool = False, user: str | 
         from ctxgraph.graph.local import LocalStore
 
         return LocalStore.open(Path(location.where), read_only=read_only)
-    from ctxgraph.graph.neo4j_store import Neo4jSettings, Neo4jStore
-
+    try:
+        from ctxgraph.graph.neo4j_store import Neo4jSettings, Neo4jStore
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] != "neo4j":
+            raise
+        raise ConfigurationError(f"a Neo4j store needs `pip install '{DRIVER_EXTRA}'`") from None
     settings = Neo4jSettings.from_env(uri=location.where, user=user, password=password, database=location.database)
     return Neo4jStore.connect(settings, read_only=read_only)
 
 
-__all__ = ["EMBEDDED_SCHEME", "STORE_ENV", "StoreLocation", "chosen_location", "neo4j_location", "open_store",
-           "parse_location"]
+__all__ = ["DRIVER_EXTRA", "EMBEDDED_SCHEME", "STORE_ENV", "StoreLocation", "chosen_location", "neo4j_location",
+           "open_store", "parse_location"]
