@@ -1,7 +1,7 @@
 """The store port is the union of its role protocols (``ctxgraph.graph.store``):
 each method in exactly one role, nothing in the port outside them, and the
 contract modules (``tests/store/contract/test_contract_<role>.py``) each
-give the store as one role."""
+give the store as one role, every role having one."""
 
 from __future__ import annotations
 
@@ -27,10 +27,12 @@ def test_the_port_is_its_roles_and_each_member_has_one_role() -> None:
     assert public | {"location"} == set(members)
 
 
-def test_every_contract_module_tests_a_role_through_the_role() -> None:
+def test_every_role_has_one_contract_module_testing_it_through_the_role() -> None:
     roles = {b.__name__ for b in port.KnowledgeStore.__bases__} - {"Protocol"}
     modules = sorted(CONTRACTS.glob("test_contract_*.py"))
-    assert modules
+    covered: set[str] = set()
     for module in modules:
         typed = {r for r in roles if f"-> {r}:" in module.read_text(encoding="utf-8")}
         assert len(typed) == 1, f"{module.name}: its fixture gives the store as one role, not {sorted(typed)}"
+        covered |= typed
+    assert covered == roles, f"roles without a contract module: {sorted(roles - covered)}"
