@@ -77,6 +77,7 @@ def test_the_chosen_store_server_then_given_then_variable_then_default(
     assert chosen_location() == StoreLocation("embedded", "env.db")
     assert chosen_location("sqlite:///given.db") == StoreLocation("embedded", "/given.db")
     assert chosen_location("given.db", neo4j_uri="bolt://h:1", database="d") == StoreLocation("neo4j", "bolt://h:1", "d")
+    assert chosen_location(neo4j_uri="bolt://h:1#g", database="d") == StoreLocation("neo4j", "bolt://h:1", "g")
     place = StoreLocation("neo4j", "neo4j://h:1")
     assert chosen_location(place) is place
 
