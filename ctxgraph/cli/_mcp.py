@@ -12,10 +12,13 @@ from typing import Any
 import click
 
 from ctxgraph.cli._common import CliError, from_command_line, stdin_line, verbose
-from ctxgraph.cli._stores import neo4j_password, one_store, store_options
+from ctxgraph.cli._stores import neo4j_password, one_store, store_location, store_options
 from ctxgraph.mcp.limits import DEFAULT_MAX_TOKENS, MIN_MAX_TOKENS, READ_TOOLS, TOKEN_ENV, TOKEN_FILE_ENV, WRITE_TOOLS
 from ctxgraph.mcp.logs import LOG_FORMAT_ENV, LOG_FORMATS, use_log_format
 from ctxgraph.mcp.startup import DEFAULT_SHUTDOWN_SECONDS, SHUTDOWN_ENV
+
+#: The packages of the ``mcp`` extra (not part of a plain ``pip install ctxgraph``).
+MCP_EXTRA_MODULES = ("mcp", "prometheus_client")
 
 
 @click.command("mcp")
@@ -136,7 +139,7 @@ def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, proj
         Projects,
         check_distinct,
         parse_project,
-        spec_for,
+        spec_of,
         with_roots,
     )
     from ctxgraph.mcp.startup import (
@@ -148,7 +151,6 @@ def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, proj
         read_token_file,
         say,
     )
-    from ctxgraph.service import ContextService
 
     use_log_format(log_format)
     if print_config and (http_address is not None or password_stdin):
@@ -170,8 +172,7 @@ def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, proj
         specs = [parse_project(text) for text in project_specs]
     else:
         chosen = one_store({"store_path": store_path, "neo4j_uri": neo4j_uri})
-        specs = [spec_for(DEFAULT_NAME, chosen["neo4j_uri"]) if chosen["neo4j_uri"] else
-                 spec_for(DEFAULT_NAME, str(chosen["store_path"] or ContextService.default_store_path()))]
+        specs = [spec_of(DEFAULT_NAME, store_location({**chosen, "neo4j_database": None}))]
     specs = [s if s.kind == "embedded" or s.database else replace(s, database=neo4j_database) for s in specs]
     check_distinct(specs)
     specs = with_roots(specs, roots, bool(project_specs))
@@ -209,9 +210,14 @@ def mcp_command(http_address: str | None, token_stdin: bool, no_auth: bool, proj
         return
 
     # the SDK (~1-3 s) is imported once the command line is known to be good
-    from ctxgraph.mcp.observe import observe
-    from ctxgraph.mcp.tools import build_server
-    from ctxgraph.mcp.transport import StaticTokenVerifier, auth_settings, bind, serve_http, serve_stdio, url_of
+    try:
+        from ctxgraph.mcp.observe import observe
+        from ctxgraph.mcp.tools import build_server
+        from ctxgraph.mcp.transport import StaticTokenVerifier, auth_settings, bind, serve_http, serve_stdio, url_of
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] not in MCP_EXTRA_MODULES:
+            raise
+        raise CliError("the MCP server needs `pip install 'ctxgraph[mcp]'`", 2) from None
 
     verifier = StaticTokenVerifier(token, project_tokens) if token or project_tokens else None
     password = None

@@ -21,7 +21,7 @@ from ctxgraph.cli._common import CliError, F, note, stdin_line, stdin_used
 from ctxgraph.errors import StoreUnavailableError
 
 if TYPE_CHECKING:
-    from ctxgraph.service import ContextService
+    from ctxgraph.service import ContextService, StoreLocation
 
 #: Where the demo goes when no store is named: its own file, never the project's graph.
 DEMO_STORE = Path(".ctxgraph") / "demo.db"
@@ -104,15 +104,17 @@ def service_opener(params: dict[str, Any], *, read_only: bool = False) -> Callab
     Neo4j password, if the CLI must supply it, is read now, once)."""
     from ctxgraph.service import ContextService
 
-    return partial(
-        ContextService.open,
-        params.get("store_path"),
-        neo4j_uri=params.get("neo4j_uri"),
-        neo4j_user=params.get("neo4j_user"),
-        neo4j_password=_password(params),
-        neo4j_database=params.get("neo4j_database"),
-        read_only=read_only,
-    )
+    location = store_location(params)
+    return partial(ContextService.open, location, neo4j_user=params.get("neo4j_user"),
+                   neo4j_password=_password(params), read_only=read_only)
+
+
+def store_location(params: dict[str, Any]) -> StoreLocation:
+    """The store the options name (:func:`ctxgraph.graph.factory.chosen_location`)."""
+    from ctxgraph.service import chosen_location
+
+    return chosen_location(params.get("store_path"), neo4j_uri=params.get("neo4j_uri"),
+                           database=params.get("neo4j_database"))
 
 
 @contextmanager
@@ -145,9 +147,12 @@ def open_service(params: dict[str, Any], *, read_only: bool = False) -> Iterator
 
 
 def embedded_path(params: dict[str, Any]) -> Path:
-    from ctxgraph.service import ContextService
+    """The embedded store file the options name, the Neo4j server aside."""
+    from ctxgraph.service import chosen_location
 
-    return Path(params.get("store_path") or os.environ.get("CTXGRAPH_STORE") or ContextService.default_store_path())
+    path = chosen_location(params.get("store_path")).path
+    assert path is not None  # a path object, CTXGRAPH_STORE or the default: a file
+    return path
 
 
 def note_new_gitignore(params: dict[str, Any]) -> None:
@@ -243,4 +248,4 @@ def one_store(params: dict[str, Any], store_option: str = "store_path") -> dict[
 
 __all__ = ["DEMO_STORE", "demo_hint", "embedded_path", "neo4j_database_option", "neo4j_options", "neo4j_password",
            "neo4j_user_option", "new_paths", "one_store",
-           "open_service", "remove_if_empty", "service_opener", "store_options", "store_params"]
+           "open_service", "remove_if_empty", "service_opener", "store_location", "store_options", "store_params"]

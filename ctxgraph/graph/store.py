@@ -12,6 +12,13 @@ Ordering contract for tag queries: the highest sum of the matched tags'
 rarity weights first (``ctxgraph.core.rarity``; with equally rare tags, more
 matched tags first), then the most recently updated, then the id ascending.
 Tags on more than ``max_df`` items are not read (0: no cap).
+
+The port is the union of its roles — :class:`StoreAdmin`, :class:`TaskStore`,
+:class:`KnowledgeWrites`, :class:`GatherStore`, :class:`VectorStore`,
+:class:`HistoryStore`, :class:`OutcomeStore`, :class:`AnchorStore`,
+:class:`MemoryStore`, :class:`BackupStore` — each the methods one concern
+of the service uses, so that a caller can ask for the role it needs only.
+Each write is one transaction, and every write is idempotent.
 """
 
 from __future__ import annotations
@@ -47,19 +54,26 @@ from ctxgraph.outcomes.records import Delivery, DeliveryScore, StoredDelivery
 from ctxgraph.signals import TaskSignals
 
 
-class KnowledgeStore(Protocol):
-    """A knowledge graph of tasks, handoffs, knowledge, files and tags."""
+class StoreAdmin(Protocol):
+    """The store as a whole: where it is, its schema, its counts; emptying and closing it."""
 
     #: A short description for messages: the file path or the server URI.
     location: str
 
-    # -- lifecycle --------------------------------------------------------
     def init_schema(self) -> None:
         """Create constraints and indexes (idempotent)."""
 
     def close(self) -> None: ...
 
-    # -- writes (each call is one transaction; all idempotent) -------------
+    def stats(self) -> Stats: ...
+
+    def clear(self) -> None:
+        """Delete every node and relationship."""
+
+
+class TaskStore(Protocol):
+    """Tasks: their text and signals, status and dependencies."""
+
     def upsert_tasks(self, tasks: Sequence[Task]) -> None:
         """Create or update tasks, their tags (from their signals) and their
         DEPENDS_ON edges (``task.depends_on``; the dependencies must exist)."""
@@ -67,6 +81,25 @@ class KnowledgeStore(Protocol):
     def set_status(
         self, task_id: str, status: TaskStatus, *, reason: str | None, at: str
     ) -> None: ...
+
+    def get_task(self, task_id: str) -> Task | None: ...
+
+    def get_tasks(self, task_ids: Sequence[str]) -> list[Task]:
+        """The tasks that exist among ``task_ids``, in id order."""
+
+    def list_tasks(self, status: TaskStatus | None = None) -> list[Task]: ...
+
+    def dependency_closure(self, task_ids: Sequence[str]) -> list[tuple[str, str]]:
+        """The (task, dependency) pairs reachable from ``task_ids`` along
+        DEPENDS_ON, sorted: all a cycle check through those tasks can visit."""
+
+    def tasks_by_tags(self, tags: Sequence[str], limit: int, *, max_df: int = 0) -> list[TaskHit]:
+        """Tasks of any status sharing a tag (their signals' keywords and
+        domains), in the tag queries' order (``ctxgraph search``)."""
+
+
+class KnowledgeWrites(Protocol):
+    """Handoffs, knowledge and the context map: written, and read by id, kind or tag."""
 
     def upsert_files(self, files: Sequence[FileEntry]) -> None:
         """Context-map entries: create or overwrite component and notes."""
@@ -99,26 +132,12 @@ class KnowledgeStore(Protocol):
         order, each with the ids of the tasks whose handoffs discovered it
         (sorted; none for knowledge added by hand). ``ctxgraph knowledge list``."""
 
-    # -- reads ---------------------------------------------------------------
-    def get_task(self, task_id: str) -> Task | None: ...
-
-    def get_tasks(self, task_ids: Sequence[str]) -> list[Task]:
-        """The tasks that exist among ``task_ids``, in id order."""
-
-    def list_tasks(self, status: TaskStatus | None = None) -> list[Task]: ...
-
-    def dependency_closure(self, task_ids: Sequence[str]) -> list[tuple[str, str]]:
-        """The (task, dependency) pairs reachable from ``task_ids`` along
-        DEPENDS_ON, sorted: all a cycle check through those tasks can visit."""
-
     def knowledge_by_tags(self, tags: Sequence[str], limit: int, *, max_df: int = 0) -> list[KnowledgeHit]:
         """Patterns, gotchas, decisions and open questions sharing a tag."""
 
-    def tasks_by_tags(self, tags: Sequence[str], limit: int, *, max_df: int = 0) -> list[TaskHit]:
-        """Tasks of any status sharing a tag (their signals' keywords and
-        domains), in the tag queries' order (``ctxgraph search``)."""
 
-    def stats(self) -> Stats: ...
+class GatherStore(Protocol):
+    """What one context reads: its candidates, and the history's evidence beside them."""
 
     def gather(self, query: GatherQuery) -> Candidates:
         """Everything one context needs (one read; one round trip on Neo4j)."""
@@ -146,10 +165,9 @@ class KnowledgeStore(Protocol):
         ``neighbours``, with the query terms they mention, and their files are
         among the files returned."""
 
-    def replay_corpus(self) -> tuple[list[ReplayTask], list[ReplayFile]]:
-        """Every finished task (by id) with its terms, signals, the files its
-        handoff created or modified and its vector (None without one), and every
-        file with its own terms: what ``ctxgraph tune`` replays. One snapshot."""
+
+class VectorStore(Protocol):
+    """The finished tasks' vectors and each task's query vector."""
 
     def tasks_to_embed(self, limit: int, ids: Sequence[str] | None = None) -> list[tuple[str, str]]:
         """(id, text) of up to ``limit`` finished tasks, by id, whose text has no
@@ -178,46 +196,11 @@ class KnowledgeStore(Protocol):
     def task_vector_count(self) -> int:
         """How many tasks have a vector."""
 
-    def clear(self) -> None:
-        """Delete every node and relationship."""
 
-    # -- export / import (file format and validation: ctxgraph.graph.backup) --
-    def export_rows(self) -> Iterator[dict[str, Any]]:
-        """The whole graph as export rows, from one consistent snapshot: every
-        node ``{kind: "node", label, id, props}`` sorted by (label, id), then
-        every relationship ``{kind: "rel", type, src: [label, id], dst: [label,
-        id], props}`` sorted by (type, src, dst). Knowledge nodes carry their
-        specific label only. Both stores give the same rows for the same graph."""
+class HistoryStore(Protocol):
+    """Imported histories (``ctxgraph.service.history``; docs/history.md) and the
+    corpus ``ctxgraph tune`` replays."""
 
-    def import_rows(self, rows: Iterable[dict[str, Any]]) -> None:
-        """Write export rows (nodes before the relationships between them) in
-        batches of ``backup.BATCH_SIZE``, one transaction each, with MERGE
-        semantics: nodes by (label, id), relationships by (type, src, dst),
-        properties replaced. Idempotent. Each row is checked; a bad row or a
-        relationship whose end is missing raises ``InvalidDocumentError`` and
-        rolls back its batch (earlier batches stay: validate a whole file with
-        ``backup.ExportReader`` first)."""
-
-    # -- context outcomes (records and parsing: ctxgraph.outcomes.records) --
-    def record_deliveries(self, deliveries: Sequence[Delivery], keep: int) -> None:
-        """Store delivered contexts (one transaction); when ``outcomes.records.trim_due``,
-        keep only the newest ``keep`` (by ``at``, then ``id``). A delivery of an id
-        already stored replaces it, unscored. Not part of ``stats`` or ``export_rows``."""
-
-    def deliveries(self, *, task_ids: Sequence[str] | None = None, since: str | None = None,
-                   last: int | None = None) -> list[StoredDelivery]:
-        """Stored deliveries oldest first (by ``at``, then ``id``), their JSON
-        unparsed: those of ``task_ids``; else the newest ``last`` (None: all)
-        made at or after ``since`` (an ISO time; None: any)."""
-
-    def score_deliveries(self, scores: Sequence[tuple[str, DeliveryScore]]) -> None:
-        """Set the score of each (delivery id, score); ids no longer stored are skipped."""
-
-    def handoff_files(self, task_ids: Sequence[str]) -> dict[str, list[str]]:
-        """The files the handoff of each of ``task_ids`` created or modified,
-        sorted; tasks without such files are left out."""
-
-    # -- imported histories (ctxgraph.service.history; docs/history.md) --
     def import_history(self, tasks: Sequence[Task], records: Sequence[HandoffRecord]) -> list[bool]:
         """Write finished tasks with their handoffs (``records[i]`` is the handoff
         of ``tasks[i]``) in one transaction, leaving the graph ``upsert_tasks``
@@ -246,7 +229,38 @@ class KnowledgeStore(Protocol):
     def write_history_source(self, props: dict[str, Any]) -> None:
         """Create or replace the record of an imported history (``props["id"]``)."""
 
-    # -- code anchors (ctxgraph.core.models.anchors; not part of stats or an export) --
+    def replay_corpus(self) -> tuple[list[ReplayTask], list[ReplayFile]]:
+        """Every finished task (by id) with its terms, signals, the files its
+        handoff created or modified and its vector (None without one), and every
+        file with its own terms: what ``ctxgraph tune`` replays. One snapshot."""
+
+
+class OutcomeStore(Protocol):
+    """Context outcomes (records and parsing: ``ctxgraph.outcomes.records``)."""
+
+    def record_deliveries(self, deliveries: Sequence[Delivery], keep: int) -> None:
+        """Store delivered contexts (one transaction); when ``outcomes.records.trim_due``,
+        keep only the newest ``keep`` (by ``at``, then ``id``). A delivery of an id
+        already stored replaces it, unscored. Not part of ``stats`` or ``export_rows``."""
+
+    def deliveries(self, *, task_ids: Sequence[str] | None = None, since: str | None = None,
+                   last: int | None = None) -> list[StoredDelivery]:
+        """Stored deliveries oldest first (by ``at``, then ``id``), their JSON
+        unparsed: those of ``task_ids``; else the newest ``last`` (None: all)
+        made at or after ``since`` (an ISO time; None: any)."""
+
+    def score_deliveries(self, scores: Sequence[tuple[str, DeliveryScore]]) -> None:
+        """Set the score of each (delivery id, score); ids no longer stored are skipped."""
+
+    def handoff_files(self, task_ids: Sequence[str]) -> dict[str, list[str]]:
+        """The files the handoff of each of ``task_ids`` created or modified,
+        sorted; tasks without such files are left out."""
+
+
+class AnchorStore(Protocol):
+    """Code anchors and the imports of the project's own files (``ctxgraph.core.models.anchors``,
+    ``ctxgraph.sources``; not part of stats or an export)."""
+
     def write_anchors(self, anchors: Sequence[Anchor]) -> None:
         """Create or replace ``anchors`` by id, in one transaction. Idempotent."""
 
@@ -255,7 +269,6 @@ class KnowledgeStore(Protocol):
         """Every anchor (both None), else those whose ``owner`` is among
         ``owners`` or whose ``path`` or ``current_path`` is among ``paths``; by id."""
 
-    # -- imports of the project's own files (ctxgraph.sources; not part of stats or an export) --
     def imported_files(self, source: str) -> list[ImportedFile]:
         """What the last import of ``source`` saw of each file, by path."""
 
@@ -268,7 +281,10 @@ class KnowledgeStore(Protocol):
         as ``upsert_knowledge`` writes them; the anchors (replaced by id); the
         ``files``' state, and none for the ``gone`` paths. Idempotent."""
 
-    # -- associative memory (chunks of indexed projects) --
+
+class MemoryStore(Protocol):
+    """The associative memory: chunks of indexed projects."""
+
     def memory_projects(self) -> list[MemoryProject]:
         """Every indexed project, by id."""
 
@@ -294,6 +310,33 @@ class KnowledgeStore(Protocol):
     ) -> tuple[list[MemoryHit], list[MemoryHit]]:
         """The ``k`` chunks of ``project`` nearest to ``vector`` (cosine) and the
         ``k`` best full-text matches of ``terms`` (Lucene BM25), best first."""
+
+
+class BackupStore(Protocol):
+    """Export and import of the whole graph (file format and validation: ``ctxgraph.graph.backup``)."""
+
+    def export_rows(self) -> Iterator[dict[str, Any]]:
+        """The whole graph as export rows, from one consistent snapshot: every
+        node ``{kind: "node", label, id, props}`` sorted by (label, id), then
+        every relationship ``{kind: "rel", type, src: [label, id], dst: [label,
+        id], props}`` sorted by (type, src, dst). Knowledge nodes carry their
+        specific label only. Both stores give the same rows for the same graph."""
+
+    def import_rows(self, rows: Iterable[dict[str, Any]]) -> None:
+        """Write export rows (nodes before the relationships between them) in
+        batches of ``backup.BATCH_SIZE``, one transaction each, with MERGE
+        semantics: nodes by (label, id), relationships by (type, src, dst),
+        properties replaced. Idempotent. Each row is checked; a bad row or a
+        relationship whose end is missing raises ``InvalidDocumentError`` and
+        rolls back its batch (earlier batches stay: validate a whole file with
+        ``backup.ExportReader`` first)."""
+
+
+class KnowledgeStore(StoreAdmin, TaskStore, KnowledgeWrites, GatherStore, VectorStore, HistoryStore, OutcomeStore,
+                     AnchorStore, MemoryStore, BackupStore, Protocol):
+    """A knowledge graph of tasks, handoffs, knowledge, files and tags: the
+    full port, every role above. Each role has its contract tests
+    (``tests/store/contract``), run on every store."""
 
 
 class UnavailableStore:

@@ -28,9 +28,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypeVar
 
-from ctxgraph.core.neo4j_uri import NEO4J_SCHEMES, is_neo4j_uri
 from ctxgraph.errors import ConfigurationError, CtxgraphError, StoreUnavailableError
-from ctxgraph.service import ContextService
+from ctxgraph.service import ContextService, StoreLocation, parse_location
 
 if TYPE_CHECKING:
     from ctxgraph.service.keeper import MemoryKeeper
@@ -70,6 +69,11 @@ class ProjectSpec:
     root_from_cwd: bool = True
 
     @property
+    def place(self) -> StoreLocation:
+        """Where the project's store is, as the store factory opens it."""
+        return StoreLocation(self.kind, self.location, self.database)
+
+    @property
     def identity(self) -> tuple[str, str, str | None]:
         """Two specs with the same identity name the same graph."""
         if self.kind == "embedded":
@@ -91,19 +95,23 @@ def parse_project(text: str) -> ProjectSpec:
 
 
 def spec_for(name: str, where: str, database: str | None = None) -> ProjectSpec:
-    """The spec of project ``name`` stored at ``where`` (a path or a Neo4j URI)."""
-    if "://" in where:
-        if not is_neo4j_uri(where):
-            scheme = where.split("://", 1)[0]
-            raise ConfigurationError(f"project {name!r}: unsupported URI scheme {scheme!r}: use one of "
-                                     + ", ".join(NEO4J_SCHEMES))
-        uri, _, fragment = where.partition("#")
-        return ProjectSpec(name=name, kind="neo4j", location=uri, database=fragment or database or None)
+    """The spec of project ``name`` stored at ``where``: a project folder, or a
+    store location (:func:`ctxgraph.graph.factory.parse_location`: a file, a
+    ``sqlite://`` URI or a Neo4j URI, with ``#DATABASE`` else ``database``)."""
     path = Path(where).expanduser()
-    if path.is_dir():  # a project folder: its root, its store where `ctxgraph init` puts it
+    if "://" not in where and path.is_dir():  # a project folder: its root, its store where `ctxgraph init` puts it
         return ProjectSpec(name=name, kind="embedded", location=str(path / STORE_IN_ROOT),
                            root=str(path.resolve()))
-    return ProjectSpec(name=name, kind="embedded", location=str(path))
+    try:
+        found = parse_location(where if "://" in where else path, database=database)
+    except ConfigurationError as exc:
+        raise ConfigurationError(f"project {name!r}: {exc}") from None
+    return spec_of(name, found)
+
+
+def spec_of(name: str, place: StoreLocation) -> ProjectSpec:
+    """The spec of project ``name`` whose store is at ``place``."""
+    return ProjectSpec(name=name, kind=place.kind, location=place.where, database=place.database)
 
 
 def with_roots(specs: Sequence[ProjectSpec], given: Sequence[str], several: bool) -> list[ProjectSpec]:
@@ -181,14 +189,11 @@ class Project:
                           database=self.spec.database, timeout=timeout)
 
     def _new_service(self) -> ContextService:
-        if self.spec.kind == "neo4j":
-            svc = ContextService.open(neo4j_uri=self.spec.location, neo4j_user=self.neo4j_user,
-                                      neo4j_password=self._neo4j_password, neo4j_database=self.spec.database,
-                                      read_only=self.read_only, root=self.spec.root)
-            if self.spec.root is None and not self.spec.root_from_cwd:
-                svc.root = None  # one of several servers: the current folder is not known to be its project
-            return svc
-        return ContextService.open(self.spec.location, read_only=self.read_only, root=self.spec.root)
+        svc = ContextService.open(self.spec.place, neo4j_user=self.neo4j_user, neo4j_password=self._neo4j_password,
+                                  read_only=self.read_only, root=self.spec.root)
+        if self.spec.root is None and not self.spec.root_from_cwd:
+            svc.root = None  # one of several servers: the current folder is not known to be its project
+        return svc
 
     def _open(self) -> ContextService:
         if self._svc is None:

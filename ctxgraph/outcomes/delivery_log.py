@@ -5,7 +5,7 @@
   quarter of a millisecond, on the caller's thread: built in bursts by the
   writer they held the GIL for milliseconds while a context was computed) and
   puts it on a bounded queue (:data:`QUEUE_SIZE`; when it is full the delivery
-  is dropped, with a debug log); one daemon thread writes them, up to
+  is dropped, with a warning the first time); one daemon thread writes them, up to
   :data:`WRITE_BATCH` per transaction, once :data:`WRITE_DELAY` seconds passed
   since the first of them (or right away when flushed). ``flush`` waits until everything
   submitted is written; ``close`` flushes and stops the thread.
@@ -14,9 +14,11 @@
   scored by the same handoff content is left as it is.
 * :func:`report` reads a window of deliveries and sums them up.
 
-Nothing here may break or change a context or an ingestion: every failure of
-the store (down, read-only, a corrupt record) is caught and logged at debug
-level; a corrupt record is skipped.
+Nothing here may break or change a context or an ingestion, and no failure
+goes unseen: a delivery that cannot be recorded (the store down, read-only or
+closed, the queue full) is a warning with its cause, on the ``ctxgraph.outcomes``
+logger (the CLI prints its warnings on stderr); a corrupt record is skipped,
+and ``ctxgraph outcomes`` counts it.
 """
 
 from __future__ import annotations
@@ -47,9 +49,10 @@ if TYPE_CHECKING:  # the store port is above this package: only its types are us
     from ctxgraph.graph.store import KnowledgeStore
     from ctxgraph.outcomes.scoring import OutcomeReport
 
-log = logging.getLogger(__name__)
+#: The outcomes' logger: warnings here say what was not recorded or scored, and why.
+log = logging.getLogger("ctxgraph.outcomes")
 
-#: Contexts waiting to be recorded at most (more are dropped, with a debug log).
+#: Contexts waiting to be recorded at most (more are dropped, with a warning).
 QUEUE_SIZE = 1000
 #: Deliveries written per transaction at most.
 WRITE_BATCH = 200
@@ -83,15 +86,21 @@ class DeliveryWriter:
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
         self._closed = False
+        self._queue_full = False
         self._flushing = 0
 
     def submit(self, record: Delivery) -> None:
         """Queue one delivery's record."""
         with self._cond:
             if self._closed or self._unfinished >= QUEUE_SIZE:
+                if self._closed or not self._queue_full:  # a full queue: once, not once per context
+                    log.warning("delivery of %s not recorded: %s", record.task_id, "the writer is closed"
+                                if self._closed else f"{QUEUE_SIZE} deliveries are waiting to be written; "
+                                "more are dropped until they are")
+                self._queue_full = not self._closed
                 self.dropped += 1
-                log.debug("delivery not recorded: %s", "writer closed" if self._closed else "queue full")
                 return
+            self._queue_full = False
             self._pending.append(record)
             self._unfinished += 1
             if self._thread is None:
@@ -117,7 +126,8 @@ class DeliveryWriter:
                 self.store.record_deliveries(batch, self.keep)
             except Exception as exc:  # the store down, read-only or closed: the contexts are unaffected
                 self.dropped += len(batch)
-                log.debug("%d deliveries not recorded: %s", len(batch), exc)
+                log.warning("%d %s not recorded: %s", len(batch), "delivery" if len(batch) == 1 else "deliveries",
+                            _cause(exc))
             with self._cond:
                 self._unfinished -= len(batch)
                 self._cond.notify_all()
@@ -141,13 +151,18 @@ class DeliveryWriter:
     def close(self, timeout: float = CLOSE_TIMEOUT) -> None:
         """Write what is queued (waiting ``timeout`` seconds at most), then stop."""
         if not self.flush(timeout):
-            log.debug("deliveries still queued after %.0f s are not recorded", timeout)
+            log.warning("deliveries still queued after %.0f s are not recorded", timeout)
         with self._cond:
             self._closed = True
             self._cond.notify_all()
             thread = self._thread
         if thread is not None:
             thread.join(timeout)
+
+
+def _cause(exc: BaseException) -> str:
+    """``exc`` as a warning's cause: its message, else its type."""
+    return str(exc).strip() or type(exc).__name__
 
 
 def submit(writer: DeliveryWriter, ctx: ComputedContext) -> None:

@@ -11,10 +11,12 @@ documents; their files read by :mod:`.documents`), :mod:`.vectors` (task
 vectors and each context's query vector), :mod:`.knowledge` (knowledge by hand
 and by text), :mod:`.feedback` (context outcomes, tuning) and :mod:`.admin`
 (the store as a whole: schema, counts, the code memory's index, export and
-import). The names below
+import). Stores are opened by :mod:`ctxgraph.graph.factory`, whose
+locations the front ends name through this package. The names below
 are what the CLI and the MCP server use besides the service itself.
 """
 
+from ctxgraph.graph.factory import StoreLocation, chosen_location, parse_location
 from ctxgraph.service.admin import IMPORT_BATCH, ExportReader, ExportSummary
 from ctxgraph.service.core import ContextService
 from ctxgraph.service.ingest import HANDOFF_BATCH, MAX_DOCUMENT_BYTES, TASK_WRITE_BATCH, IngestResult
@@ -31,4 +33,7 @@ __all__ = [
     "ExportSummary",
     "IngestResult",
     "KnowledgeMatch",
+    "StoreLocation",
+    "chosen_location",
+    "parse_location",
 ]

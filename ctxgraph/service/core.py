@@ -41,8 +41,8 @@ from ctxgraph.errors import (
     UnknownTaskError,
 )
 from ctxgraph.graph.dependencies import find_cycle
-from ctxgraph.graph.local import LocalStore
-from ctxgraph.graph.store import KnowledgeStore, UnavailableStore
+from ctxgraph.graph.factory import StoreLocation, chosen_location, open_store
+from ctxgraph.graph.store import UnavailableStore
 from ctxgraph.service.admin import AdminMixin
 from ctxgraph.service.decisions import DecisionsMixin
 from ctxgraph.service.feedback import FeedbackMixin
@@ -69,7 +69,7 @@ class ContextService(PastMixin, AdminMixin, KnowledgeMixin, IngestMixin, Vectors
     @classmethod
     def open(
         cls,
-        store: str | os.PathLike[str] | None = None,
+        store: StoreLocation | str | os.PathLike[str] | None = None,
         *,
         neo4j_uri: str | None = None,
         neo4j_user: str | None = None,
@@ -81,9 +81,11 @@ class ContextService(PastMixin, AdminMixin, KnowledgeMixin, IngestMixin, Vectors
         read_only: bool = False,
         root: str | os.PathLike[str] | None = None,
     ) -> ContextService:
-        """Open the embedded store (``store`` path, ``CTXGRAPH_STORE``, or the
-        nearest ``.ctxgraph/graph.db`` from the current folder upwards, else
-        ``./.ctxgraph/graph.db``) or, with ``neo4j_uri``, a Neo4j server.
+        """Open the store ``store`` names (a path, ``sqlite:///PATH`` or a Neo4j
+        URI: :func:`ctxgraph.graph.factory.parse_location`), else the embedded
+        store ``CTXGRAPH_STORE`` names, else the nearest ``.ctxgraph/graph.db``
+        from the current folder upwards, else ``./.ctxgraph/graph.db``; with
+        ``neo4j_uri``, that Neo4j server.
 
         ``read_only`` opens the store for reading only: the embedded file with
         SQLite's ``mode=ro`` (it must exist; nothing is created), Neo4j with
@@ -103,18 +105,9 @@ class ContextService(PastMixin, AdminMixin, KnowledgeMixin, IngestMixin, Vectors
         settings = load_settings(Path(settings_file) if settings_file else None)
         config = config or settings.context
         domains = domains or settings.domains
-        if neo4j_uri:
-            from ctxgraph.graph.neo4j_store import Neo4jSettings, Neo4jStore
-
-            neo4j_settings = Neo4jSettings.from_env(
-                uri=neo4j_uri, user=neo4j_user, password=neo4j_password, database=neo4j_database
-            )
-            opened: KnowledgeStore = Neo4jStore.connect(neo4j_settings, read_only=read_only)
-            store_path = None
-        else:
-            path = store or os.environ.get("CTXGRAPH_STORE") or cls.default_store_path()
-            opened = LocalStore.open(Path(path), read_only=read_only)
-            store_path = Path(path)
+        location = chosen_location(store, neo4j_uri=neo4j_uri, database=neo4j_database)
+        opened = open_store(location, read_only=read_only, user=neo4j_user, password=neo4j_password)
+        store_path = location.path
         svc = cls(opened, SignalExtractor(domains=domains) if domains else None, config)
         from ctxgraph.memory.secrets import SecretFilter
 

@@ -24,7 +24,9 @@ if TYPE_CHECKING:
 # ctxgraph.compute.tune (numpy) are imported where they are used: a command
 # that computes no context, such as `ctxgraph task list`, loads neither.
 
-log = logging.getLogger(__name__)
+#: The outcomes' logger (not the service's, whose warnings the CLI leaves to the
+#: commands): a delivery not recorded or not scored is a warning with its cause.
+log = logging.getLogger("ctxgraph.outcomes")
 
 
 class FeedbackMixin(ServiceBase):
@@ -33,7 +35,8 @@ class FeedbackMixin(ServiceBase):
     def record_delivery(self, ctx: ComputedContext) -> None:
         """Record ``ctx`` as delivered now (``compute`` does it): its record built
         here, queued and written by a background thread, only when ``record_outcomes`` is on and the store
-        is open for writing. Never raises and never changes the context."""
+        is open for writing. Never raises and never changes the context: a
+        failure is a warning with its cause."""
         try:
             if not self.record_outcomes or isinstance(self.store, UnavailableStore) \
                     or getattr(self.store, "read_only", False) is True:
@@ -43,8 +46,8 @@ class FeedbackMixin(ServiceBase):
             if self._deliveries is None:
                 self._deliveries = outcome_log.DeliveryWriter(self.store, self.config.outcomes_keep)
             outcome_log.submit(self._deliveries, ctx)
-        except Exception as exc:
-            log.debug("delivery of %s not recorded: %s", ctx.task_id, exc)
+        except Exception as exc:  # recording never fails a context; the warning says what was lost
+            log.warning("delivery of %s not recorded: %s", ctx.task_id, str(exc).strip() or type(exc).__name__)
 
     def flush_outcomes(self, timeout: float | None = None) -> bool:
         """Wait until the recorded deliveries are written; False on timeout."""
@@ -68,8 +71,9 @@ class FeedbackMixin(ServiceBase):
         try:
             self.flush_outcomes()
             outcome_log.score_handoffs(self.store, records)
-        except Exception as exc:  # scoring never fails an ingestion
-            log.debug("deliveries of %d handoffs not scored: %s", len(records), exc)
+        except Exception as exc:  # scoring never fails an ingestion; the warning says what was not scored
+            log.warning("deliveries of %d %s not scored: %s", len(records), "handoff" if len(records) == 1
+                        else "handoffs", str(exc).strip() or type(exc).__name__)
 
     def _close_outcomes(self) -> None:
         """Stop the delivery writer (what is queued is written first)."""
