@@ -77,7 +77,8 @@ def _explained(blocks: Sequence[Block]) -> tuple[ExplainEntry, ...]:
         ExplainEntry(id=b.id, section=b.section, kind=b.kind, scope=b.scope, source=b.source,
                      tag_matches=b.tag_matches, relevance=round(b.relevance, 4),
                      type_priority=b.type_priority, strategy_term=round(b.strategy_term, 6),
-                     level=b.level.value, tokens=b.cost(b.level), fate=b.fate, reason=b.reason)
+                     level=b.level.value, tokens=b.cost(b.level), fate=b.fate, reason=b.reason,
+                     features=b.features)
         for b in sorted(blocks, key=lambda b: (b.section, b.rank_key()))
     )
 

@@ -148,7 +148,8 @@ def weight_of(weights: _Weights, one: Feature, *, embedded: bool = False) -> flo
 
 
 def _dense_defaults() -> _Weights:
-    return PartWeights(**{f.name: f.dense_weight for f in features()})
+    """The weights of a history with neighbours by embedding, by default."""
+    return PartWeights(**{f.name: f.dense_weight for f in features() if f.name in PartWeights.model_fields})
 
 
 class RankingWeights(BaseModel):

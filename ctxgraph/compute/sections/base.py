@@ -114,6 +114,8 @@ class Collected:
     warnings_inherited: int = 0
     #: the code references shown (the context map's, ranked, after the memory)
     code_refs: list[CodeRef] = field(default_factory=list)
+    #: file -> its ranking features, for the files the history ranked (``context --explain``)
+    features: dict[str, dict[str, float]] = field(default_factory=dict)
     memory_note: str = ""
 
     def add(self, block: Block, reason: str = "") -> None:

@@ -29,22 +29,26 @@ def _from_history(g: Ground) -> bool:
     return g.candidates.history is not None and bool(g.candidates.history.files)
 
 
-def ranked_refs(g: Ground) -> Iterable[CodeRef]:
+def ranked_refs(g: Ground, out: Collected) -> Iterable[CodeRef]:
     """The context map's files best first: by the history's evidence when there
-    is some, else by the context map's own scores. Without memory to fuse
-    with or files to check, only the first CONTEXT_MAP_TOP are made."""
+    is some (each file's features kept in ``out.features`` as it is made),
+    else by the context map's own scores. Without memory to fuse with or files
+    to check, only the first CONTEXT_MAP_TOP are made."""
     c = g.candidates
     if c.history is None or not c.history.files:
-        return filter_context_map(c.context_map, g.signals)
+        yield from filter_context_map(c.context_map, g.signals)
+        return
     ranked = rank_files(c.history, g.signals, g.config.ranking)
     shown = ranked if c.memory is not None or g.fresh.files else ranked[:CONTEXT_MAP_TOP]
     # made as walked: the walk of live_refs stops at what it shows
-    return (CodeRef(file=entry.location, component=entry.component, notes=entry.notes, relevance=score,
-                    seed_score=int(parts["seed"]))
-            for entry, score, parts in shown)
+    for entry, score, parts in shown:
+        out.features[entry.location] = parts
+        yield CodeRef(file=entry.location, component=entry.component, notes=entry.notes, relevance=score,
+                      seed_score=int(parts["seed"]))
 
 
-def live_refs(g: Ground, refs: Iterable[CodeRef]) -> tuple[list[CodeRef], list[tuple[CodeRef, str]]]:
+def live_refs(g: Ground, refs: Iterable[CodeRef], out: Collected,
+              ) -> tuple[list[CodeRef], list[tuple[CodeRef, str]]]:
     """The references to files still in the work tree (renamed ones at their new
     path), and those retired with the reason (only where they would have been
     shown), before any cut."""
@@ -59,7 +63,11 @@ def live_refs(g: Ground, refs: Iterable[CodeRef]) -> tuple[list[CodeRef], list[t
         if gone and len(live) < CONTEXT_MAP_TOP:  # explained where it would have been shown
             retired.append((ref, gone))
         elif not gone and location not in live:
-            live[location] = ref if location == ref.file else ref.model_copy(update={"file": location})
+            if location != ref.file:
+                if ref.file in out.features:
+                    out.features[location] = out.features[ref.file]
+                ref = ref.model_copy(update={"file": location})
+            live[location] = ref
     return list(live.values()), retired
 
 
@@ -93,16 +101,16 @@ def with_memory(g: Ground, refs: list[CodeRef], out: Collected) -> tuple[list[Co
 def code_blocks(g: Ground, out: Collected) -> None:
     """The snippets, the code references (at most CONTEXT_MAP_TOP), then the
     retired references with their reason; the code notes off these files dropped."""
-    refs, retired = live_refs(g, ranked_refs(g))
+    refs, retired = live_refs(g, ranked_refs(g, out), out)
     snippet_files: list[str] = []
     if g.candidates.memory is not None:
         refs, snippet_files = with_memory(g, refs, out)
     refs = refs[:CONTEXT_MAP_TOP]
     off_files(out.path_notes, [*snippet_files, *(r.file for r in refs)])
     for ref in refs:
-        out.add(code_block(ref))
+        out.add(code_block(ref, out.features.get(ref.file)))
     for ref, gone in retired:
-        out.add(code_block(ref), gone)
+        out.add(code_block(ref, out.features.get(ref.file)), gone)
     out.code_refs = refs
 
 
