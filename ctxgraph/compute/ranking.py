@@ -202,7 +202,8 @@ def evidence_of(history: HistoryEvidence, signals: TaskSignals) -> QueryEvidence
     # the tasks that touched it), as the store's full-text index scored it.
     text = {p: f.text for p, f in files.items() if f.text > 0}
     return QueryEvidence(
-        signals=signals, files=files, votes=votes, dense=dense, embedded=bool(near), text=text,
+        signals=signals, files=files, paths=tuple(sorted(files)), votes=votes, dense=dense, embedded=bool(near),
+        text=text,
         best_vote=max(votes.values(), default=0.0) or 1.0, best_text=max(text.values(), default=0.0) or 1.0,
         log_n=QueryEvidence.log_tasks(history.n_tasks), n_tasks=history.n_tasks)
 
@@ -212,36 +213,37 @@ def file_parts(history: HistoryEvidence, signals: TaskSignals) -> list[tuple[Fil
     (path order); a feature absent for the query (``dense`` without neighbours
     by embedding) is not there."""
     ev = evidence_of(history, signals)
-    every = features()
-    out = []
-    for path in sorted(ev.files):
-        parts = {}
-        for one in every:
-            value = one.compute(ev, path)
-            if value is not None:
-                parts[one.name] = value
-        out.append((ev.files[path].entry, parts))
-    return out
+    columns = [(one.name, values) for one in features() if (values := one.compute(ev)) is not None]
+    return [(ev.files[path].entry, {name: values[path] for name, values in columns}) for path in ev.paths]
+
+
+def _weighed(weights: RankingWeights, embedded: bool) -> tuple[tuple[str, float], ...]:
+    """(feature, weight) in the features' order, from the set for the kind of history."""
+    w = weights.for_history(embedded)
+    return tuple((one.name, weight_of(w, one, embedded=embedded)) for one in features())
+
+
+def _sum(parts: Mapping[str, float], weighed: Sequence[tuple[str, float]]) -> float:
+    total = 0.0
+    for name, weight in weighed:
+        total += weight * parts.get(name, 0.0)
+    return round(total, 6)
 
 
 def combine(parts: Mapping[str, float], weights: RankingWeights = DEFAULT_WEIGHTS, *, embedded: bool) -> float:
     """A file's score: its parts weighed by the set for its kind of history
     (``embedded``: with neighbours by embedding), added in the features' order."""
-    w = weights.for_history(embedded)
-    total = 0.0
-    for one in features():
-        total += weight_of(w, one, embedded=embedded) * parts.get(one.name, 0.0)
-    return round(total, 6)
+    return _sum(parts, _weighed(weights, embedded))
 
 
 def rank_files(history: HistoryEvidence, signals: TaskSignals, weights: RankingWeights = DEFAULT_WEIGHTS,
                ) -> list[tuple[FileEntry, float, dict[str, float]]]:
     """Context-map files with a positive fused score, best first (path breaks ties),
     each with its score parts."""
-    embedded = bool(history.neighbours[:DENSE_VOTERS])
+    weighed = _weighed(weights, bool(history.neighbours[:DENSE_VOTERS]))
     ranked = []
     for entry, parts in file_parts(history, signals):
-        total = combine(parts, weights, embedded=embedded)
+        total = _sum(parts, weighed)
         if total > 0:
             ranked.append((entry, total, parts))
     ranked.sort(key=lambda r: (-r[1], r[0].path))

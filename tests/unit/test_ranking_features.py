@@ -32,9 +32,9 @@ def _history() -> HistoryEvidence:
     return HistoryEvidence(n_tasks=4, tasks=tasks, files=files)
 
 
-def _last_letter(ev: QueryEvidence, path: str) -> float:
+def _last_letter(ev: QueryEvidence) -> dict[str, float]:
     """1 for a file whose name ends in z (a toy)."""
-    return 1.0 if path.rsplit(".", 1)[0].endswith("z") else 0.0
+    return {path: 1.0 if path.rsplit(".", 1)[0].endswith("z") else 0.0 for path in ev.paths}
 
 
 TOY = Feature("zee", _last_letter, weight=10.0, dense_weight=10.0, order=99)

@@ -22,6 +22,8 @@ class QueryEvidence:
     signals: TaskSignals
     #: path -> the history's file (its entry, touches, text score)
     files: Mapping[str, FileEvidence]
+    #: the rankable files' paths, sorted
+    paths: tuple[str, ...]
     #: path -> the votes of the neighbours by full text (routed for moved modules)
     votes: Mapping[str, float]
     #: path -> the votes of the neighbours by embedding
@@ -41,8 +43,9 @@ class QueryEvidence:
         return math.log(1 + n_tasks) if n_tasks else 1.0
 
 
-#: A feature's value for one file (a path of ``QueryEvidence.files``); None: absent for this query.
-Compute = Callable[[QueryEvidence, str], "float | None"]
+#: A feature's value for every rankable file of the query (path -> value, every
+#: path of ``QueryEvidence.paths``); None: absent for this query.
+Compute = Callable[[QueryEvidence], "Mapping[str, float] | None"]
 
 
 @dataclass(frozen=True)
@@ -67,12 +70,15 @@ class Feature:
 
 
 _REGISTRY: dict[str, Feature] = {}
+#: the registry in order, made again when it changes
+_ORDERED: list[tuple[Feature, ...]] = []
 
 
 def register(one: Feature) -> Feature:
     if one.name in _REGISTRY and _REGISTRY[one.name] != one:
         raise ValueError(f"ranking feature {one.name!r} is registered twice")
     _REGISTRY[one.name] = one
+    _ORDERED.clear()
     return one
 
 
@@ -89,7 +95,9 @@ def feature(name: str, *, weight: float, dense_weight: float | None = None, orde
 
 def registered() -> tuple[Feature, ...]:
     """Every registered feature, by ``order`` (then name)."""
-    return tuple(sorted(_REGISTRY.values(), key=lambda f: (f.order, f.name)))
+    if not _ORDERED:
+        _ORDERED.append(tuple(sorted(_REGISTRY.values(), key=lambda f: (f.order, f.name))))
+    return _ORDERED[0]
 
 
 @contextmanager
@@ -100,6 +108,7 @@ def registered_for_now(one: Feature) -> Iterator[Feature]:
         yield one
     finally:
         _REGISTRY.pop(one.name, None)
+        _ORDERED.clear()
 
 
 __all__ = ["Compute", "Feature", "QueryEvidence", "feature", "register", "registered", "registered_for_now"]
