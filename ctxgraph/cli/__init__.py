@@ -168,7 +168,7 @@ def context(task_id: str | None, task_file: str | None, fmt: str, complexity: st
             click.echo(f"| {e.fate} | {cell(e.reason or '-')} | {e.section} | {cell(e.id)} | {e.scope} | "
                        f"{e.relevance:g} | {e.type_priority:g} | {e.strategy_term:.4g} | {e.level} | {e.tokens} | "
                        f"{cell(', '.join(e.tag_matches) or '-')} | "
-                       f"{', '.join(f'{name} {value:g}' for name, value in e.features.items()) or '-'} |")
+                       f"{cell(', '.join(f'{name} {value:g}' for name, value in e.features.items()) or '-')} |")
 
 
 @main.command("embed-tasks")
