@@ -32,12 +32,11 @@ from ctxgraph.compute.output import ComputedContext, ComputedMeta, ExplainEntry
 from ctxgraph.compute.relevance import rarity_weights
 from ctxgraph.compute.render import render
 from ctxgraph.compute.sections import Collected, Ground, collect
-from ctxgraph.compute.sections.code import MEMORY_FILES_TOP
 from ctxgraph.core.models import Candidates, Task, TaskStatus
 from ctxgraph.core.tokens import estimate_tokens
 from ctxgraph.signals import TaskSignals
 
-__all__ = ["MEMORY_FILES_TOP", "apply_caps", "assemble", "collect_blocks", "compute_context"]
+__all__ = ["apply_caps", "assemble", "collect_blocks", "compute_context"]
 
 
 def collect_blocks(

@@ -38,14 +38,18 @@ that kept the module's name (``datastructures.py`` ->
 by the square root of how many it reaches. Its text is not passed on: it
 would make every file of the package look alike.
 
+Each piece is a ranking feature, one module of :mod:`ctxgraph.compute.features`
+with its formula and default weights; this module gathers the evidence they
+read once per query (:func:`evidence_of`) and adds them up, weighed, in the
+features' order: by default
 ``score = votes + 2 x text + 0.2 x prior + 0.3 x seed``; with neighbours by
 embedding ``votes + 3 x text + 0.2 x prior + 0.3 x seed + 3 x dense``
 (:data:`DEFAULT_WEIGHTS`, chosen on the click and werkzeug evaluation sets;
 ``[ranking.full_text]`` and ``[ranking.dense]`` in the settings override them,
-and ``ctxgraph tune`` fits them on a project's own history:
-:mod:`ctxgraph.compute.tune`). The store returns the text scores and the
-bounded evidence (``ctxgraph.core.evidence``); every other number is computed
-here.
+one weight per feature, and ``ctxgraph tune`` fits them on a project's own
+history: :mod:`ctxgraph.compute.tune`). The store returns the text scores and
+the bounded evidence (``ctxgraph.core.evidence``); every other number is
+computed here.
 """
 
 from __future__ import annotations
