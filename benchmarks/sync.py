@@ -19,9 +19,9 @@
    with the anchors the check needs read and without, back to back in pairs
    taking turns at going first (``gather_added``: what the read costs inside
    the gather), and the check alone on each task's gathered candidates
-   (``_fresh``: the anchors' stats; then a stat of each candidate file the
-   task's context looks at, in the order it did — ``files_asked``: those it
-   may show —, and a read only when a file is gone), each call
+   (``_fresh``: the anchors' stats, a stat of each candidate file —
+   ``files_asked`` — and a read only when one is missing: the gather's
+   work-tree part, before compute), each call
    followed by a control: a fixed 0.5 ms of arithmetic (calibrated at the
    start, the best of 20), whose p95 is what the machine's scheduling makes
    of any work that short, and by the read of the same anchors in a
@@ -59,14 +59,13 @@ from typing import Any
 from benchmarks import kept
 from benchmarks.generator import Dataset, generate
 from benchmarks.suite import default_tail, load, log, open_service, percentile, reset
-from ctxgraph.compute.context import compute_context
-from ctxgraph.compute.limits import limits_for
 from ctxgraph.core.anchors import anchor_id
 from ctxgraph.core.models import Anchor, Candidates, Task, split_location, utcnow
 from ctxgraph.graph.records import stable_id
 from ctxgraph.service import ContextService
 from ctxgraph.service.anchors import make_anchor
 from ctxgraph.service.root import ProjectRoot
+from ctxgraph.service.work_tree import candidate_files
 from ctxgraph.signals import TaskSignals
 
 
@@ -272,14 +271,12 @@ def paired(calls: int, run: Callable[[int, bool], object]) -> dict[bool, list[fl
 
 
 def files_asked(svc: ContextService, task: Task, signals: TaskSignals, candidates: Candidates) -> list[str]:
-    """The candidate files a context of ``task`` looks at in the work tree (in
-    turn): those it may show, as :func:`compute_context` walks them."""
-    fresh, files = svc._fresh(candidates)
-    if files is None:
+    """The candidate files a context of ``task`` looks at in the work tree:
+    every candidate file, stat'ed by the gather before compute
+    (:func:`ctxgraph.service.work_tree.file_states`); none without a root."""
+    if svc.root is None or not svc.check_anchors:
         return []
-    compute_context(task, signals, fresh, limits_for(task.complexity), complexity=task.complexity.value,
-                    config=svc.config, files=files)
-    return files.asked
+    return sorted(candidate_files(candidates))
 
 
 def jit_row(store: str, nodes: int, seed: int, warmup: int, calls: int, block: int,
@@ -327,10 +324,7 @@ def jit_row(store: str, nodes: int, seed: int, warmup: int, calls: int, block: i
             spins = calibrate(CONTROL_MS)
             for i in range(calls):
                 t0 = time.perf_counter()
-                fresh, files = svc._fresh(gathered[i % len(gathered)])
-                if files is not None:
-                    for path in looked[i % len(looked)]:
-                        files.gone(path)
+                fresh, _ = svc._fresh(gathered[i % len(gathered)])
                 alone.append((time.perf_counter() - t0) * 1000)
                 checked += len(fresh.anchors) if i < len(gathered) else 0
                 t0 = time.perf_counter()

@@ -161,12 +161,14 @@ def context(task_id: str | None, task_file: str | None, fmt: str, complexity: st
         from ctxgraph.compute.render import cell  # ids and reasons name files and tasks: one line, | escaped
 
         click.echo(f"\n## Explain ({ctx.tokens} of {ctx.budget} tokens, strategy {ctx.computed.strategy})\n")
-        click.echo("| fate | reason | section | id | scope | relevance | type | strategy | level | tokens | tags |")
-        click.echo("|---|---|---|---|---|---|---|---|---|---|---|")
+        click.echo("| fate | reason | section | id | scope | relevance | type | strategy | level | tokens | tags "
+                   "| features |")
+        click.echo("|---|---|---|---|---|---|---|---|---|---|---|---|")
         for e in ctx.explain:
             click.echo(f"| {e.fate} | {cell(e.reason or '-')} | {e.section} | {cell(e.id)} | {e.scope} | "
                        f"{e.relevance:g} | {e.type_priority:g} | {e.strategy_term:.4g} | {e.level} | {e.tokens} | "
-                       f"{cell(', '.join(e.tag_matches) or '-')} |")
+                       f"{cell(', '.join(e.tag_matches) or '-')} | "
+                       f"{cell(', '.join(f'{name} {value:g}' for name, value in e.features.items()) or '-')} |")
 
 
 @main.command("embed-tasks")

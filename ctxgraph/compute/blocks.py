@@ -233,10 +233,12 @@ def snippet_block(snip: Snippet, rel: float) -> Block:
                  importance=0.5, updated_at=None, render=_snippet(snip), fragment=frag_snippet)
 
 
-def code_block(ref: CodeRef) -> Block:
+def code_block(ref: CodeRef, features: Mapping[str, float] | None = None) -> Block:
+    """A code reference; ``features``: its ranking features (compute.features), when the history ranked it."""
     return Block(id=f"file:{ref.file}", section="code_references", kind="code_reference", scope="path",
                  source="code", policy=Policy.SUMMARIZABLE, relevance=float(ref.relevance), tag_matches=(),
-                 importance=0.5, updated_at=None, render=_code(ref), fragment=frag_code)
+                 importance=0.5, updated_at=None, render=_code(ref), fragment=frag_code,
+                 features=dict(features or {}))
 
 
 def related_block(h: TaskHit, rel: float) -> Block:

@@ -66,6 +66,8 @@ class Block:
     type_priority: float = 0.0
     strategy_term: float = 0.0
     tokens: dict[Level, int] = field(default_factory=dict)
+    #: a code reference's ranking features, by name (compute.features; the history ranked it)
+    features: dict[str, float] = field(default_factory=dict)
 
     def levels(self) -> tuple[Level, ...]:
         return LADDER[self.policy]

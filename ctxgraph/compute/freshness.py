@@ -26,6 +26,7 @@ no longer there, at the lines in its place, marked :data:`MEMORY_MARK`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Protocol
 
@@ -58,14 +59,36 @@ def _moved(location: str, anchor: Anchor) -> str:
 
 class FileCheck(Protocol):
     """The work tree as a context asks about its candidate files, one at a time
-    and only those it may show (the service's just-in-time check: a ``stat``
-    each, on demand)."""
+    and only those it may show (:class:`FileStates`: what the service
+    gathered before compute)."""
 
     def gone(self, path: str) -> tuple[bool, Sequence[Anchor]]:
         """(whether the candidate file ``path`` is to be treated as gone from
         the work tree, the anchors on gone files, as they are now, that this
         answer found: empty but for the first file found gone)."""
         ...
+
+
+@dataclass(frozen=True)
+class FileStates:
+    """The work tree's answer about one context's candidate files, gathered
+    by the service before compute (:mod:`ctxgraph.service.work_tree`): plain
+    data, asked as a :class:`FileCheck`. ``missing``: the candidate files not
+    in the work tree; ``gone``: those of them to be treated as gone (none when
+    the root holds too few of the candidate files to be the project's);
+    ``anchors``: the anchors on the missing files, as they are now (they may
+    say where a file went)."""
+
+    missing: frozenset[str] = frozenset()
+    gone_files: frozenset[str] = frozenset()
+    anchors: tuple[Anchor, ...] = ()
+
+    def gone(self, path: str) -> tuple[bool, Sequence[Anchor]]:
+        """Whether ``path`` is gone, and, for a missing candidate file, the
+        anchors on the missing files (:class:`Freshness` adds each once)."""
+        if path not in self.missing:
+            return False, ()
+        return path in self.gone_files, self.anchors
 
 
 def _order(a: Anchor) -> tuple[str, str]:
@@ -192,4 +215,5 @@ def relocate(text: str, start_line: int, end_line: int, current: str) -> tuple[i
     return lo + 1, hi, "\n".join(new[lo:hi]), False
 
 
-__all__ = ["MEMORY_MARK", "STALE_FACTOR", "FileCheck", "Freshness", "marker", "relocate", "retired_reason"]
+__all__ = ["MEMORY_MARK", "STALE_FACTOR", "FileCheck", "FileStates", "Freshness", "marker", "relocate",
+           "retired_reason"]

@@ -164,6 +164,9 @@ class ExplainEntry(BaseModel):
     tokens: int
     fate: str
     reason: str
+    #: a code reference's ranking features by name, in the registry's order
+    #: (:mod:`ctxgraph.compute.features`), when the history ranked it
+    features: dict[str, float] = Field(default_factory=dict)
 
 
 class ComputedContext(BaseModel):

@@ -38,14 +38,18 @@ that kept the module's name (``datastructures.py`` ->
 by the square root of how many it reaches. Its text is not passed on: it
 would make every file of the package look alike.
 
+Each piece is a ranking feature, one module of :mod:`ctxgraph.compute.features`
+with its formula and default weights; this module gathers the evidence they
+read once per query (:func:`evidence_of`) and adds them up, weighed, in the
+features' order: by default
 ``score = votes + 2 x text + 0.2 x prior + 0.3 x seed``; with neighbours by
 embedding ``votes + 3 x text + 0.2 x prior + 0.3 x seed + 3 x dense``
 (:data:`DEFAULT_WEIGHTS`, chosen on the click and werkzeug evaluation sets;
 ``[ranking.full_text]`` and ``[ranking.dense]`` in the settings override them,
-and ``ctxgraph tune`` fits them on a project's own history:
-:mod:`ctxgraph.compute.tune`). The store returns the text scores and the
-bounded evidence (``ctxgraph.core.evidence``); every other number is computed
-here.
+one weight per feature, and ``ctxgraph tune`` fits them on a project's own
+history: :mod:`ctxgraph.compute.tune`). The store returns the text scores and
+the bounded evidence (``ctxgraph.core.evidence``); every other number is
+computed here.
 """
 
 from __future__ import annotations
@@ -53,22 +57,17 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
-from ctxgraph.compute.map_score import map_score
+from ctxgraph.compute.features import Feature, QueryEvidence, features
 from ctxgraph.core.evidence import DENSE_VOTERS, VOTERS, best_first
 from ctxgraph.core.models import FileEntry, HistoryEvidence
 from ctxgraph.core.paths import successors
 from ctxgraph.signals import TaskSignals, path_terms
 
 NEIGHBOURS = VOTERS
-TEXT_WEIGHT = 2.0
-#: With neighbours by embedding, text and the neighbours' votes each weigh this.
-TEXT_WEIGHT_DENSE = 3.0
-DENSE_WEIGHT = 3.0
-PRIOR_WEIGHT = 0.2
-MAP_SCORE_WEIGHT = 0.3
 
 
 def heirs(path: str, successors_: Sequence[str]) -> tuple[str, ...]:
@@ -120,16 +119,41 @@ def _vote(votes: dict[str, float], voters: Sequence[tuple[float, tuple[str, ...]
                     votes[successor] += vote / math.sqrt(len(reached))
 
 
-class PartWeights(BaseModel):
-    """How the score parts of a file add up (see the module's docstring)."""
+class _Weights(BaseModel):
+    """The base of :class:`PartWeights`: a weight per ranking feature."""
 
     model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
-    votes: float = Field(default=1.0, ge=0)
-    text: float = Field(default=TEXT_WEIGHT, ge=0)
-    prior: float = Field(default=PRIOR_WEIGHT, ge=0)
-    seed: float = Field(default=MAP_SCORE_WEIGHT, ge=0)  # the context map's score
-    dense: float = Field(default=0.0, ge=0)
+    if TYPE_CHECKING:
+        def __getattr__(self, name: str) -> float: ...
+
+
+def _part_weights() -> type[_Weights]:
+    fields: dict[str, Any] = {f.name: (float, Field(default=f.weight, ge=0)) for f in features()}
+    model: type[_Weights] = create_model("PartWeights", __base__=_Weights, __module__=__name__, **fields)
+    model.__doc__ = ("How the score parts of a file add up: one weight per ranking feature "
+                     "(ctxgraph.compute.features; see the module's docstring).")
+    return model
+
+
+if TYPE_CHECKING:
+    PartWeights = _Weights
+else:
+    PartWeights = _part_weights()
+
+
+def weight_of(weights: _Weights, one: Feature, *, embedded: bool = False) -> float:
+    """A feature's weight in ``weights``; its default for a feature registered
+    after the weights' model was made (a test's)."""
+    found = weights.__dict__.get(one.name)
+    if found is None:
+        return one.dense_weight if embedded else one.weight
+    return float(found)
+
+
+def _dense_defaults() -> _Weights:
+    """The weights of a history with neighbours by embedding, by default."""
+    return PartWeights(**{f.name: f.dense_weight for f in features() if f.name in PartWeights.model_fields})
 
 
 class RankingWeights(BaseModel):
@@ -139,7 +163,7 @@ class RankingWeights(BaseModel):
     model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     full_text: PartWeights = PartWeights()
-    dense: PartWeights = PartWeights(text=TEXT_WEIGHT_DENSE, dense=DENSE_WEIGHT)
+    dense: PartWeights = _dense_defaults()
 
     @model_validator(mode="before")
     @classmethod
@@ -147,22 +171,23 @@ class RankingWeights(BaseModel):
         # a settings file may name only some weights of a set; the rest keep that set's defaults
         if isinstance(value, dict):
             out = dict(value)
-            for name, default in (("full_text", PartWeights()),
-                                  ("dense", PartWeights(text=TEXT_WEIGHT_DENSE, dense=DENSE_WEIGHT))):
+            for name, default in (("full_text", PartWeights()), ("dense", _dense_defaults())):
                 if isinstance(out.get(name), dict):
                     out[name] = {**default.model_dump(), **out[name]}
             return out
         return value
 
+    def for_history(self, embedded: bool) -> _Weights:
+        """The set that ranks a history with (or without) neighbours by embedding."""
+        return self.dense if embedded else self.full_text
+
 
 #: The weights when the settings hold none (``ctxgraph tune`` writes them).
 DEFAULT_WEIGHTS = RankingWeights()
-PARTS = ("votes", "text", "prior", "seed", "dense")
 
 
-def file_parts(history: HistoryEvidence, signals: TaskSignals) -> list[tuple[FileEntry, dict[str, float]]]:
-    """Every rankable file with its score parts (path order). ``dense`` is
-    there only when the history has neighbours by embedding."""
+def evidence_of(history: HistoryEvidence, signals: TaskSignals) -> QueryEvidence:
+    """What the history says of the query's rankable files, once for every feature."""
     # A loaded context map is the authority on which files exist: files known only
     # from handoffs (perhaps deleted since) are ranked only when there is no map.
     mapped = [f for f in history.files if f.in_map]
@@ -180,39 +205,49 @@ def file_parts(history: HistoryEvidence, signals: TaskSignals) -> list[tuple[Fil
     # BM25 of the query against each file's document (own terms + the terms of
     # the tasks that touched it), as the store's full-text index scored it.
     text = {p: f.text for p, f in files.items() if f.text > 0}
-    best_vote = max(votes.values(), default=0.0) or 1.0
-    best_text = max(text.values(), default=0.0) or 1.0
-    log_n = math.log(1 + history.n_tasks) if history.n_tasks else 1.0
-
-    out = []
-    for path in sorted(files):
-        f = files[path]
-        parts = {
-            "votes": round(votes.get(path, 0.0), 9),
-            "text": round(best_vote * text.get(path, 0.0) / best_text, 9),
-            "prior": round(math.log(1 + f.touches) / log_n, 9) if f.touches else 0.0,
-            "seed": float(map_score(f.entry, signals)),
-        }
-        if near:
-            parts["dense"] = round(dense.get(path, 0.0), 9)
-        out.append((f.entry, parts))
-    return out
+    return QueryEvidence(
+        signals=signals, files=files, paths=tuple(sorted(files)), votes=votes, dense=dense, embedded=bool(near),
+        text=text,
+        best_vote=max(votes.values(), default=0.0) or 1.0, best_text=max(text.values(), default=0.0) or 1.0,
+        log_n=QueryEvidence.log_tasks(history.n_tasks), n_tasks=history.n_tasks)
 
 
-def combine(parts: Mapping[str, float], weights: RankingWeights = DEFAULT_WEIGHTS) -> float:
-    """A file's score: its parts weighed by the set for its kind of history."""
-    w = weights.dense if "dense" in parts else weights.full_text
-    return round(w.votes * parts["votes"] + w.text * parts["text"] + w.prior * parts["prior"]
-                 + w.seed * parts["seed"] + w.dense * parts.get("dense", 0.0), 6)
+def file_parts(history: HistoryEvidence, signals: TaskSignals) -> list[tuple[FileEntry, dict[str, float]]]:
+    """Every rankable file with its score parts, one per ranking feature
+    (path order); a feature absent for the query (``dense`` without neighbours
+    by embedding) is not there."""
+    ev = evidence_of(history, signals)
+    columns = [(one.name, values) for one in features() if (values := one.compute(ev)) is not None]
+    return [(ev.files[path].entry, {name: values[path] for name, values in columns}) for path in ev.paths]
+
+
+def _weighed(weights: RankingWeights, embedded: bool) -> tuple[tuple[str, float], ...]:
+    """(feature, weight) in the features' order, from the set for the kind of history."""
+    w = weights.for_history(embedded)
+    return tuple((one.name, weight_of(w, one, embedded=embedded)) for one in features())
+
+
+def _sum(parts: Mapping[str, float], weighed: Sequence[tuple[str, float]]) -> float:
+    total = 0.0
+    for name, weight in weighed:
+        total += weight * parts.get(name, 0.0)
+    return round(total, 6)
+
+
+def combine(parts: Mapping[str, float], weights: RankingWeights = DEFAULT_WEIGHTS, *, embedded: bool) -> float:
+    """A file's score: its parts weighed by the set for its kind of history
+    (``embedded``: with neighbours by embedding), added in the features' order."""
+    return _sum(parts, _weighed(weights, embedded))
 
 
 def rank_files(history: HistoryEvidence, signals: TaskSignals, weights: RankingWeights = DEFAULT_WEIGHTS,
                ) -> list[tuple[FileEntry, float, dict[str, float]]]:
     """Context-map files with a positive fused score, best first (path breaks ties),
     each with its score parts."""
+    weighed = _weighed(weights, bool(history.neighbours[:DENSE_VOTERS]))
     ranked = []
     for entry, parts in file_parts(history, signals):
-        total = combine(parts, weights)
+        total = _sum(parts, weighed)
         if total > 0:
             ranked.append((entry, total, parts))
     ranked.sort(key=lambda r: (-r[1], r[0].path))
@@ -222,12 +257,13 @@ def rank_files(history: HistoryEvidence, signals: TaskSignals, weights: RankingW
 __all__: Sequence[str] = (
     "DEFAULT_WEIGHTS",
     "NEIGHBOURS",
-    "PARTS",
     "PartWeights",
     "RankingWeights",
     "combine",
+    "evidence_of",
     "file_parts",
     "heirs",
     "rank_files",
     "route",
+    "weight_of",
 )

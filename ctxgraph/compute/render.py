@@ -117,6 +117,7 @@ def _environment() -> jinja2.Environment:
         autoescape=False,  # Markdown, not HTML
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
+        auto_reload=False,  # the template ships with the package: read once, never stat'ed again
     )
     env.filters["fold"] = fold
     env.filters["inline"] = inline

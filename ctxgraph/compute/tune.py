@@ -33,7 +33,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ctxgraph.compute.ranking import PARTS, PartWeights, RankingWeights, file_parts
+from ctxgraph.compute.features import features, names
+from ctxgraph.compute.ranking import PartWeights, RankingWeights, file_parts, weight_of
 from ctxgraph.compute.replay import Replay
 from ctxgraph.core.models import ReplayFile, ReplayTask
 
@@ -62,7 +63,7 @@ class Case:
 
     block: int
     paths: tuple[str, ...]
-    parts: np.ndarray  # one row per path, columns in PARTS order
+    parts: np.ndarray  # one row per path, a column per ranking feature (compute.features, in order)
     gold: np.ndarray  # bool per path
     n_gold: int
 
@@ -124,8 +125,9 @@ def replay_cases(replay: Replay, *, vectors: bool, progress: Callable[[], None] 
                 continue  # a query without neighbours is ranked by the other set
             ranked = file_parts(evidence, replay.tasks[index].signals)
             paths = tuple(entry.path for entry, _ in ranked)
-            parts = np.array([[p.get(k, 0.0) for k in PARTS] for _, p in ranked], dtype=np.float64)
-            cases.append(Case(block, paths, parts.reshape(len(paths), len(PARTS)),
+            columns = names()
+            parts = np.array([[p.get(k, 0.0) for k in columns] for _, p in ranked], dtype=np.float64)
+            cases.append(Case(block, paths, parts.reshape(len(paths), len(columns)),
                               np.array([p in gold for p in paths], dtype=bool), len(gold)))
         if progress is not None:
             progress()
@@ -138,7 +140,7 @@ def replay_recall(cases: Sequence[Case], weights: PartWeights, top: int = TOP) -
     path breaking ties)."""
     if not cases:
         return 0.0
-    w = np.array([getattr(weights, k) for k in PARTS], dtype=np.float64)
+    w = np.array([weight_of(weights, f) for f in features()], dtype=np.float64)
     total = 0.0
     for case in cases:
         scores = np.round(case.parts @ w, 6)
@@ -149,18 +151,20 @@ def replay_recall(cases: Sequence[Case], weights: PartWeights, top: int = TOP) -
 
 
 def fit_weights(cases: Sequence[Case], start: PartWeights, *, seed: int = 0) -> PartWeights:
-    """Coordinate ascent of :func:`replay_recall` from ``start`` (``votes`` stays the
-    unit the others are measured in)."""
+    """Coordinate ascent of :func:`replay_recall` from ``start`` (the unit
+    feature, ``votes``, stays the unit the others are measured in)."""
     rng = random.Random(seed)
     best, best_recall = start, replay_recall(cases, start)
-    used = np.any([c.parts.any(axis=0) for c in cases], axis=0) if cases else np.zeros(len(PARTS), dtype=bool)
-    names = [k for i, k in enumerate(PARTS) if k != "votes" and used[i]]
+    every = features()
+    used = np.any([c.parts.any(axis=0) for c in cases], axis=0) if cases else np.zeros(len(every), dtype=bool)
+    tuned = [f.name for i, f in enumerate(every) if not f.unit and used[i]]
+    by_name = {f.name: f for f in every}
     for _ in range(ROUNDS):
         improved = False
-        order = list(names)
+        order = list(tuned)
         rng.shuffle(order)
         for name in order:
-            base = getattr(start, name) or 1.0
+            base = weight_of(start, by_name[name]) or 1.0
             for step in STEPS:
                 trial = best.model_copy(update={name: round(base * step, 4)})
                 found = replay_recall(cases, trial)

@@ -7,20 +7,19 @@ what a context makes of anchors :mod:`ctxgraph.compute.freshness`'.
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from ctxgraph.core.models import Anchor, Candidates, split_location, utcnow
-from ctxgraph.errors import CtxgraphError, StoreUnavailableError
+from ctxgraph.compute.freshness import FileStates
+from ctxgraph.core.models import Candidates, split_location, utcnow
+from ctxgraph.errors import CtxgraphError
 from ctxgraph.graph.records import HandoffRecord
-from ctxgraph.service.anchors import Wanted, check, git_head, is_file, make_anchors
+from ctxgraph.service.anchors import Wanted, check, git_head, make_anchors
 from ctxgraph.service.base import ServiceBase
-
-log = logging.getLogger(__name__)
+from ctxgraph.service.work_tree import file_states
 
 
 class NoRootError(CtxgraphError):
@@ -113,93 +112,25 @@ class FreshnessMixin(ServiceBase):
         a root, unless ``check_anchors`` is off."""
         return self.root is not None and self.check_anchors
 
-    def _fresh(self, candidates: Candidates) -> tuple[Candidates, WorkTreeFiles | None]:
-        """``candidates`` with the anchors of what they may show checked now
+    def _fresh(self, candidates: Candidates) -> tuple[Candidates, FileStates | None]:
+        """The gather's work-tree part, before compute (which does no IO):
+        ``candidates`` with the anchors of what they may show checked now
         against the work tree (stat only for a file as last seen; nothing is
-        stored: ``sync`` does): the anchors of the dependencies' handoffs and
-        of the knowledge with a location — the gather read them
+        stored: ``sync`` does) — the anchors of the dependencies' handoffs and
+        of the knowledge with a location, which the gather read
         (``GatherQuery.anchors``, asked by :meth:`gather` when
         :meth:`_checks_anchors`), so a context pays no read of its own for
-        them; and the candidate files (code references, dependencies' files)
-        as :class:`WorkTreeFiles`, for the context to ask which are gone as it
-        walks them (only those it may show). Unchanged, and no files, without
-        a root."""
+        them; and the candidate files' states
+        (:func:`ctxgraph.service.work_tree.file_states`). Unchanged, and no
+        states, without a root."""
         if self.root is None or not self.check_anchors:
             return candidates, None
         root = Path(self.root.path)
-        files = WorkTreeFiles(self, root, candidates)
+        files = file_states(self.store, root, candidates)
         if not candidates.anchors:
             return candidates, files
         checked = check(root, candidates.anchors).anchors
         return candidates.model_copy(update={"anchors": tuple(checked)}), files
 
 
-#: A root holding fewer than one in this many of a context's candidate files is not the project's.
-HELD_SHARE = 10
-
-
-class WorkTreeFiles:
-    """The candidate files of one context against the work tree
-    (:class:`ctxgraph.compute.freshness.FileCheck`), asked one at a time as
-    the context walks what it may show: a ``stat`` each, once. When one of
-    them is not there, every candidate file is looked at then, as a whole:
-    those gone are gone only when the root holds a tenth of them at least
-    (:data:`HELD_SHARE`; a root holding fewer is another project's, and
-    nothing is left out then), and the anchors on them are read (they may say where a file went)
-    and checked, in one read."""
-
-    def __init__(self, service: FreshnessMixin, root: Path, candidates: Candidates) -> None:
-        self._service = service
-        self._root = root
-        self._top = str(root)
-        self._candidates = candidates
-        self._there: dict[str, bool] = {}
-        self._gone: frozenset[str] | None = None
-        self._paths: set[str] | None = None
-
-    def paths(self) -> set[str]:
-        """The candidate files: the context map's, the history's, the
-        dependencies' (to read, created). Made when a file is not there."""
-        if self._paths is None:
-            c = self._candidates
-            paths = {e.path for e in c.context_map}
-            if c.history is not None:
-                paths |= {f.entry.path for f in c.history.files}
-            self._paths = paths | {f.file for d in c.dependencies for f in (*d.files_to_read, *d.files_created)}
-        return self._paths
-
-    @property
-    def asked(self) -> list[str]:
-        """The files looked at so far, in turn."""
-        return list(self._there)
-
-    def _is_file(self, path: str) -> bool:
-        there = self._there.get(path)
-        if there is None:
-            there = self._there[path] = is_file(self._top, path)
-        return there
-
-    def gone(self, path: str) -> tuple[bool, Sequence[Anchor]]:
-        if self._gone is not None:
-            return path in self._gone, ()
-        if self._is_file(path):
-            return False, ()
-        paths = self.paths()
-        if path not in paths:  # not a candidate (a file the associative memory adds)
-            return False, ()
-        missing = sorted(p for p in paths if not self._is_file(p))
-        # This root is the project's when it holds a tenth of the candidate files at least: a
-        # tree sharing a few common names with the project (README.md, setup.py) among its ~180
-        # is another project's (a Neo4j store read from an unrelated checkout); nothing is left
-        # out then.
-        held = len(paths) - len(missing)
-        self._gone = frozenset(missing) if held and held * HELD_SHARE >= len(paths) else frozenset()
-        try:
-            found = self._service.store.read_anchors([], missing)
-        except StoreUnavailableError as exc:
-            log.warning("anchors of the files gone not read: %s", exc)
-            return path in self._gone, ()
-        return path in self._gone, check(self._root, found).anchors if found else ()
-
-
-__all__ = ["FreshnessMixin", "NoRootError", "SyncReport", "WorkTreeFiles"]
+__all__ = ["FreshnessMixin", "NoRootError", "SyncReport"]

@@ -65,5 +65,5 @@ def test_hostile_names_and_texts_stay_inside_the_templates_sections(tmp_path: Pa
     table = explained.split("## Explain (", 1)[1]
     rows = [line for line in table.splitlines() if line.startswith("| ") and not line.startswith("| fate ")]
     cells = [t.type for t in MarkdownIt("commonmark").enable("table").parse(table)].count("td_open")
-    assert len(rows) == 5 and cells == 11 * len(rows), table  # one row an item, its file's name in one cell
+    assert len(rows) == 5 and cells == 12 * len(rows), table  # one row an item, its file's name in one cell
     assert json.loads(ctxgraph("context", "t-new", "--format", "json", cwd=tmp_path))["markdown"] == markdown

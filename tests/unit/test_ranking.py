@@ -94,7 +94,8 @@ def test_neighbours_by_embedding_vote_for_their_files() -> None:
     assert abs(ranked["pkg/c.py"][1]["dense"] - 0.5 / 2 ** 0.5) < 1e-6
     assert ranked["pkg/a.py"][1]["dense"] == 0.0
     b_score, b = ranked["pkg/b.py"]
-    expected = (b["votes"] + ranking.TEXT_WEIGHT_DENSE * b["text"] + ranking.PRIOR_WEIGHT * b["prior"]
-                + ranking.MAP_SCORE_WEIGHT * b["seed"] + ranking.DENSE_WEIGHT * b["dense"])
+    w = ranking.DEFAULT_WEIGHTS.dense  # the set of a history with neighbours by embedding: text 3, dense 3
+    assert (w.votes, w.text, w.prior, w.seed, w.dense) == (1.0, 3.0, 0.2, 0.3, 3.0)
+    expected = (b["votes"] + w.text * b["text"] + w.prior * b["prior"] + w.seed * b["seed"] + w.dense * b["dense"])
     assert abs(b_score - expected) < 1e-6
     assert next(iter(ranked)) == "pkg/b.py"
