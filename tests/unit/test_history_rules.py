@@ -14,7 +14,16 @@ from ctxgraph.service import ContextService
 from ctxgraph.service.history_types import folder, folders
 from ctxgraph.sources.git_log import Change, Commit
 from ctxgraph.sources.history import commit_handoff, commit_task
-from ctxgraph.sources.history_rules import MASS_CHANGE, RULES, commit_rule, file_rule, in_paths, judge, under
+from ctxgraph.sources.history_rules import (
+    MASS_CHANGE,
+    MASS_CHANGE_IN_PATHS,
+    RULES,
+    commit_rule,
+    file_rule,
+    in_paths,
+    judge,
+    under,
+)
 
 A_FILE = [Change("M", "src/app.py")]
 
@@ -111,6 +120,19 @@ def test_folders_keep_their_files_and_skip_a_commit_left_with_none() -> None:
     assert none.rule == "outside-paths" and left == ()
     assert in_paths(verdict, files, ("src/", "tests/")) == (verdict, files)
     assert not under("src/pkgs/b.py", ("src/pkg/",))
+
+
+def test_with_folders_a_commit_is_a_mass_change_by_its_files_under_them() -> None:
+    """Tests, docs and the changelog do not count: a commit of 8 package files
+    and 30 others is a task; one of 9 package files is a mass change."""
+    others = tuple(Change("M", f"tests/test_{i}.py") for i in range(30))
+    for n, rule in ((MASS_CHANGE_IN_PATHS, None), (MASS_CHANGE_IN_PATHS + 1, "mass-change")):
+        changes = (*(Change("M", f"src/pkg/m{i}.py") for i in range(n)), *others)
+        verdict = judge(Commit(id="b" * 40, parents=(), date="", message="Refactor", changes=changes))
+        assert verdict.rule is None  # 38-39 files in all: under MASS_CHANGE
+        kept, inside = in_paths(verdict, tuple((c.status, c.path) for c in verdict.kept), ("src/pkg/",))
+        assert (kept.rule, len(inside)) == (rule, n)
+    assert MASS_CHANGE_IN_PATHS < MASS_CHANGE
 
 
 def test_folders_are_relative_to_the_top() -> None:
