@@ -82,7 +82,7 @@ class OnnxEmbedder:
     a context's on :func:`~ctxgraph.memory.model.threads` threads, an index
     run's (:meth:`embed_bulk`) on :func:`~ctxgraph.memory.model.index_threads`."""
 
-    def __init__(self, variant: str = "onnx", path: Path | None = None) -> None:
+    def __init__(self, variant: str = "onnx", path: Path | None = None, model: Path | None = None) -> None:
         if variant not in VARIANTS:
             raise EmbeddingUnavailableError(f"unknown ONNX variant {variant!r}; one of {', '.join(VARIANTS)}")
         try:
@@ -95,7 +95,8 @@ class OnnxEmbedder:
         self.tokenizer = Tokenizer.from_file(str(where / "tokenizer.json"))
         self.tokenizer.enable_truncation(MAX_PIECES)
         self.tokenizer.no_padding()
-        self._model = str(model_file(variant, where))
+        # ``model``: a built file of ``variant`` to run instead of the cached one (benchmarks/first_index.py)
+        self._model = str(model or model_file(variant, where))
         self._sessions: dict[int, Any] = {}
         self._lock = threading.Lock()
         #: Seconds per word piece of the bulk path, by thread count (a moving average).
@@ -114,9 +115,12 @@ class OnnxEmbedder:
                 options.intra_op_num_threads = count
                 options.inter_op_num_threads = 1
                 options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+                options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL  # (the default)
                 options.log_severity_level = 3  # errors only: its notes on the quantized graph are for developers
                 # Threads that wait for work sleep instead of spinning: on a busy machine a
-                # spinning thread takes the core another process (or a context) needs.
+                # spinning thread takes the core another process (or a context) needs. The
+                # bulk session too: spinning cost it 26% more CPU per chunk and gained no
+                # speed (benchmarks/first_index.py, docs/embedding.md).
                 options.add_session_config_entry("session.intra_op.allow_spinning", "0")
                 self._sessions[count] = ort.InferenceSession(self._model, options, providers=["CPUExecutionProvider"])
             return self._sessions[count]
