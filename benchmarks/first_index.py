@@ -9,15 +9,19 @@ settings taking turns as to which goes first:
 
 - ``before`` — the index as it was: the onnx runtime's one-thread session
   (``embed``, the contexts' path) and calls of at most 32 chunks;
-- ``after`` — the index now: ``embed_bulk`` (a session on
-  ``index_threads()`` threads: ``CTXGRAPH_EMBEDDING_THREADS`` when set, else
-  the CPUs this process may use, while they are faster than one) and calls
-  of at most ``EMBED_BATCH`` chunks, each sorted by length;
+- ``after`` — the index now: ``embed_bulk`` (``index_threads()`` batches at
+  a time, each on the one-thread session: ``CTXGRAPH_EMBEDDING_THREADS``
+  when set, else the CPUs this process may use, while that is faster than
+  one at a time) and calls of at most ``EMBED_BATCH`` chunks, each sorted by
+  length;
+- ``threads-in-op`` — ``after`` as it was before: one batch at a time on a
+  session of ``index_threads()`` intra-op threads (onnxruntime splits each
+  operator over them);
 - ``fused`` — ``after`` on the fused graph (``onnx_build.build_graph(...,
   fused=True)``: onnxruntime's ``Attention``, ``SkipLayerNormalization`` and
   ``BiasGelu`` operators), built into a temporary folder;
-- ``after-spin`` (with ``--spin``) — ``after`` with the bulk session's
-  waiting threads spinning (``session.intra_op.allow_spinning=1``).
+- ``spin`` (with ``--spin``) — ``threads-in-op`` with the session's waiting
+  threads spinning (``session.intra_op.allow_spinning=1``).
 
 Per setting: chunks, seconds, chunks/s, CPU ms per chunk (this process's
 CPU time, all its threads: it moves less with the machine's load than the
@@ -71,20 +75,33 @@ class Recording:
         return self._record(texts, max_pieces)
 
 
-def spinning(embedder: Any) -> Any:
-    """``embedder`` with its bulk session's waiting threads spinning."""
-    import onnxruntime as ort
+class ThreadsInOp:
+    """The bulk path of ``embed_bulk`` before: one batch at a time on a session
+    of ``index_threads()`` intra-op threads (``spin``: their waits spinning)."""
 
-    from ctxgraph.memory.model import index_threads
+    def __init__(self, embedder: Any, spin: bool = False) -> None:
+        import onnxruntime as ort
 
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = index_threads()
-    options.inter_op_num_threads = 1
-    options.log_severity_level = 3
-    options.add_session_config_entry("session.intra_op.allow_spinning", "1")
-    embedder._sessions[index_threads()] = ort.InferenceSession(embedder._model, options,
-                                                               providers=["CPUExecutionProvider"])
-    return embedder
+        from ctxgraph.memory.model import index_threads
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = index_threads()
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spin else "0")
+        self._session = ort.InferenceSession(embedder._model, options, providers=["CPUExecutionProvider"])
+        self._tokenizer = embedder.tokenizer
+        self._cost: dict[int, float] = {}
+
+    def embed(self, texts: Sequence[str], max_pieces: int = 256) -> npt.NDArray[np.float32]:
+        from ctxgraph.memory.model import BATCH, BATCH_PIECES, encode, run_encoded
+
+        def forward(ids: npt.NDArray[np.int64], mask: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+            return np.asarray(self._session.run(["embedding"], {"input_ids": ids, "attention_mask": mask})[0])
+
+        return run_encoded(encode(self._tokenizer, texts, max_pieces), forward, BATCH, BATCH_PIECES)
+
+    embed_bulk = embed
 
 
 def settings(tmp: Path, spin: bool) -> dict[str, Recording]:
@@ -95,9 +112,10 @@ def settings(tmp: Path, spin: bool) -> dict[str, Recording]:
     fused = build(model_dir() / "model.safetensors", tmp / "fused.onnx", quantize=False, fused=True)
     today = OnnxEmbedder("onnx")
     chosen = {"before": Recording(today, bulk=False), "after": Recording(today, bulk=True),
+              "threads-in-op": Recording(ThreadsInOp(today), bulk=True),
               "fused": Recording(OnnxEmbedder("onnx", model=fused), bulk=True)}
     if spin:
-        chosen["after-spin"] = Recording(spinning(OnnxEmbedder("onnx")), bulk=True)
+        chosen["spin"] = Recording(ThreadsInOp(today, spin=True), bulk=True)
     return chosen
 
 
@@ -158,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--stride", type=int, default=1, help="every n-th file of ctxgraph/ (default 1: all)")
     parser.add_argument("--rounds", type=int, default=1, help="rounds, each indexing a fresh copy once per setting")
-    parser.add_argument("--spin", action="store_true", help="also the bulk session with spinning threads")
+    parser.add_argument("--spin", action="store_true", help="also threads-in-op with spinning threads")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
     result = run(max(1, args.stride), max(1, args.rounds), args.spin)
@@ -169,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
           f"load average {result['load_average_start_end'][0]} -> {result['load_average_start_end'][1]} "
           f"on {result['machine']['cpus']} CPUs")
     for row in result["rows"]:
-        print(f"  {row['setting']:<10} {row['chunks']:>6} chunks {row['seconds']:>7.1f} s {row['chunks_per_s']:>7.2f} "
+        print(f"  {row['setting']:<13} {row['chunks']:>6} chunks {row['seconds']:>7.1f} s {row['chunks_per_s']:>7.2f} "
               f"chunks/s {row['cpu_ms_per_chunk']:>6.1f} CPU ms/chunk  {row['speedup']:.2f}x  cosine min "
               f"{row['cosine_min']}, largest component difference {row['max_component_diff']}; "
               f"ms per 1,000 pieces by threads {row['ms_per_1000_pieces_by_threads']}")
