@@ -109,3 +109,19 @@ def test_the_one_time_model_build_is_an_info_line_once(tmp_path: Path, monkeypat
         assert model_file("onnx") == first and first.is_file()
     built = [r for r in caplog.records if "building the onnx model" in r.getMessage()]
     assert [r.levelno for r in built] == [logging.INFO]
+
+
+def test_batches_on_several_threads_give_the_rows_of_one_thread() -> None:
+    from ctxgraph.memory.model import BATCH, BATCH_PIECES, encode, run_encoded
+
+    embedder = OnnxEmbedder("onnx")
+    encoded = encode(embedder.tokenizer, sample_texts(), 256)
+    session = embedder._session(1)
+
+    def forward(ids: npt.NDArray[np.int64], mask: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        return np.asarray(session.run(["embedding"], {"input_ids": ids, "attention_mask": mask})[0])
+
+    alone = run_encoded(encoded, forward, BATCH, BATCH_PIECES)
+    together = run_encoded(encoded, forward, BATCH, BATCH_PIECES, workers=3)
+    assert np.array_equal(alone, together)  # the same groups, each run whole on one thread
+    assert np.abs(np.linalg.norm(together, axis=1) - 1).max() < 1e-5
