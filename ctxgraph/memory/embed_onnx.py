@@ -80,9 +80,10 @@ def model_file(variant: str, where: Path | None = None) -> Path:
 class OnnxEmbedder:
     """all-MiniLM-L6-v2 sentence vectors (384 floats, unit length) by onnxruntime:
     a context's on :func:`~ctxgraph.memory.model.threads` threads, an index
-    run's (:meth:`embed_bulk`) on :func:`~ctxgraph.memory.model.index_threads`."""
+    run's (:meth:`embed_bulk`) as :func:`~ctxgraph.memory.model.index_threads`
+    batches at a time on a one-thread session."""
 
-    def __init__(self, variant: str = "onnx", path: Path | None = None) -> None:
+    def __init__(self, variant: str = "onnx", path: Path | None = None, model: Path | None = None) -> None:
         if variant not in VARIANTS:
             raise EmbeddingUnavailableError(f"unknown ONNX variant {variant!r}; one of {', '.join(VARIANTS)}")
         try:
@@ -95,7 +96,8 @@ class OnnxEmbedder:
         self.tokenizer = Tokenizer.from_file(str(where / "tokenizer.json"))
         self.tokenizer.enable_truncation(MAX_PIECES)
         self.tokenizer.no_padding()
-        self._model = str(model_file(variant, where))
+        # ``model``: a built file of ``variant`` to run instead of the cached one (benchmarks/first_index.py)
+        self._model = str(model or model_file(variant, where))
         self._sessions: dict[int, Any] = {}
         self._lock = threading.Lock()
         #: Seconds per word piece of the bulk path, by thread count (a moving average).
@@ -114,9 +116,12 @@ class OnnxEmbedder:
                 options.intra_op_num_threads = count
                 options.inter_op_num_threads = 1
                 options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+                options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL  # (the default)
                 options.log_severity_level = 3  # errors only: its notes on the quantized graph are for developers
                 # Threads that wait for work sleep instead of spinning: on a busy machine a
-                # spinning thread takes the core another process (or a context) needs.
+                # spinning thread takes the core another process (or a context) needs. The
+                # bulk session too: spinning cost it 26% more CPU per chunk and gained no
+                # speed (benchmarks/first_index.py, docs/embedding.md).
                 options.add_session_config_entry("session.intra_op.allow_spinning", "0")
                 self._sessions[count] = ort.InferenceSession(self._model, options, providers=["CPUExecutionProvider"])
             return self._sessions[count]
@@ -149,17 +154,21 @@ class OnnxEmbedder:
 
     def embed_bulk(self, texts: Sequence[str], max_pieces: int = MAX_PIECES) -> npt.NDArray[np.float32]:
         """:meth:`embed` for an index run's many chunks: the same vectors, to
-        float rounding, on :func:`~ctxgraph.memory.model.index_threads`
-        threads or on one, whichever has been faster per word piece lately
+        float rounding, :func:`~ctxgraph.memory.model.index_threads` batches
+        at a time (each on one thread) or one at a time, whichever has been
+        faster per word piece lately
         (each is tried again every :data:`RETRY_CALLS` calls: the machine's
         load changes); on the count ``CTXGRAPH_EMBEDDING_THREADS`` names when set."""
         if self.runtime == "onnx-int8" or not texts:
             return self.embed(texts, max_pieces)
         count = self._bulk_threads()
-        forward = self._forward_on(self._session(count))  # (made before the clock starts)
+        forward = self._forward_on(self._session(1))  # (made before the clock starts)
         encoded = encode(self.tokenizer, texts, max_pieces)
         began = time.perf_counter()
-        out = run_encoded(encoded, forward, BATCH, BATCH_PIECES)
+        # ``count`` batches at a time, each on the one-thread session: 11% faster
+        # than one batch at a time on a ``count``-thread session, and the same
+        # CPU per chunk as one thread (benchmarks/first_index.py, docs/embedding.md).
+        out = run_encoded(encoded, forward, BATCH, BATCH_PIECES, workers=count)
         per_piece = (time.perf_counter() - began) / max(1, sum(len(e) for e in encoded))
         with self._lock:
             last = self._cost.get(count)

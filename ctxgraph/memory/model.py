@@ -16,6 +16,7 @@ import functools
 import importlib.util
 import os
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -164,11 +165,15 @@ def run_batches(
 def run_encoded(
     encoded: Sequence[Sequence[int]],
     forward: Callable[[npt.NDArray[np.int64], npt.NDArray[np.float32]], npt.NDArray[np.float32]],
-    batch: int = BATCH, pieces: int | None = None,
+    batch: int = BATCH, pieces: int | None = None, workers: int = 1,
 ) -> npt.NDArray[np.float32]:
-    """:func:`run_batches` over texts already cut into word-piece ids."""
+    """:func:`run_batches` over texts already cut into word-piece ids; with
+    ``workers`` > 1 that many threads run the groups at once, the longest
+    first (``forward`` must then be safe to call from several threads, as an
+    onnxruntime session is; each group's rows are the same either way)."""
     out = np.zeros((len(encoded), DIMENSIONS), dtype=np.float32)
-    for chunk in batches([len(e) for e in encoded], batch, pieces):
+
+    def run(chunk: list[int]) -> None:
         length = max(len(encoded[i]) for i in chunk)
         ids = np.zeros((len(chunk), length), dtype=np.int64)
         mask = np.zeros((len(chunk), length), dtype=np.float32)
@@ -177,4 +182,12 @@ def run_encoded(
             ids[row, :len(piece_ids)] = piece_ids
             mask[row, :len(piece_ids)] = 1.0
         out[chunk] = forward(ids, mask)
+
+    groups = batches([len(e) for e in encoded], batch, pieces)
+    if workers <= 1 or len(groups) <= 1:
+        for chunk in groups:
+            run(chunk)
+        return out
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ctxgraph-embed") as pool:
+        list(pool.map(run, reversed(groups)))  # (list: a failed group raises here)
     return out
