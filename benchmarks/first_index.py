@@ -66,6 +66,7 @@ class Recording:
 def run(stride: int, rounds: int) -> dict[str, Any]:
     from ctxgraph.graph.local import LocalStore
     from ctxgraph.memory import index as index_module
+    from ctxgraph.memory import index_steps
     from ctxgraph.memory.embed_onnx import OnnxEmbedder
     from ctxgraph.memory.model import index_threads
     from ctxgraph.memory.scan import SourceFile, walk
@@ -75,7 +76,7 @@ def run(stride: int, rounds: int) -> dict[str, Any]:
     model = OnnxEmbedder("onnx")
     settings = {"before": Recording(model, bulk=False), "after": Recording(model, bulk=True)}
     totals = {name: [0, 0.0] for name in settings}
-    new_batch = index_module.EMBED_BATCH
+    new_batch = index_steps.EMBED_BATCH
     load = [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory(prefix="ctxgraph-first-index-") as tmp:
         for r in range(rounds):
@@ -85,14 +86,14 @@ def run(stride: int, rounds: int) -> dict[str, Any]:
                 shutil.copyfile(source / f.path, tree / f.path)
             order = ["before", "after"] if r % 2 == 0 else ["after", "before"]
             for name in order:
-                index_module.EMBED_BATCH = OLD_EMBED_BATCH if name == "before" else new_batch
+                index_steps.EMBED_BATCH = OLD_EMBED_BATCH if name == "before" else new_batch
                 with LocalStore.open(Path(tmp) / f"{r}-{name}.db") as store:
                     report = index_module.index_project(store, tree, embedder=settings[name])
                 totals[name][0] += report.chunks
                 totals[name][1] += report.seconds
                 log(f"[first index] round {r + 1}/{rounds} {name}: {report.chunks} chunks in "
                     f"{report.seconds:.1f}s ({report.chunks_per_s:.1f} chunks/s)")
-    index_module.EMBED_BATCH = new_batch
+    index_steps.EMBED_BATCH = new_batch
     load.append(os.getloadavg()[0])
     before, after = settings["before"].vectors, settings["after"].vectors
     common = [t for t in before if t in after]
