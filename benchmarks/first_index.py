@@ -130,12 +130,13 @@ def agreement(before: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
 def run(stride: int, rounds: int, spin: bool = False) -> dict[str, Any]:
     from ctxgraph.graph.local import LocalStore
     from ctxgraph.memory import index as index_module
+    from ctxgraph.memory import index_steps
     from ctxgraph.memory.model import index_threads
     from ctxgraph.memory.scan import SourceFile, walk
 
     source = ROOT / "ctxgraph"
     files = sorted((f for f in walk(source) if isinstance(f, SourceFile)), key=lambda f: f.path)[::stride]
-    new_batch = index_module.EMBED_BATCH
+    new_batch = index_steps.EMBED_BATCH
     load = [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory(prefix="ctxgraph-first-index-") as tmp:
         chosen = settings(Path(tmp), spin)
@@ -147,7 +148,7 @@ def run(stride: int, rounds: int, spin: bool = False) -> dict[str, Any]:
                 shutil.copyfile(source / f.path, tree / f.path)
             order = list(chosen)[r % len(chosen):] + list(chosen)[:r % len(chosen)]
             for name in order:
-                index_module.EMBED_BATCH = OLD_EMBED_BATCH if name == "before" else new_batch
+                index_steps.EMBED_BATCH = OLD_EMBED_BATCH if name == "before" else new_batch
                 cpu = time.process_time()
                 with LocalStore.open(Path(tmp) / f"{r}-{name}.db") as store:
                     report = index_module.index_project(store, tree, embedder=chosen[name])
@@ -156,7 +157,7 @@ def run(stride: int, rounds: int, spin: bool = False) -> dict[str, Any]:
                     totals[name][i] += value
                 log(f"[first index] round {r + 1}/{rounds} {name}: {report.chunks} chunks in {report.seconds:.1f}s "
                     f"({report.chunks_per_s:.1f} chunks/s, {1000 * cpu / max(1, report.chunks):.0f} CPU ms/chunk)")
-    index_module.EMBED_BATCH = new_batch
+    index_steps.EMBED_BATCH = new_batch
     load.append(os.getloadavg()[0])
     base = totals["before"][0] / totals["before"][1]
     rows = [{"setting": name, "chunks": int(chunks), "seconds": round(seconds, 1),

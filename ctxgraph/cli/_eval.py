@@ -89,17 +89,7 @@ def _eval(directory: Path, fmt: str, budget: int | None, complexity: str | None,
     imported item comes from a gold file, beside as many picked by BM25
     ("knowledge").
     """
-    if not directory.exists():
-        raise CliError(f"{directory}: no such folder", 2)
-    if not directory.is_dir():
-        raise CliError(f"{directory}: not a folder; expected an evaluation set folder", 2)
-
-    from ctxgraph.evaluation.dataset import load_set, missing_files
-    from ctxgraph.evaluation.runner import run_eval
-
-    missing = missing_files(directory)
-    if missing:
-        raise CliError(f"{directory}: not an evaluation set: missing {', '.join(missing)}", 2)
+    _check_set(directory)
     if source_dir is not None:
         if repo is not None or index_source is False:
             raise CliError("--source names the source to index: not with --repo nor --no-index-source", 2)
@@ -115,6 +105,31 @@ def _eval(directory: Path, fmt: str, budget: int | None, complexity: str | None,
     if index_scope is not None:
         raise CliError("--index-scope applies to a --repo run only", 2)
     tune = True if tune is None else tune
+    _eval_set(directory, fmt, budget, complexity, (neo4j_uri, neo4j_user, neo4j_database), limit_queries,
+              index_source, embeddings, tune, index_paths, source_dir)
+
+
+def _check_set(directory: Path) -> None:
+    """Refuse ``directory`` unless it is a folder holding an evaluation set's files."""
+    from ctxgraph.evaluation.dataset import missing_files
+
+    if not directory.exists():
+        raise CliError(f"{directory}: no such folder", 2)
+    if not directory.is_dir():
+        raise CliError(f"{directory}: not a folder; expected an evaluation set folder", 2)
+    missing = missing_files(directory)
+    if missing:
+        raise CliError(f"{directory}: not an evaluation set: missing {', '.join(missing)}", 2)
+
+
+def _eval_set(directory: Path, fmt: str, budget: int | None, complexity: str | None,
+              neo4j: tuple[str | None, str | None, str | None], limit_queries: int | None,
+              index_source: bool | None, embeddings: bool, tune: bool, index_paths: bool,
+              source_dir: Path | None) -> None:
+    """A run on the set's history.jsonl (not ``--repo``): :func:`ctxgraph.evaluation.runner.run_eval`."""
+    from ctxgraph.evaluation.dataset import load_set
+    from ctxgraph.evaluation.runner import run_eval
+
     try:
         eval_set = load_set(directory, limit_queries=limit_queries)
         if index_source is None:  # the default: the source whenever the set names its release
@@ -130,7 +145,7 @@ def _eval(directory: Path, fmt: str, budget: int | None, complexity: str | None,
             source = source_dir or source_tree(eval_set.meta, eval_set.name)
             if embeddings:
                 embedder = CachedEmbedder(cache_dir() / "embeddings" / "all-MiniLM-L6-v2.npz")
-        with _service(neo4j_uri, neo4j_user, neo4j_database) as svc:
+        with _service(*neo4j) as svc:
             try:
                 report = run_eval(svc, eval_set, budget=budget, complexity=complexity, stage=_progress,
                                   source=source, embeddings=embeddings, embedder=embedder, warn=warn,

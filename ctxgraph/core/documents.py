@@ -9,22 +9,25 @@ from __future__ import annotations
 
 import functools
 import json
-import re
-from collections.abc import Iterable
-from datetime import date, datetime
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-# Knowledge texts, words and tags, and paths (ctxgraph.core.limits; knowledge
-# added by hand is checked against the same figures).
-from ctxgraph.core.limits import MAX_KNOWLEDGE_CHARS, MAX_PATH_BYTES, MAX_WORD_CHARS
+from ctxgraph.core.document_checks import (
+    MAX_ALIAS_EXPANSION,
+    MAX_DOCUMENT_DEPTH,
+    MAX_PROBLEM_CHARS,
+    check_tree,
+    field_path,
+    limits,
+    one_line,
+    timestamps_as_text,
+)
 from ctxgraph.core.models import (
     ContextMapDoc,
     ContextMapEntryDoc,
     FileEntry,
     HandoffDoc,
-    TaskDoc,
     TasksDoc,
 )
 from ctxgraph.errors import InvalidDocumentError
@@ -33,43 +36,18 @@ from ctxgraph.errors import InvalidDocumentError
 MAX_DOCUMENT_BYTES = 5 * 1024 * 1024
 #: YAML aliases beyond this count are refused (guards against alias bombs).
 MAX_YAML_ALIASES = 100
-#: Values YAML aliases (merge keys included) may add to a document once expanded.
-MAX_ALIAS_EXPANSION = 100_000
-#: Nesting deeper than this is refused (no validator or encoder recurses further).
-MAX_DOCUMENT_DEPTH = 200
 #: Digits an integer may have (Python converts at most 4,300).
 MAX_INT_DIGITS = 1_000
-#: A problem message (or field path) is cut to this many characters.
-MAX_PROBLEM_CHARS = 300
 DOCUMENT_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl")
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_LONG_WORD = re.compile(rf"\S{{{MAX_WORD_CHARS + 1},}}")
-
 M = TypeVar("M", bound=BaseModel)
-
-
-def _field_path(loc: Iterable[int | str]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else str(part)
-    return out
-
-
-def _one_line(text: str) -> str:
-    """Part of a one-line message: line breaks flattened, length bounded."""
-    flat = " ".join(text.splitlines())
-    return flat if len(flat) <= MAX_PROBLEM_CHARS else flat[: MAX_PROBLEM_CHARS - 3] + "..."
 
 
 def _problems(exc: ValidationError) -> list[tuple[str, str]]:
     problems = []
     for err in exc.errors(include_url=False):
         loc = [p for p in err["loc"] if p not in ("function-before", "function-after")]
-        problems.append((_one_line(_field_path(loc)), _one_line(err["msg"])))
+        problems.append((one_line(field_path(loc)), one_line(err["msg"])))
     return problems[:20]
 
 
@@ -123,7 +101,7 @@ def _guarded_loader() -> Any:
                 return super().construct_yaml_timestamp(node)
             except (ValueError, OverflowError) as exc:
                 raise yaml.constructor.ConstructorError(
-                    None, None, f"impossible date {_one_line(str(node.value))[:40]!r} ({exc})", node.start_mark
+                    None, None, f"impossible date {one_line(str(node.value))[:40]!r} ({exc})", node.start_mark
                 ) from None
 
 
@@ -182,11 +160,11 @@ def parse_structured(text: str, source: str) -> Any:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
         problem = getattr(exc, "problem", None) or str(exc) or type(exc).__name__
-        raise InvalidDocumentError(source, [("", f"not valid YAML/JSON: {where}{_one_line(problem)}")]) from None
+        raise InvalidDocumentError(source, [("", f"not valid YAML/JSON: {where}{one_line(problem)}")]) from None
     except RecursionError:
         raise InvalidDocumentError(source, [("", "document nested too deeply")]) from None
     except (ValueError, TypeError, OverflowError) as exc:  # a value no YAML constructor can build
-        raise InvalidDocumentError(source, [("", f"not valid YAML/JSON: {_one_line(str(exc))}")]) from None
+        raise InvalidDocumentError(source, [("", f"not valid YAML/JSON: {one_line(str(exc))}")]) from None
 
 
 def validate(model: type[M], data: Any, source: str) -> M:
@@ -196,8 +174,8 @@ def validate(model: type[M], data: Any, source: str) -> M:
     if not isinstance(data, dict):
         kind = "empty" if data is None else type(data).__name__
         raise InvalidDocumentError(source, [("", f"expected a mapping at the top, got {kind}")])
-    _check_tree(data, source)
-    data = _timestamps_as_text(model, data, source)
+    check_tree(data, source)
+    data = timestamps_as_text(model, data, source)
     try:
         doc = model.model_validate(data)
     except ValidationError as exc:
@@ -205,163 +183,11 @@ def validate(model: type[M], data: Any, source: str) -> M:
     except RecursionError:
         raise InvalidDocumentError(source, [("", "document nested too deeply")]) from None
     except (AttributeError, TypeError, ValueError, OverflowError) as exc:  # a validator surprised by a value
-        raise InvalidDocumentError(source, [("", f"cannot read the document: {_one_line(str(exc))}")]) from None
-    problems = _limits(doc)
+        raise InvalidDocumentError(source, [("", f"cannot read the document: {one_line(str(exc))}")]) from None
+    problems = limits(doc)
     if problems:
         raise InvalidDocumentError(source, problems)
     return doc
-
-
-_CONTAINERS = (dict, list, tuple, set, frozenset)
-
-
-def _children(value: Any) -> list[tuple[str | int, Any]]:
-    if isinstance(value, dict):
-        return list(value.items())
-    return list(enumerate(value))
-
-
-def _check_tree(data: Any, source: str) -> None:
-    """Refuse what no store can keep and no encoder can write: keys that are not
-    text, lone surrogates (``"\ud800"`` escapes), a structure containing itself,
-    nesting deeper than :data:`MAX_DOCUMENT_DEPTH`, and shared values (YAML
-    aliases) expanding the document by more than :data:`MAX_ALIAS_EXPANSION`.
-    Iterative: deep or huge input cannot exhaust the stack."""
-
-    def refuse(path: tuple[str | int, ...], reason: str) -> InvalidDocumentError:
-        shown = path if len(path) <= 8 else (*path[:3], "...", *path[-3:])
-        return InvalidDocumentError(source, [(_one_line(_field_path(shown)), reason)])
-
-    def check_text(path: tuple[str | int, ...], text: str, what: str) -> None:
-        if not text.isascii() and _SURROGATE.search(text):
-            raise refuse(path, f"{what} is not valid Unicode (a lone surrogate, e.g. from a \\ud800 escape)")
-
-    if not isinstance(data, _CONTAINERS):
-        return
-    expanded: dict[int, int] = {}  # id -> size with shared values counted at each use
-    distinct = 0  # values counting shared ones once
-    on_path: set[int] = set()
-    stack: list[tuple[Any, tuple[str | int, ...], bool]] = [(data, (), False)]
-    while stack:
-        value, path, leaving = stack.pop()
-        key = id(value)
-        if leaving:
-            on_path.discard(key)
-            total = 1
-            for _key, child in _children(value):
-                total += 1 if isinstance(value, dict) else 0
-                total += expanded[id(child)] if isinstance(child, _CONTAINERS) else 1
-            expanded[key] = total
-            if total - distinct > MAX_ALIAS_EXPANSION:
-                raise refuse((), f"shared values (aliases) expand the document by more than "
-                                 f"{MAX_ALIAS_EXPANSION:,} values")
-            continue
-        if key in expanded:
-            continue
-        if key in on_path:
-            raise refuse(path, "the document contains itself (a recursive alias)")
-        if len(path) >= MAX_DOCUMENT_DEPTH:
-            raise refuse(path, f"nested deeper than {MAX_DOCUMENT_DEPTH} levels")
-        on_path.add(key)
-        stack.append((value, path, True))
-        distinct += 1
-        for k, child in reversed(_children(value)):
-            if isinstance(value, dict):
-                distinct += 1
-                if not isinstance(k, str):
-                    raise refuse(path, f"the key {_one_line(repr(k))[:60]} is not text (quote it)")
-                check_text(path, k, "a key")
-            child_path = (*path, k)
-            if isinstance(child, _CONTAINERS):
-                stack.append((child, child_path, False))
-            else:
-                distinct += 1
-                if isinstance(child, str):
-                    check_text(child_path, child, "text")
-
-
-def _timestamps_as_text(model: type[BaseModel], data: dict[str, Any], source: str) -> dict[str, Any]:
-    """Timestamp fields take text or a YAML timestamp: a date (``2026-03-02``
-    unquoted) becomes ISO text; any other type is refused with its field path
-    (the models' timestamp validators expect nothing else). Returns a copy
-    when something changed; the caller's data is never modified."""
-
-    def fix(holder: dict[str, Any], name: str, path: tuple[str | int, ...]) -> dict[str, Any]:
-        value = holder.get(name)
-        if value is None or isinstance(value, str | datetime):
-            return holder
-        if isinstance(value, date):
-            return {**holder, name: value.isoformat()}
-        raise InvalidDocumentError(
-            source, [(_field_path(path), f"expected an ISO-8601 timestamp, got {type(value).__name__}")]
-        )
-
-    if model is HandoffDoc:
-        return fix(data, "completed_at", ("completed_at",))
-    if model is TaskDoc:
-        return fix(data, "blocked_at", ("blocked_at",))
-    if model is TasksDoc and isinstance(data.get("tasks"), list):
-        tasks = [
-            fix(t, "blocked_at", ("tasks", i, "blocked_at")) if isinstance(t, dict) else t
-            for i, t in enumerate(data["tasks"])
-        ]
-        return {**data, "tasks": tasks}
-    return data
-
-
-def _limits(doc: BaseModel) -> list[tuple[str, str]]:
-    """Limits the models leave out but the stores and the signal extractor need:
-    Neo4j indexes File.path and Tag.name (a value must fit an index key), and
-    knowledge texts are run through spaCy."""
-    problems: list[tuple[str, str]] = []
-
-    def path_ok(where: str, path: str) -> None:
-        size = len(path.encode("utf-8"))
-        if size > MAX_PATH_BYTES:
-            problems.append((where, f"path is {size:,} bytes in UTF-8; at most {MAX_PATH_BYTES:,}"))
-
-    def text_ok(where: str, text: str, max_chars: int | None = None) -> None:
-        if max_chars is not None and len(text) > max_chars:
-            problems.append((where, f"text is {len(text):,} characters; at most {max_chars:,}"))
-        elif _LONG_WORD.search(text):
-            problems.append((where, f"a word longer than {MAX_WORD_CHARS:,} characters (words become tags)"))
-
-    if isinstance(doc, HandoffDoc):
-        for name, changes in (("files_created", doc.files_created), ("files_modified", doc.files_modified)):
-            for i, change in enumerate(changes):
-                path_ok(f"{name}[{i}].path", change.path)
-        for i, read in enumerate(doc.dependencies_for_next):
-            path_ok(f"dependencies_for_next[{i}].file", read.file)
-        groups: list[tuple[str, str, list[Any]]] = [
-            ("patterns_discovered", "pattern", doc.patterns_discovered),
-            ("gotchas", "issue", doc.gotchas),
-            ("decisions", "decision", doc.decisions),
-            ("open_questions", "question", doc.open_questions),
-        ]
-        for i, pattern in enumerate(doc.patterns_discovered):
-            if pattern.location:
-                path_ok(f"patterns_discovered[{i}].location", pattern.location)
-        for name, field, items in groups:
-            for i, item in enumerate(items):
-                text_ok(f"{name}[{i}].{field}", getattr(item, field), MAX_KNOWLEDGE_CHARS)
-                for j, tag in enumerate(item.applies_to):
-                    if len(tag) > MAX_WORD_CHARS:
-                        problems.append((f"{name}[{i}].applies_to[{j}]",
-                                         f"tag is {len(tag):,} characters; at most {MAX_WORD_CHARS:,}"))
-    tasks: list[tuple[str, TaskDoc]] = []
-    if isinstance(doc, TaskDoc):
-        tasks = [("", doc)]
-    elif isinstance(doc, TasksDoc):
-        tasks = [(f"tasks[{i}].", t) for i, t in enumerate(doc.tasks)]
-    for prefix, task in tasks:
-        text_ok(f"{prefix}name", task.name)
-        text_ok(f"{prefix}objective", task.objective)
-        for j, criterion in enumerate(task.acceptance_criteria):
-            text_ok(f"{prefix}acceptance_criteria[{j}]", criterion)
-    if isinstance(doc, ContextMapDoc):
-        for i, entry in enumerate(doc.files):
-            path_ok(f"files[{i}].path", entry.path)
-    return problems[:20]
 
 
 def load_handoff(data: bytes, source: str) -> tuple[HandoffDoc, dict[str, Any]]:
@@ -401,7 +227,7 @@ def load_context_map(data: bytes, source: str) -> list[FileEntry]:
             problems = [(f"files[{i}].{path}" if path else f"files[{i}]", msg) for path, msg in _problems(exc)]
             raise InvalidDocumentError(source, problems) from None
         except ValueError as exc:  # clean_path: a NUL byte, a blank path
-            raise InvalidDocumentError(source, [(f"files[{i}].path", _one_line(str(exc)))]) from None
+            raise InvalidDocumentError(source, [(f"files[{i}].path", one_line(str(exc)))]) from None
     return entries
 
 
@@ -416,12 +242,15 @@ def _json_lines(text: str, source: str) -> list[Any]:
         except json.JSONDecodeError as exc:
             raise InvalidDocumentError(source, [(f"line {number}", exc.msg)]) from None
         except (ValueError, RecursionError) as exc:  # an integer too long, nesting too deep
-            reason = "nested too deeply" if isinstance(exc, RecursionError) else _one_line(str(exc))
+            reason = "nested too deeply" if isinstance(exc, RecursionError) else one_line(str(exc))
             raise InvalidDocumentError(source, [(f"line {number}", reason)]) from None
     return rows
 
 
 __all__ = [
+    "MAX_ALIAS_EXPANSION",
+    "MAX_DOCUMENT_DEPTH",
+    "MAX_PROBLEM_CHARS",
     "ContextMapEntryDoc",
     "decode",
     "load_context_map",

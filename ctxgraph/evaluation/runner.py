@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from ctxgraph.compute.ranking import RankingWeights
 from ctxgraph.compute.tune import WeightFit
-from ctxgraph.core.models import Complexity, Task
+from ctxgraph.core.models import Complexity
 from ctxgraph.core.tokens import estimate_tokens
 from ctxgraph.evaluation.baselines import Bm25Files, map_score_paths, render_all, render_paths
 from ctxgraph.evaluation.dataset import HISTORY, EvalSet, QueryLine
@@ -44,7 +44,9 @@ from ctxgraph.evaluation.protocol import (
 from ctxgraph.service import ContextService
 
 if TYPE_CHECKING:
+    from ctxgraph.compute.config import ContextConfig
     from ctxgraph.compute.output import ComputedContext
+    from ctxgraph.core.models import FileEntry
     from ctxgraph.memory.index import IndexReport
 
 log = logging.getLogger(__name__)
@@ -215,37 +217,8 @@ def run_queries(
             if is_skipped(query.gold_files, map_paths):
                 skipped += 1
                 continue
-            task = query.task()
-
-            def ctxgraph_text(task: Task = task, query: QueryLine = query) -> str:
-                ctx = svc.compute(task, complexity=complexity, budget=budget, now=now, memory=memory,
-                                  memory_project=eval_set.name if memory else None)
-                if on_context is not None:
-                    on_context(query, ctx)
-                return ctx.markdown
-
-            def no_memory_text(task: Task = task) -> str:
-                return svc.compute(task, complexity=complexity, budget=budget, now=now, memory=False).markdown
-
-            def tuned_text(task: Task = task) -> str:
-                return svc.compute(task, complexity=complexity, budget=budget, now=now, memory=False,
-                                   config=tuned_config).markdown
-
-            def bm25_text(text: str = query.text) -> str:
-                return render_paths(bm25.rank(text))
-
-            def seed_text(task: Task = task) -> str:
-                return render_paths(map_score_paths(files, svc.signals_for(task)))
-
-            def all_text() -> str:
-                return render_all(files, eval_set.history)
-
-            # ctxgraph goes first: it pays for the query's signal extraction;
-            # the seed row (the context map's scores) then reads the same signals
-            # from the extractor's cache.
-            makers: dict[str, Callable[[], str]] = {
-                "ctxgraph": ctxgraph_text, NO_MEMORY_SYSTEM: no_memory_text, TUNED_SYSTEM: tuned_text,
-                "bm25": bm25_text, "seed": seed_text, "all": all_text}
+            makers = _makers(svc, eval_set, query, complexity=complexity, budget=budget, now=now, memory=memory,
+                             tuned_config=tuned_config, bm25=bm25, files=files, on_context=on_context)
             for name in systems:
                 make = makers[name]
                 text, ms = _timed(make)
@@ -261,6 +234,43 @@ def run_queries(
                     ms=ms,
                 ))
     return outcomes, skipped, contexts
+
+
+def _makers(svc: ContextService, eval_set: EvalSet, query: QueryLine, *, complexity: Complexity | str | None,
+            budget: int | None, now: datetime | None, memory: bool, tuned_config: ContextConfig, bm25: Bm25Files,
+            files: list[FileEntry], on_context: Callable[[QueryLine, ComputedContext], None] | None,
+            ) -> dict[str, Callable[[], str]]:
+    """Each system's text for ``query``, made when called."""
+    task = query.task()
+
+    def ctxgraph_text() -> str:
+        ctx = svc.compute(task, complexity=complexity, budget=budget, now=now, memory=memory,
+                          memory_project=eval_set.name if memory else None)
+        if on_context is not None:
+            on_context(query, ctx)
+        return ctx.markdown
+
+    def no_memory_text() -> str:
+        return svc.compute(task, complexity=complexity, budget=budget, now=now, memory=False).markdown
+
+    def tuned_text() -> str:
+        return svc.compute(task, complexity=complexity, budget=budget, now=now, memory=False,
+                           config=tuned_config).markdown
+
+    def bm25_text() -> str:
+        return render_paths(bm25.rank(query.text))
+
+    def seed_text() -> str:
+        return render_paths(map_score_paths(files, svc.signals_for(task)))
+
+    def all_text() -> str:
+        return render_all(files, eval_set.history)
+
+    # ctxgraph goes first: it pays for the query's signal extraction;
+    # the seed row (the context map's scores) then reads the same signals
+    # from the extractor's cache.
+    return {"ctxgraph": ctxgraph_text, NO_MEMORY_SYSTEM: no_memory_text, TUNED_SYSTEM: tuned_text,
+            "bm25": bm25_text, "seed": seed_text, "all": all_text}
 
 
 def systems_of(memory: bool, tuned: bool = False) -> tuple[str, ...]:

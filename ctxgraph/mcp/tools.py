@@ -26,7 +26,6 @@ from ctxgraph.core.tokens import estimate_tokens
 from ctxgraph.errors import CtxgraphError
 from ctxgraph.mcp import ops
 from ctxgraph.mcp.limits import (
-    MAX_CRITERIA,
     MAX_ID_CHARS,
     MAX_ITEMS,
     MAX_NAME_CHARS,
@@ -39,18 +38,14 @@ from ctxgraph.mcp.models import (
     ComplexityArg,
     ConflictsResult,
     ContextResult,
-    Criterion,
     CursorArg,
     ExplainResult,
     FateArg,
-    Id,
-    IngestOutcome,
     InlineTask,
     InlineTaskArg,
     KindArg,
     LimitArg,
     ListStatusArg,
-    Name,
     ProjectArg,
     ProjectInfo,
     ProjectsResult,
@@ -58,11 +53,9 @@ from ctxgraph.mcp.models import (
     SearchResult,
     StatsResult,
     StrategyArg,
-    SyncResult,
     TaskIdArg,
     TaskListResult,
     TaskResult,
-    Text,
 )
 from ctxgraph.mcp.projects import Projects
 from ctxgraph.mcp.responses import (
@@ -82,6 +75,7 @@ from ctxgraph.mcp.responses import (
     wire_tokens,
 )
 from ctxgraph.mcp.server import CtxgraphServer
+from ctxgraph.mcp.write_tools import WriteTools
 from ctxgraph.service import ContextService
 
 log = logging.getLogger(__name__)
@@ -132,6 +126,8 @@ class CtxgraphTools:
         self.projects = projects
         self.cap = max_tokens
         self.read_only = read_only
+        #: the tools that write (registered unless ``read_only``)
+        self.writes = WriteTools(projects, self.guard)
 
     # -- plumbing ------------------------------------------------------------
 
@@ -326,108 +322,6 @@ class CtxgraphTools:
                        "max_response_tokens": self.cap})
         return self.guard(work)
 
-    def add_task(
-        self,
-        task_id: RequiredTaskId,
-        name: Annotated[Name, Field(description="Short title.")] = "",
-        objective: Annotated[Text, Field(description="What the task must achieve.")] = "",
-        acceptance_criteria: Annotated[list[Criterion] | None, Field(max_length=MAX_CRITERIA,
-                                                                     description="Acceptance criteria.")] = None,
-        type: Annotated[Name, Field(description="Task type (feature, bugfix, ...) [default: the first its "
-                                                "text names (fix/bug/leak: bugfix; add: feature), else "
-                                                "feature].")] = "",
-        complexity: Annotated[ComplexityArg, Field(description="Complexity tier [default: normal].")] = None,
-        depends_on: Annotated[list[Id] | None, Field(max_length=MAX_ITEMS,
-                                                     description="Ids of stored tasks it depends on.")] = None,
-        requires_context: Annotated[bool, Field(description="False: no working memory in its context.")] = True,
-        project: ProjectArg = None,
-    ) -> Annotated[CallToolResult, TaskResult]:
-        """Add a task (or update its text; a finished task keeps its outcome) with its dependencies; its
-        signals are computed and stored. Unknown dependencies and cycles are refused, nothing written."""
-        def work() -> CallToolResult:
-            proj = self.projects.get(project)
-            doc = {"id": task_id, "name": name, "objective": objective,
-                   "acceptance_criteria": list(acceptance_criteria or []), "type": type,
-                   "complexity": complexity or "normal", "depends_on": list(depends_on or []),
-                   "requires_context": requires_context}
-            saved = proj.call(lambda svc: svc.add_task(doc))
-            return ok({"project": proj.name, "task": saved.model_dump(mode="json")})
-        return self.guard(work)
-
-    def ingest_handoff(
-        self,
-        handoff: Annotated[str, Field(description=(
-            "The structured handoff document, YAML or JSON text (task_id, summary, success, files_created, "
-            "files_modified, dependencies_for_next, patterns_discovered, gotchas, decisions, open_questions); "
-            "at most 5 MB (5,242,880 bytes of UTF-8), as a handoff file."))],
-        source: Annotated[str, Field(min_length=1, max_length=MAX_ID_CHARS,
-                                     description="A name for the document in messages.")] = "<handoff>",
-        embed: Annotated[bool, Field(description=(
-            "Then embed the finished tasks' texts that have no vector yet (as `ctxgraph embed-tasks`)."))] = True,
-        project: ProjectArg = None,
-    ) -> Annotated[CallToolResult, IngestOutcome]:
-        """Ingest the structured handoff an agent wrote when it finished its task. It is validated whole
-        first (the CLI's validation and one-line refusal); a bad document writes nothing. The same
-        handoff twice changes nothing; a changed one for the same task replaces the earlier one."""
-        def work() -> CallToolResult:
-            proj = self.projects.get(project)
-            data = handoff.encode("utf-8", "surrogatepass")  # a lone surrogate is refused as not UTF-8
-
-            def run(svc: ContextService) -> tuple[Any, int | None, str | None]:
-                result = svc.ingest_handoffs([(source, data)])[0]
-                if not embed:
-                    return result, None, None
-                from ctxgraph.memory.embed import EmbeddingUnavailableError
-
-                try:
-                    return result, svc.embed_tasks(tasks=[result.task_id]), None
-                except EmbeddingUnavailableError as exc:
-                    return result, None, f"tasks not embedded: {exc} (or pass embed=false to skip this step)"
-            result, embedded, warning = proj.call(run)
-            structured = {"project": proj.name, "result": result.model_dump(mode="json"), "embedded": embedded,
-                          "warning": warning}
-            return ok(structured, extra_text=[f"ctxgraph: warning: {warning}"] if warning else [])
-        return self.guard(work)
-
-    def block_task(
-        self,
-        task_id: RequiredTaskId,
-        reason: Annotated[str, Field(min_length=1, max_length=MAX_TEXT_CHARS,
-                                     description="Why the task cannot go on.")],
-        project: ProjectArg = None,
-    ) -> Annotated[CallToolResult, TaskResult]:
-        """Mark a task blocked (it shows under Active Blockers in every context)."""
-        def work() -> CallToolResult:
-            proj = self.projects.get(project)
-
-            def run(svc: ContextService) -> Task:
-                svc.block(task_id, reason)
-                return svc.get_task(task_id)
-            return ok({"project": proj.name, "task": proj.call(run).model_dump(mode="json")})
-        return self.guard(work)
-
-    def unblock_task(self, task_id: RequiredTaskId,
-                     project: ProjectArg = None) -> Annotated[CallToolResult, TaskResult]:
-        """Set a blocked task back to pending."""
-        def work() -> CallToolResult:
-            proj = self.projects.get(project)
-
-            def run(svc: ContextService) -> Task:
-                svc.unblock(task_id)
-                return svc.get_task(task_id)
-            return ok({"project": proj.name, "task": proj.call(run).model_dump(mode="json")})
-        return self.guard(work)
-
-    def sync(self, project: ProjectArg = None) -> Annotated[CallToolResult, SyncResult]:
-        """Check the project's code anchors (the files its handoffs and patterns named) against its work tree,
-        as `ctxgraph sync`: each is unchanged, changed, renamed (followed) or deleted (its item retired). A
-        context checks its own anchors anyway; this stores what is found for all of them."""
-        def work() -> CallToolResult:
-            proj = self.projects.get(project)
-            report = proj.call(lambda svc: svc.sync())
-            return ok({"project": proj.name, "report": report.model_dump(mode="json")})
-        return self.guard(work)
-
     # -- resources ---------------------------------------------------------------
 
     def context_markdown(self, project: str | None, task_id: str) -> str:
@@ -449,7 +343,7 @@ class CtxgraphTools:
     def register(self, server: CtxgraphServer) -> None:
         # The names are limits.READ_TOOLS / WRITE_TOOLS: `ctxgraph mcp --help` lists them from there.
         reads: list[Callable[..., CallToolResult]] = [getattr(self, name) for name in READ_TOOLS]
-        writes: list[Callable[..., CallToolResult]] = [getattr(self, name) for name in WRITE_TOOLS]
+        writes: list[Callable[..., CallToolResult]] = [getattr(self.writes, name) for name in WRITE_TOOLS]
         for fn in reads:
             server.add_strict_tool(fn, annotations=READ)
         for fn in [] if self.read_only else writes:

@@ -272,9 +272,10 @@ SQL_MODULES = ("sql", "sql_imports")
 
 @functools.cache
 def _sql_checker(module: str = "sql") -> _Checker:
-    """The embedded store's statements (``ctxgraph/graph/local/sql.py``; for
-    ``sql_imports``, that module after sql.py's, whose constants it imports)."""
-    names = ["sql"] if module == "sql" else ["sql", module]
+    """The embedded store's statements (``ctxgraph/graph/local/sql.py``, after
+    sql_schema.py's, which it re-exports; for ``sql_imports``, that module after
+    theirs, whose constants it imports)."""
+    names = ["sql_schema", "sql"] if module == "sql" else ["sql_schema", "sql", module]
     body = [stmt for name in names
             for stmt in ast.parse((PACKAGE / "graph" / "local" / f"{name}.py").read_text(encoding="utf-8")).body]
     return _Checker(ast.Module(body=body, type_ignores=[]))

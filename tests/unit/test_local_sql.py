@@ -1,5 +1,6 @@
-"""The embedded store's SQL lives in ctxgraph/graph/local/sql.py (and, for
-what imports write, sql_imports.py): every statement there is used, every
+"""The embedded store's SQL lives in ctxgraph/graph/local/sql.py (and
+sql_schema.py, which it re-exports, and, for what imports write,
+sql_imports.py): every statement there is used, every
 statement the code names exists, and no other module of the store writes SQL
 of its own."""
 
@@ -12,7 +13,7 @@ from pathlib import Path
 from ctxgraph.graph.local import sql, sql_imports
 
 PACKAGE = Path(sql.__file__).parent
-SQL_MODULES = ("sql.py", "sql_imports.py")
+SQL_MODULES = ("sql.py", "sql_schema.py", "sql_imports.py")
 SQL_START = re.compile(r"^\s*(SELECT|INSERT|UPDATE|DELETE|WITH|CREATE|DROP|PRAGMA|BEGIN|COMMIT|ROLLBACK)\b")
 
 

@@ -4,7 +4,7 @@ knowledge, ``ctxgraph.graph.local.imports``; its git history,
 
 from __future__ import annotations
 
-from ctxgraph.graph.local.sql import (
+from ctxgraph.graph.local.sql_schema import (
     _GENERATION_EDGE_ADD,
     _GENERATION_EDGE_CHANGE,
     _GENERATION_NODE_ADD,
