@@ -30,20 +30,25 @@ everything and finished both steps.
 from __future__ import annotations
 
 import contextlib
-import functools
-import gc
-import threading
 import time
-from collections import deque
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ctxgraph.core.models import FileEntry, Task, TaskStatus, infer_component, utcnow
+from ctxgraph.core.models import FileEntry, Task, TaskStatus, utcnow
 from ctxgraph.graph.records import FileLink, HandoffRecord, canonical_json, stable_id
 from ctxgraph.service.freshness import NoRootError
+from ctxgraph.service.history_run import (
+    COMPLETED,
+    Run,
+    Writer,
+    file_entry,
+    file_link,
+    no_collection,
+    settings_paths,
+    stored_paths,
+)
 from ctxgraph.service.history_types import (
     HISTORY_BATCH,
     CommitExplanation,
@@ -56,7 +61,6 @@ from ctxgraph.service.history_types import (
 from ctxgraph.service.ingest import IngestMixin
 from ctxgraph.service.reverts import RevertsMixin
 from ctxgraph.sources.git_log import (
-    Commit,
     GitError,
     is_ancestor,
     reachable,
@@ -83,90 +87,6 @@ SIGNALS_BATCH = 1_000
 SOURCE_ID = "git"
 
 
-@dataclass
-class _Run:
-    """One import's state."""
-
-    repo: Path
-    options: HistoryOptions
-    report: HistoryReport
-    progress: Callable[[HistoryReport], None] | None
-    started: float
-    #: Stored imported tasks: id -> (status, handoff content hash, has signals); None: not read (new commits only).
-    stored: dict[str, tuple[str, str | None, bool]] | None = None
-    unsigned: list[str] = field(default_factory=list)
-    #: Stored tasks whose commit the rules now skip: retired after the walk.
-    now_skipped: list[str] = field(default_factory=list)
-    #: The tasks ``_reachability`` finished again.
-    revived: set[str] = field(default_factory=set)
-    #: The reverts read: (commit, its files at the tip, the commit it reverts), for their gotchas.
-    reverts: list[tuple[Commit, tuple[tuple[str, str], ...], str]] = field(default_factory=list)
-    #: Held while a batch's writer adds to the report (two batches are written at once) and while progress is told.
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def out_of_time(self) -> bool:
-        limit = self.options.time_limit
-        return limit is not None and time.monotonic() - self.started >= limit
-
-    def add(self, **counts: int) -> None:
-        """Add ``counts`` to the report's counters of the same names (a writer's part)."""
-        with self.lock:
-            for name, n in counts.items():
-                setattr(self.report, name, getattr(self.report, name) + n)
-
-    def tick(self) -> None:
-        with self.lock:
-            self.report.seconds = round(time.monotonic() - self.started, 3)
-            if self.progress is not None:
-                self.progress(self.report)
-
-
-class _Writer:
-    """Writes batches in threads of their own, ``DEPTH`` at once: ``submit``
-    waits while that many are being written (so at most ``DEPTH`` wait or are
-    written while the next is read) and re-raises what a write raised; leaving
-    the ``with`` waits for every write. Two at once: while one batch's
-    transaction commits (Neo4j), or waits for the file (the embedded store:
-    SQLite writes one transaction at a time), the next one's rows are made and
-    its statements run."""
-
-    DEPTH = 2
-
-    def __init__(self, write: Callable[[list[HistoryEntry]], None], written: Callable[[], None]) -> None:
-        self._write = write
-        self._written = written
-        self._pool = ThreadPoolExecutor(max_workers=self.DEPTH, thread_name_prefix="ctxgraph-history")
-        self._pending: deque[Future[None]] = deque()
-
-    def _run(self, batch: list[HistoryEntry]) -> None:
-        self._write(batch)
-        self._written()
-
-    def submit(self, batch: list[HistoryEntry]) -> None:
-        """Write ``batch`` once fewer than ``DEPTH`` are being written; a batch
-        with commits that may join a task (a ``Task:`` trailer) once every
-        batch before it is written: a task joined by commits of two batches
-        takes the outcome of the one written last, as when one batch is
-        written after the other."""
-        depth = 1 if any(e.join for e in batch) else self.DEPTH
-        while len(self._pending) >= depth:
-            self._pending.popleft().result()
-        self._pending.append(self._pool.submit(self._run, batch))
-
-    def _wait(self) -> None:
-        while self._pending:
-            self._pending.popleft().result()
-
-    def __enter__(self) -> _Writer:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        try:
-            self._wait()
-        finally:
-            self._pool.shutdown(wait=True)
-
-
 class HistoryMixin(RevertsMixin, IngestMixin):
     """The git history import."""
 
@@ -181,7 +101,7 @@ class HistoryMixin(RevertsMixin, IngestMixin):
         state = self.store.history_source(SOURCE_ID) or {}
         paths = folders(options.paths if options.paths is not None else settings_paths(repo, state))
         options = replace(options, paths=paths)
-        run = _Run(repo=repo, options=options, report=HistoryReport(root=str(repo), branch=options.branch,
+        run = Run(repo=repo, options=options, report=HistoryReport(root=str(repo), branch=options.branch,
                                                                     paths=list(paths)),
                    progress=progress, started=time.monotonic())
         if options.branch == "HEAD" and not run_git(repo, "rev-list", "-n", "1", "--all").stdout.strip():
@@ -261,7 +181,7 @@ class HistoryMixin(RevertsMixin, IngestMixin):
             raise GitError(f"{path}: not a git repository")
         return path
 
-    def _reachability(self, run: _Run, head: str) -> None:
+    def _reachability(self, run: Run, head: str) -> None:
         """Retire the imported tasks whose commit ``head`` no longer reaches;
         finish again the retired ones it reaches."""
         run.stored = self.store.history_tasks(ID_PREFIX)
@@ -281,26 +201,26 @@ class HistoryMixin(RevertsMixin, IngestMixin):
         run.revived.update(revive)
         run.unsigned += sorted(i for i, s in ours.items() if not s[2])
 
-    def _walk(self, run: _Run, revisions: Sequence[str]) -> bool:
+    def _walk(self, run: Run, revisions: Sequence[str]) -> bool:
         """Read and write the commits of ``revisions``; whether a rename among
         them moved files older commits name (only asked of a run reading the
         new commits alone). Two batches are written at once, each in a
         thread of its own, while the next one is read (at most three batches
-        in memory: ``_Writer``)."""
+        in memory: ``Writer``)."""
         options = run.options
         renames = Renames()
         found = entries(read_log(run.repo, revisions, since=options.since, max_count=options.max_commits), renames,
                         paths=options.paths or ())
         batch: list[HistoryEntry] = []
         read = 0
-        with _no_collection(), contextlib.closing(found), \
-                _Writer(lambda b: self._write_batch(run, b), run.tick) as writer:
+        with no_collection(), contextlib.closing(found), \
+                Writer(lambda b: self._write_batch(run, b), run.tick) as writer:
             for entry in found:
                 read += 1
                 self._count(run.report, entry)
                 if not entry.verdict.skipped:
                     batch.append(entry)
-                elif run.stored is not None and run.stored.get(entry.task_id, ("",))[0] == _COMPLETED:
+                elif run.stored is not None and run.stored.get(entry.task_id, ("",))[0] == COMPLETED:
                     run.now_skipped.append(entry.task_id)  # imported under other rules or folders
                 if entry.verdict.rule == "revert" and (not options.paths or any(
                         under(path, options.paths) for _, path in entry.files)):
@@ -319,7 +239,7 @@ class HistoryMixin(RevertsMixin, IngestMixin):
         run.tick()
         return run.stored is None and renames.moved
 
-    def _retire_skipped(self, run: _Run) -> None:
+    def _retire_skipped(self, run: Run) -> None:
         """Retire the imported tasks whose commit the rules now skip (the
         import's folders changed, or its rules did)."""
         ids = sorted(set(run.now_skipped))
@@ -342,7 +262,7 @@ class HistoryMixin(RevertsMixin, IngestMixin):
                 report.reverts.append({"commit": entry.commit.id, "reverts": entry.verdict.reverts,
                                        "subject": entry.commit.subject})
 
-    def _write_batch(self, run: _Run, batch: Sequence[HistoryEntry]) -> None:
+    def _write_batch(self, run: Run, batch: Sequence[HistoryEntry]) -> None:
         """One batch of kept commits: new tasks in one bulk write, changed
         handoffs and joined tasks through ``apply_handoffs``."""
         wanted = sorted({e.join for e in batch if e.join and not is_commit_task(e.join)})
@@ -401,15 +321,15 @@ class HistoryMixin(RevertsMixin, IngestMixin):
         for rel, key in (("CREATED", "files_created"), ("MODIFIED", "files_modified")):
             for change in handoff[key]:
                 path = change["path"]
-                files.setdefault(path, _file_entry(path))
-                links.append(_file_link(rel, path))
+                files.setdefault(path, file_entry(path))
+                links.append(file_link(rel, path))
         raw = canonical_json(handoff)
         return HandoffRecord.model_construct(
             id=record_id, task_id=handoff["task_id"], summary=handoff["summary"], success=handoff["success"],
             completed_at=handoff["completed_at"], raw=raw, content_hash=stable_id("sha1", raw).split(":", 1)[1],
             knowledge=(), files=tuple(files.values()), links=tuple(links), supersedes=())
 
-    def _sign(self, run: _Run) -> None:
+    def _sign(self, run: Run) -> None:
         """Step 3: the signals of the imported tasks without them."""
         started = time.monotonic()
         ids = list(dict.fromkeys(run.unsigned))
@@ -423,49 +343,6 @@ class HistoryMixin(RevertsMixin, IngestMixin):
             run.report.signals += len(tasks)
             run.tick()
         run.report.signals_seconds = round(time.monotonic() - started, 3)
-
-
-@contextlib.contextmanager
-def _no_collection() -> Iterator[None]:
-    """Python's cyclic garbage collector paused (when it runs): an import makes
-    millions of short-lived lists, dicts and tuples, none in a cycle, and each
-    of the collections they set off walks every object of the process (22,150
-    commits: 0.7 s of 7.6). Memory is freed as usual, by reference counts."""
-    running = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if running:
-            gc.enable()
-
-
-_COMPLETED = TaskStatus.COMPLETED.value
-
-
-def settings_paths(repo: Path, state: dict[str, Any]) -> tuple[str, ...]:
-    """The import's folders when none are given: the settings' ``[history]
-    paths`` when they say, else those of the last import (none at first)."""
-    from ctxgraph.settings import load_settings
-
-    given = load_settings(start=repo).history.paths
-    return stored_paths(state) if given is None else given
-
-
-def stored_paths(state: dict[str, Any]) -> tuple[str, ...]:
-    """The folders of the last import (its record keeps them one a line)."""
-    return tuple(p for p in str(state.get("paths") or "").split("\n") if p)
-
-
-@functools.lru_cache(maxsize=65_536)
-def _file_entry(path: str) -> FileEntry:
-    """A file a commit's handoff names (frozen: one value per path)."""
-    return FileEntry.model_construct(path=path, component=infer_component(path), notes="", lines=None)
-
-
-@functools.lru_cache(maxsize=131_072)
-def _file_link(rel: str, path: str) -> FileLink:
-    return FileLink.model_construct(rel=rel, path=path, note="", lines=None)
 
 
 __all__ = ["HISTORY_BATCH", "SIGNALS_BATCH", "SOURCE_ID", "CommitExplanation", "HistoryMixin", "HistoryOptions",
